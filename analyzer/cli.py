@@ -1,0 +1,220 @@
+"""The `burn-errors` command line.
+
+Exit codes: 0 success; 1 a check failed (`diff --fail-on`, `validate`); 2 bad input or an error,
+reported as one line on stderr (a traceback only with --debug).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .config import DEFAULT_REPO_URL, PINNED_SHA
+from .errors import CheckFailed, UserError
+
+PROG = "burn-errors"
+
+
+class CliGroup(click.Group):
+    """A click group whose errors are one line on stderr with exit code 2, never a traceback."""
+
+    def main(self, args=None, prog_name=None, **extra):  # noqa: D102
+        args = list(sys.argv[1:] if args is None else args)
+        debug = "--debug" in args or os.environ.get("BURN_ERRORS_DEBUG") == "1"
+        try:
+            rv = super().main(args=args, prog_name=prog_name or PROG, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help())
+            sys.exit(0)
+        except click.UsageError as e:
+            cmd = e.ctx.command_path if e.ctx is not None else PROG
+            _fail(f"{e.format_message()} (see '{cmd} --help')", 2)
+        except click.exceptions.Abort:
+            _fail("interrupted; earlier outputs were left as they were", 130)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            _fail(e.format_message(), 2)
+        except UserError as e:
+            if debug:
+                raise
+            _fail(str(e), 2)
+        except CheckFailed as e:
+            if str(e):
+                click.echo(str(e), err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            _fail("interrupted; earlier outputs were left as they were", 130)
+        except BrokenPipeError:
+            sys.exit(0)
+        except Exception as e:  # noqa: BLE001 - last line of defence, one line unless --debug
+            if debug:
+                raise
+            _fail(f"internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback, and "
+                  f"please report it)", 2)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    first = " ".join(str(message).split())
+    click.echo(f"{PROG}: error: {first}", err=True)
+    sys.exit(code)
+
+
+def debug_option(f):
+    return click.option("--debug", is_flag=True, hidden=False, expose_value=False, is_eager=True,
+                        help="Show the traceback of an unexpected error.")(f)
+
+
+def repo_options(f):
+    f = click.option("--repo-name", metavar="OWNER/NAME",
+                     help="owner/name for records and links (default: from the URL or the clone's origin, "
+                          "else tracel-ai/burn).")(f)
+    f = click.option("--no-cache", is_flag=True, help="Do not read or write the cache folder.")(f)
+    f = click.option("--repo", default=DEFAULT_REPO_URL, show_default=True, metavar="URL|PATH",
+                     help="Git URL (mirrored once into the cache, fetched as needed) or a local clone or "
+                          "bare repository.")(f)
+    return f
+
+
+def sha_option(f):
+    return click.option("--sha", "rev", default=PINNED_SHA, show_default="the pin in analyzer/config.py",
+                        metavar="REV", help="Revision to analyse: full or short SHA, tag or branch.")(f)
+
+
+def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None):
+    from .cache import default_cache_dir
+    from .source import open_repository
+    from .ui import git_progress
+
+    cache_dir = None if no_cache else default_cache_dir()
+    with git_progress() as progress:
+        return open_repository(repo, cache_dir, repo_name, progress=progress, want=want)
+
+
+def open_cache(no_cache: bool):
+    if no_cache:
+        return None
+    from .cache import FactsCache, default_cache_dir
+    from .extract import rules_hash
+    try:
+        return FactsCache(default_cache_dir(), rules_hash(), __version__)
+    except OSError as e:
+        raise UserError(f"cannot use the cache folder {default_cache_dir()}: {e.strerror or e}; set "
+                        f"BURN_ERRORS_CACHE to a writable folder or pass --no-cache") from None
+
+
+def run_extract(repo: str, rev: str, repo_name: str | None, no_cache: bool, jobs: int | None = None,
+                previous=None):
+    """Open the repository, resolve the revision and extract; shared by every command."""
+    from .extract import extract
+    from .ui import status
+
+    git_repo = open_repo(repo, repo_name, no_cache, want=rev)
+    sha = git_repo.resolve(rev)
+    cache = open_cache(no_cache)
+    try:
+        with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
+            return git_repo, extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say)
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+@click.group(cls=CliGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name=PROG)
+@debug_option
+def main():
+    """Find the panics a burn user hits because a dtype or a mode is not supported, and write each
+    as an error record ready for annotation.
+
+    \b
+    Examples:
+      burn-errors extract --out output/
+      burn-errors extract --repo ../burn --sha main --out output/
+      burn-errors coverage --repo ../burn --sha main
+      burn-errors diff v0.18.0 main --repo ../burn --fail-on added
+    """
+
+
+@main.command()
+@repo_options
+@sha_option
+@click.option("--out", "out_dir", default="output", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for records.jsonl and manifest.json.")
+@click.option("--previous", type=click.Path(dir_okay=False),
+              help="Earlier records.jsonl: unchanged records keep their annotations and contentChangedAt.")
+@click.option("--all-sites", is_flag=True,
+              help="Also write sites.jsonl: every panic-family call with its category or the rule that "
+                   "left it out (an audit of the classifier).")
+@click.option("--jobs", type=click.IntRange(1, 64), help="Parser processes (default: one per core).")
+@debug_option
+def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
+    """Find the sites and write OUT/records.jsonl and OUT/manifest.json.
+
+    \b
+    Examples:
+      burn-errors extract                                  # burn at the pin, from GitHub
+      burn-errors extract --repo ../burn --sha HEAD --out output/
+      burn-errors extract --repo ../burn --previous old/records.jsonl --all-sites
+    """
+    from .outputs import ensure_writable_dir, write_files
+    from .sinks import audit, jsonl, manifest
+    from .ui import summary
+
+    out = Path(out_dir)
+    ensure_writable_dir(out)
+    prev = None
+    if previous:
+        prev = {line.record.id: line for line in jsonl.read(previous)}
+    git_repo, ex = run_extract(repo, rev, repo_name, no_cache, jobs, previous=prev)
+    files = {out / "records.jsonl": jsonl.dumps(ex.lines),
+             out / "manifest.json": manifest.dumps(manifest.build(ex, git_repo.origin, ["extract", *sys.argv[2:]]))}
+    if all_sites:
+        files[out / "sites.jsonl"] = audit.dumps(ex)
+    write_files(files)
+    summary(ex, [str(p) for p in files])
+
+
+@main.command()
+@click.argument("records", type=click.Path(dir_okay=False))
+@debug_option
+def validate(records):
+    """Check a records file against the schema; exit 1 and list the bad line numbers.
+
+    \b
+    Example:
+      burn-errors validate output/records.jsonl
+    """
+    from .sinks import jsonl
+
+    path = Path(records)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"no such records file: {records}; run `burn-errors extract` to make one") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{records} is not UTF-8 text; give a records.jsonl written by burn-errors") from None
+    good, bad = jsonl.validate_lines(text)
+    ids: dict[str, int] = {}
+    for number, raw in enumerate(text.split("\n"), start=1):
+        pass
+    for line in good:
+        ids[line.record.id] = ids.get(line.record.id, 0) + 1
+    dupes = sorted(i for i, n in ids.items() if n > 1)
+    for number, reason in bad:
+        click.echo(f"{records}:{number}: {reason}")
+    for i in dupes:
+        click.echo(f"{records}: id {i} appears {ids[i]} times")
+    if bad or dupes:
+        raise CheckFailed(f"Found {len(bad)} bad line{'s' if len(bad) != 1 else ''}"
+                          + (f" and {len(dupes)} duplicate ids" if dupes else "") + f" in {records}.")
+    click.echo(f"All checks passed! {len(good)} records in {records} match schema version 2.")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

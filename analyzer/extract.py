@@ -1,0 +1,278 @@
+"""The pipeline: source (git) -> parse (tree-sitter) -> classify (rules) -> record (pydantic).
+
+Sinks (jsonl, manifest, coverage, pages, diff) take the `Extraction` this returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+from . import __version__
+from .classify import BACKGROUND_TAG, CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
+from .config import WINDOW_RADIUS
+from .errors import UserError
+from .ids import assign_ids, site_key
+from .parse import ENUM_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, rules_sources
+from .record import (ANNOTATION_FIELDS, Analysis, ErrorRecord, RecordLine, content_hash,
+                     github_url, slug, window)
+from .source import Blob, GitRepository
+
+_OPERATION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)\s*:")
+_STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
+
+
+def utc_now() -> str:
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def rules_hash() -> str:
+    """Hash of everything that decides what is found: the query/rule data and the code that
+    applies it. Part of the cache key and of the manifest."""
+    h = hashlib.sha256()
+    for name, data in rules_sources():
+        h.update(name.encode() + b"\0" + data + b"\0")
+    pkg = resources.files("analyzer")
+    for module in ("parse.py", "messages.py", "classify.py"):
+        h.update(module.encode() + b"\0" + pkg.joinpath(module).read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class AuditEntry:
+    """One panic-family call and what the classifier decided (for `--all-sites`)."""
+
+    path: str
+    site: SiteFacts
+    crate: str
+    decision: Decision
+    id: str | None = None
+
+
+@dataclass
+class Extraction:
+    repo: str
+    sha: str
+    lines: list[RecordLine]
+    audit: list[AuditEntry]
+    catalog: DtypeCatalog
+    files_scanned: int
+    files_parsed: int
+    parse_errors: list[str]
+    not_utf8: list[str]
+    cache_hits: int
+    cache_misses: int
+    timings: dict[str, float]
+    carry: dict[str, int] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        out = {c: 0 for c in CATEGORIES}
+        for line in self.lines:
+            out[line.analysis.category] += 1
+        return out
+
+    def exclusion_counts(self) -> dict[str, int]:
+        out = {r: 0 for r in EXCLUSIONS}
+        for a in self.audit:
+            if not a.decision.record:
+                out[a.decision.reason] = out.get(a.decision.reason, 0) + 1
+        return out
+
+
+def crate_of(path: str, crate_roots: list[str]) -> str:
+    """The crate a file belongs to: the deepest folder above it holding a Cargo.toml."""
+    best = ""
+    for root in crate_roots:
+        if (root == "" or path.startswith(root + "/")) and len(root) >= len(best):
+            best = root
+    if best:
+        return posixpath.basename(best)
+    return path.split("/", 1)[0] if "/" in path else ""
+
+
+def operation_of(message: str, function: str, in_macro: str) -> str:
+    """The operation a site belongs to: the message's prefix before `:`, else the function."""
+    m = _OPERATION.match(_STD_PREFIX.sub("", message))
+    if m:
+        return m.group(1)
+    return function or in_macro.replace("macro_rules! ", "") or "?"
+
+
+def _parse_blob(data: bytes) -> dict:
+    return parse_file(data).to_json()
+
+
+def _parse_all(contents: dict[str, bytes], jobs: int) -> dict[str, dict]:
+    """Parse many blobs; across processes when there is enough work to pay for them."""
+    items = list(contents.items())
+    total = sum(len(d) for _, d in items)
+    if jobs <= 1 or total < 2_000_000:
+        return {oid: _parse_blob(d) for oid, d in items}
+    # Biggest first, so the pool finishes together.
+    items.sort(key=lambda kv: -len(kv[1]))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        results = pool.map(_parse_blob, [d for _, d in items], chunksize=8)
+        return {oid: r for (oid, _), r in zip(items, results)}
+
+
+def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, RecordLine] | None = None,
+            now: str | None = None, jobs: int | None = None,
+            progress: Callable[[str], None] | None = None) -> Extraction:
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    now = now or utc_now()
+    tree = repo.tree(sha)
+    rust = [b for b in tree if b.path.endswith(".rs")]
+    if not rust:
+        raise UserError(f"no Rust files at {sha[:12]} in {repo.origin}; is this the right repository "
+                        f"and revision?")
+    crate_roots = sorted(posixpath.dirname(b.path) for b in tree if posixpath.basename(b.path) == "Cargo.toml")
+    timings["source"] = time.perf_counter() - t0
+
+    # -- parse (cached per blob) ---------------------------------------------------------
+    t1 = time.perf_counter()
+    oids = sorted({b.oid for b in rust})
+    facts_json: dict[str, dict] = cache.get_many(oids) if cache is not None else {}
+    missing = [o for o in oids if o not in facts_json]
+    contents: dict[str, bytes] = {}
+    if missing:
+        if progress:
+            progress(f"reading {len(missing)} files")
+        to_parse: dict[str, bytes] = {}
+        empty = FileFacts([], [], False, False).to_json()
+        fresh: dict[str, dict] = {}
+        for oid, data in repo.read_blobs(missing):
+            contents[oid] = data
+            # Most files hold no panic-family call and no enum: no need to parse them at all.
+            if PANIC_HINT.search(data) or ENUM_HINT.search(data):
+                to_parse[oid] = data
+            else:
+                fresh[oid] = {**empty, "not_utf8": _not_utf8(data)}
+        if progress:
+            progress(f"parsing {len(to_parse)} files")
+        fresh.update(_parse_all(to_parse, jobs if jobs is not None else (os.cpu_count() or 1)))
+        facts_json.update(fresh)
+        if cache is not None:
+            cache.put_many(fresh)
+    facts = {oid: FileFacts.from_json(d) for oid, d in facts_json.items()}
+    timings["parse"] = time.perf_counter() - t1
+
+    # -- classify ------------------------------------------------------------------------
+    t2 = time.perf_counter()
+    crates = {b.path: crate_of(b.path, crate_roots) for b in rust}
+    catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums])
+    audit: list[AuditEntry] = []
+    for b in sorted(rust, key=lambda b: b.path):
+        for s in facts[b.oid].sites:
+            audit.append(AuditEntry(b.path, s, crates[b.path], classify(s, b.path, crates[b.path], catalog)))
+    timings["classify"] = time.perf_counter() - t2
+
+    # -- records -------------------------------------------------------------------------
+    t3 = time.perf_counter()
+    kept = [a for a in audit if a.decision.record]
+    ids = assign_ids([site_key(a.crate, a.site.item_path, a.site.macro, a.site.scrutinee,
+                               a.decision.pattern, a.site.message) for a in kept],
+                     [a.path for a in kept], [a.site.line for a in kept])
+    for a, i in zip(kept, ids):
+        a.id = i
+    by_path = {b.path: b for b in rust}
+    need = sorted({by_path[a.path].oid for a in kept} - set(contents))
+    contents.update(repo.read_blobs(need))
+    text_lines: dict[str, list[str]] = {}
+    lines: list[RecordLine] = []
+    for a in kept:
+        oid = by_path[a.path].oid
+        if oid not in text_lines:
+            text_lines[oid] = file_lines(contents[oid])
+        lines.append(_record_line(repo.name, sha, now, a, text_lines[oid]))
+    lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.analysis.column))
+    carry = carry_over(lines, previous) if previous is not None else {}
+    timings["record"] = time.perf_counter() - t3
+    timings["total"] = time.perf_counter() - t0
+
+    parsed = [b for b in rust if facts[b.oid].sites or facts[b.oid].enums or facts[b.oid].parse_errors]
+    return Extraction(
+        repo=repo.name, sha=sha, lines=lines, audit=audit, catalog=catalog,
+        files_scanned=len(rust), files_parsed=len(parsed),
+        parse_errors=sorted(b.path for b in rust if facts[b.oid].parse_errors),
+        not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
+        cache_hits=cache.hits if cache is not None else 0,
+        cache_misses=cache.misses if cache is not None else len(oids),
+        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry)
+
+
+def file_lines(data: bytes) -> list[str]:
+    """The file's lines as an editor counts them: a final newline ends the last line, it does
+    not start an empty one. Each line is kept exactly (a CR of a CRLF file stays)."""
+    lines = data.decode("utf-8", "replace").split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _not_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return True
+
+
+def _record_line(repo: str, sha: str, now: str, a: AuditEntry, file_lines: list[str]) -> RecordLine:
+    s, d = a.site, a.decision
+    source, start, end = window(file_lines, s.line, WINDOW_RADIUS)
+    category = d.category
+    assert category is not None and a.id is not None
+    tags = ["rust", repo.split("/")[-1], a.crate.removeprefix("burn-") or a.crate, BACKGROUND_TAG[category]]
+    if s.macro != "panic":
+        tags.append(s.macro)
+    record = ErrorRecord(
+        id=a.id, repo=repo, slug=slug(s.message, a.id), errorMessage=s.message, messagePattern=s.message,
+        filePath=a.path, lineNumber=s.line, sourceCode=source, sourceCodeStart=start, sourceCodeEnd=end,
+        githubUrl=github_url(repo, sha, a.path, start, end), tags=list(dict.fromkeys(tags)),
+        backgroundTag=BACKGROUND_TAG[category], analyzedSha=sha, analyzedAt=now, contentChangedAt=now)
+    from .messages import PanicMessage, Segment
+    regex = PanicMessage(s.message, tuple(Segment(t, p) for t, p in s.message_segments)).regex
+    analysis = Analysis(
+        category=category, macro=s.macro, crate=a.crate, function=s.function, impl=s.impl,
+        itemPath=s.item_path, context=s.context, scrutinee=s.scrutinee, pattern=d.pattern, enum=d.enum,
+        handled=d.handled, rejected=d.rejected, partial=d.partial, messageRegex=regex,
+        operation=operation_of(s.message, s.function, s.in_macro), inMacro=s.in_macro, column=s.column,
+        rule=d.reason, rules=d.rules,
+        contentHash=content_hash(s.message, category, s.macro, s.scrutinee, d.pattern, d.handled, d.rejected))
+    return RecordLine(record=record, analysis=analysis)
+
+
+def carry_over(lines: list[RecordLine], previous: dict[str, RecordLine]) -> dict[str, int]:
+    """Keep the annotations and contentChangedAt of records whose id and content did not change."""
+    counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": 0}
+    seen = set()
+    for i, line in enumerate(lines):
+        old = previous.get(line.record.id)
+        if old is None:
+            counts["new"] += 1
+            continue
+        seen.add(line.record.id)
+        old_hash = old.analysis.contentHash if old.analysis is not None else None
+        if old_hash == line.analysis.contentHash:
+            update = {k: getattr(old.record, k) for k in ANNOTATION_FIELDS}
+            update["contentChangedAt"] = old.record.contentChangedAt
+            lines[i] = RecordLine(record=line.record.model_copy(update=update),
+                                  analysis=line.analysis.model_copy(update={"annotationStatus": "unchanged"}))
+            counts["unchanged"] += 1
+        else:
+            lines[i] = RecordLine(record=line.record,
+                                  analysis=line.analysis.model_copy(update={"annotationStatus": "changed"}))
+            counts["changed"] += 1
+    counts["dropped"] = len(set(previous) - seen)
+    return counts

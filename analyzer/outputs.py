@@ -1,0 +1,50 @@
+"""Writing outputs whole or not at all: a temporary file in the same folder, then a rename."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import UserError
+
+
+def ensure_writable_dir(folder: Path) -> None:
+    """Fail before any work when `folder` cannot hold outputs."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UserError(f"cannot write to {folder}: {e.strerror or e}; choose another folder with --out") from None
+
+
+def write_files(files: dict[Path, str]) -> None:
+    """Write every file to a temporary sibling first; rename them into place only when all are
+    written, so a failure leaves the previous outputs exactly as they were."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for tmp, path in temps:
+            os.replace(tmp, path)
+        temps = []
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror or e}; check the folder's permissions and free space") from None
+    finally:
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def write_file(path: Path, text: str) -> None:
+    write_files({path: text})

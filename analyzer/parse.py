@@ -1,0 +1,575 @@
+"""Parse stage: one Rust file's bytes in, plain facts out.
+
+The facts (every panic-family call with the syntax around it, and every enum definition) are a
+pure function of the file's bytes, so they are what the cache stores per git blob. Deciding which
+calls are records happens later, in `classify`, because it needs the dtype enums of the whole tree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+import tree_sitter_rust
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+from .messages import LiteralError, build_message, decode_string_literal
+
+LANGUAGE = Language(tree_sitter_rust.language())
+
+# Text a file must contain before it is worth parsing: every site is one of these macros, and the
+# dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
+PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
+ENUM_HINT = re.compile(rb"\benum\s")
+
+# Prefix that turns a token tree into a function body for the shadow parse. It has no newline,
+# so every row in the shadow is the row of the original file.
+_SHADOW_PREFIX = b"fn __m()"
+# `$x`, `$crate`, `$(...)` in macro_rules and `#x`, `#(...)` in quote! become `_x`, `_(...)`:
+# same length, still Rust tree-sitter can read.
+_METAVAR = re.compile(rb"[$#](?=[A-Za-z_(])")
+_NOT_NEWLINE = re.compile(rb"[^\n]")
+_MAX_SHADOW_DEPTH = 4
+
+_TEST_ATTR = re.compile(r"^#\[\s*(?:[\w:]*::)?(?:test|rstest|test_case|bench)\b|cfg\(\s*(?:all\(\s*)?test\b")
+_WS = re.compile(r"\s+")
+
+
+def _query_text(name: str) -> str:
+    return resources.files("analyzer.queries").joinpath(name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=None)
+def query(name: str) -> Query:
+    """A query from the queries/ folder, compiled once."""
+    return Query(LANGUAGE, _query_text(name))
+
+
+def rules_sources() -> list[tuple[str, bytes]]:
+    """The rule data files (name, bytes) that define what is found; part of the rules hash."""
+    root = resources.files("analyzer.queries")
+    out = []
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith((".scm", ".toml")):
+            out.append((entry.name, entry.read_bytes()))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Parser:
+    return Parser(LANGUAGE)
+
+
+def norm(text: str) -> str:
+    """Source text with runs of white space folded, for comparing patterns and scrutinees."""
+    return _WS.sub(" ", text).strip()
+
+
+@dataclass
+class VariantRef:
+    """`Enum::Variant` named in a pattern, with the refs inside its payload (`Bool(BoolStore::U32)`)."""
+
+    enum: str
+    variant: str
+    sub: list["VariantRef"] | None = None  # None: no payload or a wildcard payload
+
+    @staticmethod
+    def from_dict(d: dict) -> "VariantRef":
+        sub = d.get("sub")
+        return VariantRef(d["enum"], d["variant"], [VariantRef.from_dict(s) for s in sub] if sub else None)
+
+
+@dataclass
+class ArmFacts:
+    pattern: str
+    refs: list[VariantRef]
+    catch_all: bool
+    guard: bool
+    panics: bool  # the arm's body is a panic-family call
+    error_handling: bool  # Err(..)/None/Ok(..)/Some(..) arm
+    line: int
+
+
+@dataclass
+class SiteFacts:
+    """One panic-family call and the syntax around it."""
+
+    macro: str  # panic | unimplemented | todo | unreachable
+    macro_path: str  # as written: panic, std::panic, core::panic
+    line: int  # 1-based, where the macro's name starts
+    column: int
+    start_byte: int
+    end_byte: int
+    message: str
+    message_segments: list[tuple[str, bool]]
+    message_literal: bool  # the message came from a string literal (or the macro's default)
+    # Where the call stands: match-arm | let-else | if-let-else | if-let | other
+    context: str
+    unconditional: bool  # the call is the whole body of that arm/else (not behind an `if`)
+    scrutinee: str = ""
+    arm_index: int = -1
+    arms: list[ArmFacts] = field(default_factory=list)
+    function: str = ""
+    impl: str = ""
+    item_path: str = ""  # mod::impl::fn chain inside the file, for ids
+    in_test: bool = False
+    in_macro: str = ""  # name of the macro whose token tree holds the call ("" if none)
+
+
+@dataclass
+class EnumFacts:
+    name: str
+    variants: list[tuple[str, str | None]]  # (variant, payload type name of a 1-field tuple variant)
+    line: int
+
+
+@dataclass
+class FileFacts:
+    sites: list[SiteFacts]
+    enums: list[EnumFacts]
+    parse_errors: bool
+    not_utf8: bool
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(d: dict) -> "FileFacts":
+        sites = []
+        for s in d["sites"]:
+            s = dict(s)
+            s["arms"] = [ArmFacts(**{**a, "refs": [VariantRef.from_dict(r) for r in a["refs"]]})
+                         for a in s["arms"]]
+            s["message_segments"] = [tuple(x) for x in s["message_segments"]]
+            sites.append(SiteFacts(**s))
+        enums = [EnumFacts(e["name"], [tuple(v) for v in e["variants"]], e["line"]) for e in d["enums"]]
+        return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Patterns
+
+
+def _path_tail(node: Node) -> tuple[str, str] | None:
+    """`a::b::Enum::Variant` -> (Enum, Variant); `Variant` alone has no enum and gives None."""
+    if node.type != "scoped_identifier":
+        return None
+    name = node.child_by_field_name("name")
+    path = node.child_by_field_name("path")
+    if name is None or path is None:
+        return None
+    enum = path.child_by_field_name("name") if path.type == "scoped_identifier" else path
+    if enum is None or enum.type not in ("identifier", "type_identifier"):
+        return None
+    return enum.text.decode("utf-8", "replace"), name.text.decode("utf-8", "replace")
+
+
+def pattern_refs(node: Node) -> list[VariantRef]:
+    """The `Enum::Variant` references a pattern names, outermost first, payloads nested."""
+    t = node.type
+    if t == "scoped_identifier":
+        tail = _path_tail(node)
+        return [VariantRef(*tail)] if tail else []
+    if t in ("tuple_struct_pattern", "struct_pattern"):
+        typ = node.child_by_field_name("type")
+        tail = _path_tail(typ) if typ is not None else None
+        inner: list[VariantRef] = []
+        for c in node.named_children:
+            if c is not typ and c.id != (typ.id if typ is not None else -1):
+                inner.extend(pattern_refs(c))
+        if tail:
+            return [VariantRef(tail[0], tail[1], inner or None)]
+        return inner
+    out: list[VariantRef] = []
+    for c in node.named_children:
+        out.extend(pattern_refs(c))
+    return out
+
+
+def is_catch_all(node: Node) -> bool:
+    """`_`, a lower-case binding (`dtype`, `other`), `x @ _`, `..` or a tuple of those."""
+    t = node.type
+    if t == "_" or node.text == b"_":
+        return True
+    if t == "identifier":
+        name = node.text.decode()
+        return name[:1].islower() or name[:1] == "_"
+    if t == "remaining_field_pattern":
+        return True
+    if t == "captured_pattern":
+        kids = node.named_children
+        return bool(kids) and is_catch_all(kids[-1])
+    if t in ("tuple_pattern", "match_pattern", "reference_pattern", "ref_pattern", "mut_pattern"):
+        kids = [c for c in node.named_children if c.type not in ("line_comment", "block_comment")]
+        if node.type == "match_pattern":
+            cond = node.child_by_field_name("condition")
+            kids = [c for c in kids if cond is None or c.id != cond.id]
+        return bool(kids) and all(is_catch_all(c) for c in kids)
+    if t == "or_pattern":
+        return any(is_catch_all(c) for c in node.named_children)
+    return False
+
+
+_ERROR_VARIANTS = {"Err", "Ok", "None", "Some"}
+
+
+def is_error_handling(node: Node) -> bool:
+    """An arm that handles a Result or Option: `Err(e)`, `None`, `Ok(_)`, `Some(x)`."""
+    for sub in _walk(node):
+        if sub.type == "tuple_struct_pattern":
+            typ = sub.child_by_field_name("type")
+            if typ is not None and typ.text.decode().split("::")[-1] in _ERROR_VARIANTS:
+                return True
+        elif sub.type in ("identifier", "scoped_identifier") and sub.parent is not None \
+                and sub.parent.type in ("match_pattern", "or_pattern") \
+                and sub.text.decode().split("::")[-1] in _ERROR_VARIANTS:
+            return True
+    return False
+
+
+def _walk(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+# ---------------------------------------------------------------------------------------------
+# Where a call stands
+
+_COMMENTS = ("line_comment", "block_comment")
+
+
+def _is_whole_body(call: Node, body: Node) -> bool:
+    """The call is `body` itself, or a top-level statement of the block `body` (with or without
+    `;`, beside comments or other statements): every path through `body` reaches it."""
+    if body.id == call.id:
+        return True
+    if body.type != "block":
+        return False
+    for c in body.named_children:
+        if c.id == call.id:
+            return True
+        if c.type == "expression_statement" and c.named_children and c.named_children[0].id == call.id:
+            return True
+    return False
+
+
+def _arm_body_panics(body: Node | None) -> bool:
+    if body is None:
+        return False
+    if _panic_macro_name(body):
+        return True
+    if body.type == "block":
+        for c in body.named_children:
+            target = c.named_children[0] if c.type == "expression_statement" and c.named_children else c
+            if _panic_macro_name(target):
+                return True
+    return False
+
+
+def _panic_macro_name(node: Node) -> str:
+    if node.type != "macro_invocation":
+        return ""
+    m = node.child_by_field_name("macro")
+    if m is None:
+        return ""
+    name = m.child_by_field_name("name") if m.type == "scoped_identifier" else m
+    text = name.text.decode() if name is not None else ""
+    return text if text in ("panic", "unimplemented", "todo", "unreachable") else ""
+
+
+@dataclass
+class _Placement:
+    context: str
+    unconditional: bool
+    scrutinee: str = ""
+    arm_index: int = -1
+    arms: list[ArmFacts] = field(default_factory=list)
+
+
+def _placement(call: Node, tx) -> _Placement:
+    """Find the match arm, let-else or if-let that the call is the body of. `tx(node)` gives a
+    node's text from the original file."""
+    node = call
+    parent = call.parent
+    # Climb through the block that wraps the call, if any.
+    while parent is not None and parent.type in ("expression_statement", "block"):
+        node, parent = parent, parent.parent
+    if parent is None:
+        return _Placement("other", False)
+    if parent.type == "match_arm":
+        body = parent.child_by_field_name("value")
+        unconditional = body is not None and _is_whole_body(call, body)
+        block = parent.parent
+        match = block.parent if block is not None else None
+        if match is None or match.type != "match_expression":
+            return _Placement("other", False)
+        value = match.child_by_field_name("value")
+        arms = []
+        index = -1
+        for arm in (c for c in block.named_children if c.type == "match_arm"):
+            pat = arm.child_by_field_name("pattern")
+            if pat is None:
+                continue
+            guard = pat.child_by_field_name("condition") is not None
+            core = [c for c in pat.named_children if c.type not in _COMMENTS
+                    and (pat.child_by_field_name("condition") is None
+                         or c.id != pat.child_by_field_name("condition").id)]
+            refs: list[VariantRef] = []
+            for c in core:
+                refs.extend(pattern_refs(c))
+            pattern_text = norm(tx(pat))
+            if arm.id == parent.id:
+                index = len(arms)
+            arms.append(ArmFacts(
+                pattern=pattern_text,
+                refs=refs,
+                catch_all=bool(core) and all(is_catch_all(c) for c in core) and not guard,
+                guard=guard,
+                panics=_arm_body_panics(arm.child_by_field_name("value")),
+                error_handling=any(is_error_handling(c) for c in core),
+                line=arm.start_point.row + 1,
+            ))
+        return _Placement("match-arm", unconditional,
+                          norm(tx(value)) if value is not None else "", index, arms)
+    if parent.type == "let_declaration" and node.type == "block":
+        alt = parent.child_by_field_name("alternative")
+        if alt is not None and alt.id == node.id:
+            pat = parent.child_by_field_name("pattern")
+            value = parent.child_by_field_name("value")
+            return _let_placement("let-else", call, node, pat, value, tx)
+    if parent.type == "else_clause":
+        ifx = parent.parent
+        if ifx is not None and ifx.type == "if_expression":
+            cond = ifx.child_by_field_name("condition")
+            if cond is not None and cond.type == "let_condition":
+                return _let_placement("if-let-else", call, node, cond.child_by_field_name("pattern"),
+                                      cond.child_by_field_name("value"), tx)
+    if parent.type == "if_expression":
+        cons = parent.child_by_field_name("consequence")
+        cond = parent.child_by_field_name("condition")
+        if cons is not None and cons.id == node.id and cond is not None and cond.type == "let_condition":
+            return _let_placement("if-let", call, node, cond.child_by_field_name("pattern"),
+                                  cond.child_by_field_name("value"), tx)
+    return _Placement("other", False)
+
+
+def _let_placement(kind: str, call: Node, body: Node, pat: Node | None, value: Node | None,
+                   tx) -> _Placement:
+    """A let-else / if-let: the pattern is written as one arm; the panic is the other side."""
+    if pat is None:
+        return _Placement("other", False)
+    refs = pattern_refs(pat)
+    arm = ArmFacts(pattern=norm(tx(pat)), refs=refs,
+                   catch_all=is_catch_all(pat), guard=False, panics=(kind == "if-let"),
+                   error_handling=is_error_handling(pat), line=pat.start_point.row + 1)
+    return _Placement(kind, _is_whole_body(call, body),
+                      norm(tx(value)) if value is not None else "", 0, [arm])
+
+
+def _enclosing(node: Node) -> tuple[str, str, str, bool]:
+    """(function, impl header, item path, in test code) for the items around `node`."""
+    function = impl = ""
+    parts: list[str] = []
+    in_test = False
+    n = node.parent
+    while n is not None:
+        t = n.type
+        if t in ("function_item", "mod_item", "impl_item", "trait_item", "macro_definition"):
+            if _has_test_attribute(n):
+                in_test = True
+            if t == "function_item":
+                name = n.child_by_field_name("name")
+                label = name.text.decode() if name is not None else "?"
+                function = function or label
+                parts.append(f"fn {label}")
+            elif t == "mod_item":
+                name = n.child_by_field_name("name")
+                label = name.text.decode() if name is not None else "?"
+                if label == "tests":
+                    in_test = in_test or _has_test_attribute(n)
+                parts.append(f"mod {label}")
+            elif t == "impl_item":
+                header = _impl_header(n)
+                impl = impl or header
+                parts.append(header)
+            elif t == "trait_item":
+                name = n.child_by_field_name("name")
+                parts.append(f"trait {name.text.decode() if name is not None else '?'}")
+            else:
+                name = n.child_by_field_name("name")
+                parts.append(f"macro_rules! {name.text.decode() if name is not None else '?'}")
+        n = n.parent
+    return function, impl, "::".join(reversed(parts)), in_test
+
+
+def _impl_header(node: Node) -> str:
+    typ = node.child_by_field_name("type")
+    trait = node.child_by_field_name("trait")
+    t = norm(typ.text.decode("utf-8", "replace")) if typ is not None else "?"
+    if trait is not None:
+        return f"impl {norm(trait.text.decode('utf-8', 'replace'))} for {t}"
+    return f"impl {t}"
+
+
+def _has_test_attribute(item: Node) -> bool:
+    sib = item.prev_sibling
+    while sib is not None and sib.type in ("attribute_item", "line_comment", "block_comment"):
+        if sib.type == "attribute_item" and _TEST_ATTR.search(sib.text.decode("utf-8", "replace")):
+            return True
+        sib = sib.prev_sibling
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages
+
+
+def _message_of(call: Node, source: bytes, offset: int, macro: str):
+    """Decode the call's first argument as SPEC.md's errorMessage. Text comes from the original
+    bytes (`offset` maps shadow positions back), so shadow substitutions never leak in."""
+    tt = next((c for c in call.children if c.type == "token_tree"), None)
+    if tt is None:
+        return build_message(macro, None), True
+    tokens = tt.children[1:-1]  # strip the delimiters
+    first: list[Node] = []
+    for tok in tokens:
+        if tok.type == ",":
+            break
+        first.append(tok)
+    if not first:
+        return build_message(macro, None), True
+    text = source[first[0].start_byte - offset:first[-1].end_byte - offset].decode("utf-8", "replace")
+    if len(first) == 1 and first[0].type in ("string_literal", "raw_string_literal"):
+        try:
+            return build_message(macro, decode_string_literal(text)), True
+        except LiteralError:
+            pass
+    return build_message(macro, None, norm(text)), False
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+
+
+def parse_file(source: bytes) -> FileFacts:
+    """All facts of one Rust file."""
+    not_utf8 = False
+    try:
+        source.decode("utf-8")
+    except UnicodeDecodeError:
+        not_utf8 = True
+    tree = _parser().parse(source)
+    sites: list[SiteFacts] = []
+    enums: list[EnumFacts] = []
+    if ENUM_HINT.search(source):
+        enums = _enums(tree.root_node)
+    if PANIC_HINT.search(source):
+        _collect_sites(tree.root_node, source, 0, "", None, sites, 0)
+    sites.sort(key=lambda s: (s.start_byte, s.line))
+    return FileFacts(sites, enums, tree.root_node.has_error, not_utf8)
+
+
+def _enums(root: Node) -> list[EnumFacts]:
+    out = []
+    for _, caps in QueryCursor(query("enums.scm")).matches(root):
+        name = caps["name"][0].text.decode()
+        variants: list[tuple[str, str | None]] = []
+        for v in caps["variants"][0].named_children:
+            if v.type != "enum_variant":
+                continue
+            vname = v.child_by_field_name("name")
+            body = v.child_by_field_name("body")
+            payload = None
+            if body is not None and body.type == "ordered_field_declaration_list":
+                types = [c for c in body.named_children if c.type not in _COMMENTS and c.type != "attribute_item"
+                         and c.type != "visibility_modifier"]
+                if len(types) == 1:
+                    payload = types[0].text.decode().split("::")[-1].split("<")[0]
+            if vname is not None:
+                variants.append((vname.text.decode(), payload))
+        out.append(EnumFacts(name, variants, caps["enum"][0].start_point.row + 1))
+    return out
+
+
+def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer: Node | None,
+                   sites: list[SiteFacts], depth: int) -> None:
+    """Sites parsed as Rust, then those hidden in token trees through a shadow parse.
+
+    `offset` maps a shadow tree's bytes back to the file; `outer` is the token tree's node in the
+    enclosing tree, whose items (function, impl, test module) surround every site found inside.
+    """
+    def tx(node: Node) -> str:
+        return source[node.start_byte - offset:node.end_byte - offset].decode("utf-8", "replace")
+
+    for _, caps in QueryCursor(query("panic_calls.scm")).matches(root):
+        call = caps["call"][0]
+        macro = caps["name"][0].text.decode()
+        mnode = call.child_by_field_name("macro")
+        place = _placement(call, tx)
+        function, impl, item_path, in_test = _enclosing(call)
+        if outer is not None:
+            o_function, o_impl, o_path, o_test = _enclosing(outer)
+            function = function if function and function != "__m" else o_function
+            impl = impl or o_impl
+            inner = item_path.replace("fn __m", "").strip(":")
+            label = in_macro if in_macro.startswith("macro_rules!") else f"{in_macro}!"
+            if o_path.endswith(label):
+                label = ""
+            item_path = "::".join(p for p in (o_path, label, inner) if p)
+            in_test = in_test or o_test
+        msg, literal = _message_of(call, source, offset, macro)
+        sites.append(SiteFacts(
+            macro=macro,
+            macro_path=norm(tx(mnode)) if mnode is not None else macro,
+            line=call.start_point.row + 1,
+            column=call.start_point.column + 1 - (len(_SHADOW_PREFIX) if offset and call.start_point.row == 0 else 0),
+            start_byte=call.start_byte - offset,
+            end_byte=call.end_byte - offset,
+            message=msg.text,
+            message_segments=[(s.text, s.placeholder) for s in msg.segments],
+            message_literal=literal,
+            context=place.context,
+            unconditional=place.unconditional,
+            scrutinee=place.scrutinee,
+            arm_index=place.arm_index,
+            arms=place.arms,
+            function=function,
+            impl=impl,
+            item_path=item_path,
+            in_test=in_test,
+            in_macro=in_macro,
+        ))
+    if depth >= _MAX_SHADOW_DEPTH:
+        return
+    for _, caps in QueryCursor(query("token_trees.scm")).matches(root):
+        body = caps["body"][0]
+        macro_node = caps.get("macro", [None])[0]
+        if macro_node is not None:
+            name = norm(source[macro_node.start_byte - offset:macro_node.end_byte - offset].decode("utf-8", "replace"))
+            if name.split("::")[-1] in ("panic", "unimplemented", "todo", "unreachable"):
+                continue
+        else:
+            rules = body.parent.parent if body.parent is not None else None
+            nm = rules.child_by_field_name("name") if rules is not None else None
+            name = "macro_rules! " + (nm.text.decode() if nm is not None else "?")
+        start, end = body.start_byte - offset, body.end_byte - offset
+        if not PANIC_HINT.search(source, start, end):
+            continue
+        shadow = _shadow(source, start, end)
+        tree = _parser().parse(shadow)
+        _collect_sites(tree.root_node, source, len(_SHADOW_PREFIX), name,
+                       body if outer is None else outer, sites, depth + 1)
+
+
+def _shadow(source: bytes, start: int, end: int) -> bytes:
+    """The file with everything but one token tree blanked (newlines kept), the tree's
+    delimiters turned into a block and metavariables into identifiers, behind `fn __m()`."""
+    mid = bytearray(_METAVAR.sub(b"_", source[start:end]))
+    mid[0:1] = b"{"
+    mid[-1:] = b"}"
+    return _SHADOW_PREFIX + _NOT_NEWLINE.sub(b" ", source[:start]) + bytes(mid)

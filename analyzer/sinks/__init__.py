@@ -1,0 +1,1 @@
+"""Sinks: one module per output format."""

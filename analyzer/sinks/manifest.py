@@ -1,0 +1,37 @@
+"""manifest.json: what run made records.jsonl."""
+
+from __future__ import annotations
+
+import json
+
+from .. import __version__
+from ..extract import Extraction, rules_hash
+
+
+def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict:
+    return {
+        "tool": "burn-errors",
+        "toolVersion": __version__,
+        "schemaVersion": 2,
+        "repo": ex.repo,
+        "source": origin,
+        "sha": ex.sha,
+        "rulesHash": rules_hash(),
+        "records": len(ex.lines),
+        "counts": ex.counts(),
+        "excluded": ex.exclusion_counts(),
+        "panicCalls": len(ex.audit),
+        "filesScanned": ex.files_scanned,
+        "filesParsed": ex.files_parsed,
+        "filesWithParseErrors": ex.parse_errors,
+        "filesNotUtf8": ex.not_utf8,
+        "dtypeEnums": ex.catalog.to_json(),
+        "annotation": ex.carry or None,
+        "cache": {"hits": ex.cache_hits, "misses": ex.cache_misses},
+        "timings": ex.timings,
+        "command": command,
+    }
+
+
+def dumps(manifest: dict) -> str:
+    return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"

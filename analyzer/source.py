@@ -1,0 +1,225 @@
+"""Source stage: a repository (URL or local path) and a revision in, Rust file blobs out.
+
+Everything is read from git objects (`ls-tree`, `cat-file --batch`), so no work tree is needed
+and two revisions can be read side by side. A URL is mirrored once into the cache folder and
+fetched again only when a revision it is asked for is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from .errors import UserError
+
+_URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.I)
+_SLUG = re.compile(r"[:/]([^/:]+)/([^/]+?)(?:\.git)?/?$")
+
+
+def is_url(spec: str) -> bool:
+    return bool(_URL.match(spec))
+
+
+def slug_from_url(url: str) -> str | None:
+    """`https://github.com/tracel-ai/burn(.git)` or `git@github.com:tracel-ai/burn` -> owner/name."""
+    m = _SLUG.search(url)
+    return f"{m.group(1)}/{m.group(2)}" if m else None
+
+
+@dataclass(frozen=True)
+class Blob:
+    path: str
+    oid: str
+    size: int
+
+
+class GitRepository:
+    """A git directory read through git plumbing."""
+
+    def __init__(self, git_dir: Path, name: str, origin: str):
+        self.git_dir = git_dir
+        self.name = name  # owner/name, for records and links
+        self.origin = origin  # what the user passed
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _git(self, *args: str, input: bytes | None = None) -> bytes:
+        proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], input=input,
+                              capture_output=True)
+        if proc.returncode != 0:
+            raise subprocess.CalledProcessError(proc.returncode, args, proc.stdout, proc.stderr)
+        return proc.stdout
+
+    def try_resolve(self, rev: str) -> str | None:
+        try:
+            out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+        except subprocess.CalledProcessError:
+            return None
+        sha = out.decode().strip()
+        return sha or None
+
+    def resolve(self, rev: str) -> str:
+        sha = self.try_resolve(rev)
+        if sha is None:
+            raise UserError(f"unknown revision '{rev}' in {self.origin}; give a commit, tag or branch "
+                            f"that exists there (try `git --git-dir={self.git_dir} log --oneline`)")
+        return sha
+
+    def commit_date(self, sha: str) -> str:
+        return self._git("show", "-s", "--format=%cI", sha).decode().strip()
+
+    def tree(self, sha: str) -> list[Blob]:
+        """Every file at the revision, as (path, blob id, size)."""
+        out = self._git("ls-tree", "-r", "-z", "--long", "--full-tree", sha)
+        blobs = []
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, path = entry.split(b"\t", 1)
+            mode, kind, oid, size = meta.split()
+            if kind != b"blob":
+                continue
+            blobs.append(Blob(path.decode("utf-8", "surrogateescape"), oid.decode(),
+                              int(size) if size != b"-" else 0))
+        return blobs
+
+    def read_blobs(self, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+        """Stream blob contents with one `git cat-file --batch` process."""
+        oids = list(oids)
+        if not oids:
+            return
+        proc = subprocess.Popen(["git", f"--git-dir={self.git_dir}", "cat-file", "--batch"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None
+        # Feed requests from a thread-free writer: the request list is small, so write it all
+        # first when it fits the pipe; otherwise interleave.
+        try:
+            for oid in oids:
+                proc.stdin.write(oid.encode() + b"\n")
+                proc.stdin.flush()
+                header = proc.stdout.readline().split()
+                if len(header) < 3 or header[1] == b"missing":
+                    raise UserError(f"blob {oid} is missing from {self.origin}; the repository is "
+                                    f"incomplete (a shallow or partial clone?)")
+                size = int(header[2])
+                data = proc.stdout.read(size)
+                proc.stdout.read(1)  # the newline after the contents
+                yield oid, data
+        finally:
+            proc.stdin.close()
+            proc.stdout.close()
+            proc.wait()
+
+
+Progress = Callable[[str, int, int | None], None]
+
+
+def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
+                    progress: Progress | None = None, want: str | None = None) -> GitRepository:
+    """Open `spec` (URL or path). A URL is mirrored into `cache_dir/repos`; `want` is a revision
+    that must be present, fetched if the mirror lacks it."""
+    if is_url(spec):
+        return _open_mirror(spec, cache_dir, name, progress, want)
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise UserError(f"no such repository path: {spec}; give a local clone, a bare repository "
+                        f"or a git URL")
+    git_dir = _git_dir_of(path)
+    if git_dir is None:
+        raise UserError(f"{spec} is not a git repository; give a local clone, a bare repository "
+                        f"or a git URL")
+    return GitRepository(git_dir, name or _local_name(git_dir), spec)
+
+
+def _git_dir_of(path: Path) -> Path | None:
+    proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
+                          capture_output=True)
+    if proc.returncode != 0:
+        return None
+    git_dir = Path(proc.stdout.decode().strip())
+    # A work tree nested inside some other repository is not the repository the user meant.
+    if path.resolve() not in (git_dir.resolve(), git_dir.resolve().parent) and \
+            not (path / ".git").exists() and not (path / "HEAD").exists():
+        return None
+    return git_dir
+
+
+def _local_name(git_dir: Path) -> str:
+    from .config import DEFAULT_REPO_NAME
+    proc = subprocess.run(["git", f"--git-dir={git_dir}", "config", "--get", "remote.origin.url"],
+                          capture_output=True)
+    url = proc.stdout.decode().strip()
+    return slug_from_url(url) if url and slug_from_url(url) else DEFAULT_REPO_NAME
+
+
+def _mirror_path(cache_dir: Path, url: str) -> Path:
+    slug = slug_from_url(url) or "repo"
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    return cache_dir / "repos" / f"{slug.replace('/', '+')}-{digest}.git"
+
+
+def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: Progress | None,
+                 want: str | None) -> GitRepository:
+    import git  # gitpython: clone/fetch with progress; imported here to keep start-up light
+
+    if cache_dir is None:
+        cache_dir = Path(tempfile.mkdtemp(prefix="burn-errors-"))
+    mirror = _mirror_path(cache_dir, url)
+    slug = name or slug_from_url(url) or url
+    handler = _GitProgress(progress) if progress else None
+    if mirror.exists() and _git_dir_of(mirror) is None:
+        shutil.rmtree(mirror)  # a broken mirror (interrupted by hand, disk full): start again
+    if not mirror.exists():
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        # Clone next to the final place, then rename: an interrupted clone never looks finished.
+        tmp = Path(tempfile.mkdtemp(prefix=mirror.name + ".", suffix=".tmp", dir=mirror.parent))
+        try:
+            git.Repo.clone_from(url, tmp, mirror=True, progress=handler)
+            try:
+                os.rename(tmp, mirror)
+            except OSError:  # another run finished the same clone first
+                shutil.rmtree(tmp, ignore_errors=True)
+        except git.GitCommandError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise UserError(f"cannot clone {url}: {_git_reason(e)}; check the URL and your network, "
+                            f"or pass a local clone with --repo PATH") from None
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    repo = GitRepository(mirror, slug, url)
+    if want is not None and repo.try_resolve(want) is None:
+        try:
+            git.Repo(mirror).git.fetch("--prune", "origin", "+refs/*:refs/*", progress=handler)
+        except git.GitCommandError as e:
+            raise UserError(f"cannot fetch {url}: {_git_reason(e)}; check your network, or pass a "
+                            f"local clone with --repo PATH") from None
+    return repo
+
+
+def _git_reason(e) -> str:
+    text = (getattr(e, "stderr", "") or str(e)).strip().splitlines()
+    lines = [ln.strip().removeprefix("stderr:").strip(" '") for ln in text if ln.strip()]
+    fatal = [ln for ln in lines if "fatal:" in ln]
+    return (fatal[-1] if fatal else (lines[-1] if lines else "git failed")).replace("fatal: ", "")
+
+
+class _GitProgress:
+    """gitpython RemoteProgress adapter that reports (stage, done, total)."""
+
+    def __new__(cls, report: Progress):
+        import git
+
+        class Adapter(git.RemoteProgress):
+            def update(self, op_code, cur_count, max_count=None, message=""):
+                stage = {self.COUNTING: "counting", self.COMPRESSING: "compressing",
+                         self.RECEIVING: "receiving", self.RESOLVING: "resolving",
+                         self.WRITING: "writing"}.get(op_code & self.OP_MASK, "fetching")
+                report(stage, int(cur_count or 0), int(max_count) if max_count else None)
+
+        return Adapter()

@@ -1,0 +1,198 @@
+"""`burn-errors extract` end to end on fixture repositories (issue 2)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import read_records
+
+SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_264cb9900193ede6.txt"
+
+FLEX_OPS = r'''
+use burn_std::DType;
+
+pub struct Flex;
+
+impl ModuleOps<Flex> for Flex {
+    fn conv3d(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => conv3d_f32(x),
+            DType::F64 => conv3d_f64(x),
+            dtype => panic!("conv3d: unsupported dtype {:?}", dtype),
+        }
+    }
+
+    fn interpolate_backward(x: Tensor, options: InterpolateOptions) -> Tensor {
+        match options.mode {
+            InterpolateMode::Nearest => nearest(x),
+            InterpolateMode::NearestExact => {
+                panic!(
+                    "nearest exact interpolation backward is not supported by this backend"
+                )
+            }
+        }
+    }
+}
+'''
+
+
+def _extract(cli, repo, out, *extra):
+    res = cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out), *extra)
+    assert res.code == 0, res.stderr
+    return read_records(out)
+
+
+def test_records_have_the_seed_shape(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    sha = git_repo.commit()
+    lines = _extract(cli, git_repo, tmp_path / "out")
+    seed = json.loads(SEED.read_text()) if SEED.exists() else None
+    by_msg = {ln["record"]["errorMessage"]: ln for ln in lines}
+    assert set(by_msg) == {"conv3d: unsupported dtype {:?}",
+                           "nearest exact interpolation backward is not supported by this backend"}
+    conv = by_msg["conv3d: unsupported dtype {:?}"]
+    rec, an = conv["record"], conv["analysis"]
+    if seed is not None:  # same 32 keys, same order, same JSON types as the seed record
+        assert list(rec) == list(seed["record"])
+        for k, v in seed["record"].items():
+            if v is not None and rec[k] is not None:
+                assert type(rec[k]) is type(v), k
+    assert len(rec) == 32
+    assert re.fullmatch(r"[0-9a-f]{16}", rec["id"])
+    assert rec["slug"] == "conv3d-unsupported-dtype--" + rec["id"][:6]
+    assert rec["repo"] == "tracel-ai/burn"  # no origin remote: the default target's name
+    assert rec["filePath"] == "crates/burn-flex/src/ops/module.rs"
+    assert rec["lineNumber"] == 11
+    n_lines = FLEX_OPS.count("\n")  # the text ends with a newline: that many lines
+    assert n_lines < 29
+    assert rec["sourceCodeStart"] == 1 and rec["sourceCodeEnd"] == n_lines
+    assert rec["sourceCode"] == FLEX_OPS[:-1]
+    assert rec["githubUrl"] == f"https://github.com/tracel-ai/burn/blob/{sha}/crates/burn-flex/src/ops/module.rs#L1-L{n_lines}"
+    assert rec["analyzedSha"] == sha
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", rec["analyzedAt"])
+    assert rec["contentChangedAt"] == rec["analyzedAt"]
+    assert rec["backgroundTag"] == "unsupported-dtype" and rec["tags"][:4] == ["rust", "burn", "flex", "unsupported-dtype"]
+    assert rec["errorType"] == "panic" and rec["severity"] == "error" and rec["schemaVersion"] == 2
+    assert all(rec[k] is None for k in ("documentation", "solutions", "exampleFix", "errorCode", "httpStatus"))
+    assert an["category"] == "dtype-dispatch" and an["crate"] == "burn-flex" and an["function"] == "conv3d"
+    assert an["scrutinee"] == "x.dtype()" and an["pattern"] == "dtype"
+    assert an["handled"] == ["F64", "F32"]
+    assert an["rejected"] == ["F16", "BF16", "I64", "I32", "U8", "Bool(Native)", "Bool(U8)", "Bool(U32)", "QFloat"]
+    assert re.fullmatch(an["messageRegex"], "conv3d: unsupported dtype I8", re.S)
+    mode = by_msg["nearest exact interpolation backward is not supported by this backend"]
+    assert mode["record"]["lineNumber"] == 19  # where `panic` starts, not the string's line
+    assert mode["record"]["backgroundTag"] == "unsupported-op-backend"
+    assert mode["analysis"]["category"] == "unsupported-mode"
+    assert mode["analysis"]["pattern"] == "InterpolateMode::NearestExact"
+
+
+def test_window_is_cut_at_both_ends_of_the_file(cli, git_repo, tmp_path):
+    body = "fn f(d: DType) {\n    match d {\n        DType::F32 => 1,\n        _ => panic!(\"top\"),\n    };\n}\n"
+    filler = "".join(f"// filler {i}\n" for i in range(40))
+    tail = "fn g(d: DType) {\n    match d {\n        DType::F32 => 1,\n        _ => panic!(\"bottom\"),\n    };\n}"
+    text = body + filler + tail
+    git_repo.crate("burn-x", {"src/lib.rs": text})
+    git_repo.commit()
+    lines = {ln["record"]["errorMessage"]: ln["record"] for ln in _extract(cli, git_repo, tmp_path / "o")}
+    file_lines = text.split("\n")
+    top = lines["top"]
+    assert (top["lineNumber"], top["sourceCodeStart"], top["sourceCodeEnd"]) == (4, 1, 22)
+    assert top["sourceCode"] == "\n".join(file_lines[0:22])
+    bottom = lines["bottom"]
+    n = len(file_lines)
+    assert bottom["lineNumber"] == n - 2
+    assert (bottom["sourceCodeStart"], bottom["sourceCodeEnd"]) == (n - 2 - 18, n)
+    assert bottom["sourceCode"] == "\n".join(file_lines[n - 2 - 18 - 1:])
+
+
+# Each macro call form, and what rustc prints for it.
+MESSAGE_FORMS = [
+    ('unimplemented!("mode A")', "not implemented: mode A"),
+    ("unimplemented!()", "not implemented"),
+    ('todo!("mode C")', "not yet implemented: mode C"),
+    ("todo!()", "not yet implemented"),
+    ("panic!()", "explicit panic"),
+    (r'panic!("tab\there \"quoted\" \u{e9}\x41")', 'tab\there "quoted" \u00e9A'),
+    (r'panic!(r#"raw "{}" \n"#)', r'raw "{}" \n'),  # no escapes in raw strings
+    ('panic!("continued \\\n                 line")', "continued line"),  # backslash-newline
+    ('std::panic!("{other:?} reduction")', "{other:?} reduction"),
+    ('core::panic!("braces {{literal}} {}", 1)', "braces {literal} {}"),
+    ('unimplemented!("multi-line {}",\n            "args")', "not implemented: multi-line {}"),
+]
+
+
+def test_every_message_form_is_decoded_as_rustc_does(cli, git_repo, tmp_path):
+    src = "".join(f"fn f{i}(x: Tensor) {{\n    match x.dtype() {{\n        DType::F32 => 1,\n"
+                  f"        _ => {call},\n    }};\n}}\n" for i, (call, _) in enumerate(MESSAGE_FORMS))
+    git_repo.crate("burn-x", {"src/lib.rs": src})
+    git_repo.commit()
+    got = [ln["record"]["errorMessage"] for ln in _extract(cli, git_repo, tmp_path / "o")]
+    assert got == [want for _, want in MESSAGE_FORMS]
+
+
+def test_revisions_are_read_from_git_objects(cli, git_repo, tmp_path):
+    git_repo.crate("burn-x", {"src/lib.rs": "fn f(d: DType) { match d { DType::F32 => 1, _ => panic!(\"one\") }; }\n"})
+    first = git_repo.commit("one")
+    git_repo.git("tag", "v1")
+    git_repo.write("crates/burn-x/src/lib.rs", "fn f(d: DType) { match d { DType::F32 => 1, _ => panic!(\"two\") }; }\n")
+    git_repo.commit("two")
+    # The work tree is left dirty: extraction must not read it.
+    git_repo.write("crates/burn-x/src/lib.rs", "garbage")
+    for rev in ("v1", first[:7], first):
+        res = cli("extract", "--repo", str(git_repo.path), "--sha", rev, "--out", str(tmp_path / rev))
+        assert res.code == 0, res.stderr
+        recs = read_records(tmp_path / rev)
+        assert [r["record"]["errorMessage"] for r in recs] == ["one"]
+        assert recs[0]["record"]["analyzedSha"] == first
+    recs = _extract(cli, git_repo, tmp_path / "head")
+    assert [r["record"]["errorMessage"] for r in recs] == ["two"]
+
+
+def test_ids_stay_put_when_lines_are_inserted_above(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    before = {r["record"]["errorMessage"]: r["record"] for r in _extract(cli, git_repo, tmp_path / "a")}
+    git_repo.write("crates/burn-flex/src/ops/module.rs", "// a new comment\n// and another\n" + FLEX_OPS)
+    git_repo.commit()
+    after = {r["record"]["errorMessage"]: r["record"] for r in _extract(cli, git_repo, tmp_path / "b")}
+    assert set(before) == set(after)
+    for msg in before:
+        assert before[msg]["id"] == after[msg]["id"]
+        assert after[msg]["lineNumber"] == before[msg]["lineNumber"] + 2
+    assert len({r["id"] for r in after.values()}) == len(after)
+
+
+def test_records_are_sorted_by_file_then_line(cli, git_repo, tmp_path):
+    src = "fn f(d: DType) {{ match d {{ DType::F32 => 1, _ => panic!(\"{}\") }}; }}\n"
+    git_repo.crate("burn-b", {"src/lib.rs": src.format("b1") + src.format("b2")})
+    git_repo.crate("burn-a", {"src/lib.rs": src.format("a1")})
+    git_repo.commit()
+    recs = _extract(cli, git_repo, tmp_path / "o")
+    keys = [(r["record"]["filePath"], r["record"]["lineNumber"]) for r in recs]
+    assert keys == sorted(keys) and len(keys) == 3
+
+
+def test_manifest_says_what_run_made_the_file(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    sha = git_repo.commit()
+    _extract(cli, git_repo, tmp_path / "o")
+    m = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert m["sha"] == sha and m["repo"] == "tracel-ai/burn"
+    assert m["counts"] == {"dtype-dispatch": 1, "unsupported-mode": 1}
+    assert m["filesScanned"] == 2 and m["filesWithParseErrors"] == []
+    assert re.fullmatch(r"[0-9a-f]{16}", m["rulesHash"])
+    assert set(m["timings"]) >= {"parse", "classify", "total"}
+    assert "DType" in m["dtypeEnums"] and "BoolStore" in m["dtypeEnums"]
+
+
+def test_repo_name_comes_from_origin_or_flag(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    git_repo.git("remote", "add", "origin", "git@github.com:someone/burn-fork.git")
+    recs = _extract(cli, git_repo, tmp_path / "a")
+    assert recs[0]["record"]["repo"] == "someone/burn-fork"
+    assert recs[0]["record"]["githubUrl"].startswith("https://github.com/someone/burn-fork/blob/")
+    recs = _extract(cli, git_repo, tmp_path / "b", "--repo-name", "me/mine")
+    assert recs[0]["record"]["repo"] == "me/mine"
