@@ -69,17 +69,26 @@ class DtypeEnum:
 
 @dataclass
 class DtypeCatalog:
-    """The dtype enums of the analyzed tree, and the enums their variants carry (BoolStore)."""
+    """The dtype enums of the analyzed tree: enums named like a dtype (DType, FloatDType), the
+    enums their variants carry (DType::Bool(BoolStore)), aliases of those (BoolDType), and
+    per-dtype enums whose variants are mostly dtype names (a storage enum `Tensor::F32(..)`)."""
 
     enums: dict[str, list[DtypeEnum]] = field(default_factory=dict)
+    # Every enum name defined in each crate, dtype or not: a crate's own `Kind` is not tch's.
+    local: dict[str, set[str]] = field(default_factory=dict)
 
     @staticmethod
-    def build(defs: list[tuple[str, str, EnumFacts]]) -> "DtypeCatalog":
-        """`defs` holds (path, crate, enum) for every enum in the tree."""
+    def build(defs: list[tuple[str, str, EnumFacts]],
+              aliases: list[tuple[str, str, str, str]] = ()) -> "DtypeCatalog":
+        """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
+        (path, crate, alias, target) for every plain type alias."""
         enum_name, _, _ = _compiled()
+        rules = rule_data()["dtype"]
         by_name: dict[str, list[DtypeEnum]] = {}
+        local: dict[str, set[str]] = {}
         for path, crate, e in defs:
             by_name.setdefault(e.name, []).append(DtypeEnum(e.name, e.variants, crate, path))
+            local.setdefault(crate, set()).add(e.name)
         chosen = {n for n in by_name if enum_name.match(n)}
         # Payload enums of dtype variants belong to the catalog too (DType::Bool(BoolStore)).
         frontier = list(chosen)
@@ -90,7 +99,24 @@ class DtypeCatalog:
                     if payload and payload in by_name and payload not in chosen:
                         chosen.add(payload)
                         frontier.append(payload)
-        return DtypeCatalog({n: by_name[n] for n in sorted(chosen)})
+        dtype_names = {v for n in chosen if enum_name.match(n) for d in by_name[n] for v, _ in d.variants}
+        for n, ds in by_name.items():
+            if n in chosen:
+                continue
+            for d in ds:
+                names = {v for v, _ in d.variants}
+                shared = len(names & dtype_names)
+                if names and shared >= rules["like_min"] and shared / len(names) >= rules["like_ratio"]:
+                    chosen.add(n)
+                    break
+        enums = {n: by_name[n] for n in chosen}
+        for path, crate, alias, target in aliases:
+            if target in enums and alias not in enums:
+                enums[alias] = [DtypeEnum(alias, d.variants, d.crate, d.path) for d in enums[target]]
+        return DtypeCatalog(dict(sorted(enums.items())), local)
+
+    def defines(self, crate: str, name: str) -> bool:
+        return name in self.local.get(crate, ())
 
     def __contains__(self, name: str) -> bool:
         return name in self.enums
@@ -135,6 +161,7 @@ class Decision:
     rejected: list[str] = field(default_factory=list)
     partial: list[str] = field(default_factory=list)
     pattern: str = ""
+    catch_all: bool = False  # the panicking arm catches every other value (`_`, `dtype`, else)
 
 
 def is_test_path(path: str) -> bool:
@@ -155,16 +182,24 @@ def _site_arms(site: SiteFacts) -> tuple[ArmFacts | None, list[ArmFacts]]:
     return None, []
 
 
+_STRING = re.compile(r'r#*"(?:.|\n)*?"#*|"(?:\\.|[^"\\])*"')
+
+
 def _scrutinee_is_dtype(scrutinee: str) -> bool:
     _, ident, _ = _compiled()
-    return any(ident.match(tok) for tok in _IDENT.findall(scrutinee))
+    code = _STRING.sub('""', scrutinee)  # `value.get("DType")` names no dtype value
+    return any(ident.match(tok) for tok in _IDENT.findall(code))
 
 
-def _scrutinee_is_foreign_kind(scrutinee: str, arms: list[ArmFacts]) -> bool:
+def _scrutinee_is_foreign_kind(scrutinee: str, arms: list[ArmFacts], crate: str,
+                               catalog: "DtypeCatalog") -> bool:
     d = rule_data()["dtype"]
+    enum = d["foreign_kind_enum"]
+    if catalog.defines(crate, enum):
+        return False  # the crate's own Kind enum (a tensor kind), not tch's dtype
     if not re.search(r"\.\s*" + re.escape(d["foreign_kind_method"]) + r"\s*\(\s*\)", scrutinee):
         return False
-    return any(r.enum == d["foreign_kind_enum"] for a in arms for r in a.refs)
+    return any(r.enum == enum for a in arms for r in a.refs)
 
 
 def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> Decision:
@@ -190,10 +225,10 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
         fired.append("dtype/scrutinee")
     if any(r.enum in catalog for a in all_arms for r in _all_refs(a.refs)):
         fired.append("dtype/arm-variants")
-    if _scrutinee_is_foreign_kind(site.scrutinee, all_arms):
+    if _scrutinee_is_foreign_kind(site.scrutinee, all_arms, crate, catalog):
         fired.append("dtype/foreign-kind")
     if fired:
-        dec = Decision(True, DTYPE, fired[0], fired, pattern=arm.pattern)
+        dec = Decision(True, DTYPE, fired[0], fired, pattern=arm.pattern, catch_all=arm.catch_all)
         _dtype_sets(dec, arm, others, crate, catalog, site.scrutinee)
         return dec
 
@@ -203,7 +238,7 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
     if unsupported.search(site.message):
         fired.append("mode/unsupported-message")
     if fired:
-        return Decision(True, MODE, fired[0], fired, pattern=arm.pattern,
+        return Decision(True, MODE, fired[0], fired, pattern=arm.pattern, catch_all=arm.catch_all,
                         rejected=_variant_names(arm.refs) if not arm.catch_all else [])
     return exclude("exclude/internal-expectation")
 

@@ -21,7 +21,7 @@ from . import __version__
 from .classify import BACKGROUND_TAG, CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
 from .config import WINDOW_RADIUS
 from .errors import UserError
-from .ids import assign_ids, site_key
+from .ids import arm_slot, assign_ids, site_key
 from .parse import ENUM_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, rules_sources
 from .record import (ANNOTATION_FIELDS, Analysis, ErrorRecord, RecordLine, content_hash,
                      github_url, slug, window)
@@ -170,7 +170,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
     # -- classify ------------------------------------------------------------------------
     t2 = time.perf_counter()
     crates = {b.path: crate_of(b.path, crate_roots) for b in rust}
-    catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums])
+    catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
+                                 [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases])
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:
@@ -180,8 +181,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
     # -- records -------------------------------------------------------------------------
     t3 = time.perf_counter()
     kept = [a for a in audit if a.decision.record]
-    ids = assign_ids([site_key(a.crate, a.site.item_path, a.site.macro, a.site.scrutinee,
-                               a.decision.pattern, a.site.message) for a in kept],
+    ids = assign_ids([site_key(a.crate, a.site.item_path, a.site.scrutinee,
+                               arm_slot(a.decision.pattern, a.decision.catch_all)) for a in kept],
                      [a.path for a in kept], [a.site.line for a in kept])
     for a, i in zip(kept, ids):
         a.id = i

@@ -1,16 +1,24 @@
 """Stable record ids.
 
-An id is the first 16 hex digits of a SHA-256 over what makes a site the site it is, and nothing
-that moves when unrelated code changes:
+An id is the first 16 hex digits of a SHA-256 over where a site stands, not over what it says:
 
-    crate, the items around the call inside its file (mod / impl / fn / macro), the macro,
-    the match scrutinee, the arm pattern and the message.
+    the crate, the items around the call inside its file (mod / impl / fn / macro), the match
+    scrutinee, and the arm's slot: `_` for a catch-all arm (`_`, `dtype`, `other` alike), else the
+    arm's pattern without its guard.
 
-Lines, columns, the source window and the file's path are left out, so inserting code above a site,
-moving its function inside the file, or moving the file inside its crate keeps the id. When two
-sites of one crate share all of that (the same arm copied into two files), the file path is added
-for those sites; when they also share a file, their order inside the file is added. So two sites
-never share an id, and a new look-alike elsewhere never takes an existing site's id.
+So the id survives what the record reports as a change: an edited message, `panic!` becoming
+`unimplemented!`, a new arm that handles a dtype (the rejected dtypes change), a renamed catch-all
+binding or a new guard (the arm changes). Lines, columns, the source window and the file's path
+are left out too, so inserting code above a site, moving its function inside the file, or moving
+the file inside its crate keeps the id.
+
+What gives a site a new id: renaming or moving its function to another impl or module, renaming
+its crate, rewriting the scrutinee, or changing an explicit arm pattern (`DType::QFloat(_)` to
+`DType::QFloat(_) | DType::Bool(_)`): the old site is then removed and a new one added.
+
+Two sites never share an id: when sites of one crate share all of the above (the same macro body
+in two files), the file path is added for those sites; when they also share a file, their order
+inside the file is added. A new look-alike elsewhere therefore never takes an existing site's id.
 """
 
 from __future__ import annotations
@@ -24,8 +32,15 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
-def site_key(crate: str, item_path: str, macro: str, scrutinee: str, pattern: str, message: str) -> tuple[str, ...]:
-    return (crate, item_path, macro, scrutinee, pattern, message)
+def arm_slot(pattern: str, catch_all: bool) -> str:
+    """The arm's part of the id: `_` for any catch-all, else the pattern without its guard."""
+    if catch_all:
+        return "_"
+    return pattern.split(" if ", 1)[0].strip()
+
+
+def site_key(crate: str, item_path: str, scrutinee: str, slot: str) -> tuple[str, ...]:
+    return (crate, item_path, scrutinee, slot)
 
 
 def assign_ids(keys: Sequence[tuple[str, ...]], paths: Sequence[str], lines: Sequence[int]) -> list[str]:

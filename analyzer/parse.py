@@ -22,7 +22,7 @@ LANGUAGE = Language(tree_sitter_rust.language())
 # Text a file must contain before it is worth parsing: every site is one of these macros, and the
 # dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
 PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
-ENUM_HINT = re.compile(rb"\benum\s")
+ENUM_HINT = re.compile(rb"\benum\s|\btype\s+\w+\s*=\s*[\w:]+\s*;")
 
 # Prefix that turns a token tree into a function body for the shadow parse. It has no newline,
 # so every row in the shadow is the row of the original file.
@@ -131,6 +131,7 @@ class FileFacts:
     enums: list[EnumFacts]
     parse_errors: bool
     not_utf8: bool
+    aliases: list[tuple[str, str]] = field(default_factory=list)  # (alias, target type name)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -145,7 +146,8 @@ class FileFacts:
             s["message_segments"] = [tuple(x) for x in s["message_segments"]]
             sites.append(SiteFacts(**s))
         enums = [EnumFacts(e["name"], [tuple(v) for v in e["variants"]], e["line"]) for e in d["enums"]]
-        return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"])
+        aliases = [tuple(a) for a in d.get("aliases", [])]
+        return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"], aliases)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,7 +357,24 @@ def _placement(call: Node, tx) -> _Placement:
         if cons is not None and cons.id == node.id and cond is not None and cond.type == "let_condition":
             return _let_placement("if-let", call, node, cond.child_by_field_name("pattern"),
                                   cond.child_by_field_name("value"), tx)
+    # Deeper inside an arm (behind an `if`, in a loop): an arm site, but a conditional one. A
+    # closure or a nested function is code of its own, not the arm's body.
+    up = parent
+    while up is not None and up.type not in _CODE_BOUNDARY:
+        if up.type == "match_arm":
+            place = _placement(_arm_body_anchor(up), tx)
+            return _Placement(place.context, False, place.scrutinee, place.arm_index, place.arms)
+        up = up.parent
     return _Placement("other", False)
+
+
+_CODE_BOUNDARY = ("closure_expression", "function_item", "async_block", "const_item", "static_item")
+
+
+def _arm_body_anchor(arm: Node) -> Node:
+    """A node that `_placement` resolves to `arm`: its body (climbing from there finds the arm)."""
+    body = arm.child_by_field_name("value")
+    return body if body is not None else arm
 
 
 def _let_placement(kind: str, call: Node, body: Node, pat: Node | None, value: Node | None,
@@ -464,14 +483,59 @@ def parse_file(source: bytes) -> FileFacts:
     except UnicodeDecodeError:
         not_utf8 = True
     tree = _parser().parse(source)
+    parse_errors = tree.root_node.has_error
+    if parse_errors:
+        tree = _repaired(source, tree)
     sites: list[SiteFacts] = []
     enums: list[EnumFacts] = []
+    aliases: list[tuple[str, str]] = []
     if ENUM_HINT.search(source):
         enums = _enums(tree.root_node)
+        aliases = _aliases(tree.root_node)
     if PANIC_HINT.search(source):
         _collect_sites(tree.root_node, source, 0, "", None, sites, 0)
     sites.sort(key=lambda s: (s.start_byte, s.line))
-    return FileFacts(sites, enums, tree.root_node.has_error, not_utf8)
+    return FileFacts(sites, enums, parse_errors, not_utf8, aliases)
+
+
+# Attributes on struct-pattern fields (`#[cfg(..)] value: QuantValue::Q8S`) are valid Rust that
+# tree-sitter-rust does not accept; blanking them (they say nothing the rules read) lets the file
+# parse. Only tried on files that fail to parse.
+_FIELD_ATTRIBUTE = re.compile(rb"#\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]\s*(?=[A-Za-z_]\w*\s*:(?!:))")
+
+
+def _error_count(node: Node) -> int:
+    count = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "ERROR" or n.is_missing:
+            count += 1
+        elif n.has_error:
+            stack.extend(n.children)
+    return count
+
+
+def _repaired(source: bytes, tree):
+    """A parse of `source` with constructs tree-sitter rejects blanked, if it has fewer errors."""
+    fixed = _FIELD_ATTRIBUTE.sub(lambda m: _NOT_NEWLINE.sub(b" ", m.group(0)), source)
+    if fixed == source:
+        return tree
+    retry = _parser().parse(fixed)
+    return retry if _error_count(retry.root_node) < _error_count(tree.root_node) else tree
+
+
+def _aliases(root: Node) -> list[tuple[str, str]]:
+    out = []
+    for _, caps in QueryCursor(query("type_aliases.scm")).matches(root):
+        target = caps["target"][0]
+        # Associated types (`type FloatTensorPrimitive = X;` in an impl) are not aliases.
+        body = caps["alias"][0].parent
+        if body is not None and body.parent is not None and body.parent.type in ("impl_item", "trait_item"):
+            continue
+        if target.type in ("type_identifier", "scoped_type_identifier"):
+            out.append((caps["name"][0].text.decode(), target.text.decode().split("::")[-1]))
+    return out
 
 
 def _enums(root: Node) -> list[EnumFacts]:
@@ -568,8 +632,69 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
 
 def _shadow(source: bytes, start: int, end: int) -> bytes:
     """The file with everything but one token tree blanked (newlines kept), the tree's
-    delimiters turned into a block and metavariables into identifiers, behind `fn __m()`."""
-    mid = bytearray(_METAVAR.sub(b"_", source[start:end]))
+    delimiters turned into a block, repetitions unrolled once and metavariables turned into
+    identifiers, behind `fn __m()`. Every change keeps the length, so offsets map back."""
+    mid = bytearray(source[start:end])
+    _unwrap_repetitions(mid)
+    mid = bytearray(_LONE_INTERPOLATION.sub(lambda m: _NOT_NEWLINE.sub(b" ", m.group(0)), bytes(mid)))
+    mid = bytearray(_METAVAR.sub(b"_", bytes(mid)))
     mid[0:1] = b"{"
     mid[-1:] = b"}"
     return _SHADOW_PREFIX + _NOT_NEWLINE.sub(b" ", source[:start]) + bytes(mid)
+
+
+# An interpolation alone on its line (`#ad_tag_arm`, `$($arms)*` after unwrapping) stands for
+# whole arms or statements; left in, it would break the parse of the arms around it.
+_LONE_INTERPOLATION = re.compile(rb"(?m)^[ \t]*[$#][A-Za-z_][A-Za-z0-9_]*[ \t]*,?[ \t]*$")
+
+
+def _unwrap_repetitions(buf: bytearray) -> None:
+    """Blank the wrapper of every `$( ... ) sep? op` / `#( ... ) sep? op` repetition in place,
+    keeping its content once: `$( A::$v => x, )*` reads as the arm `A::$v => x,`."""
+    i = 0
+    n = len(buf)
+    while i < n - 1:
+        if buf[i] in b"$#" and buf[i + 1] == ord("("):
+            close = _matching_paren(buf, i + 1)
+            if close < 0:
+                i += 1
+                continue
+            j = close + 1
+            # Optional separator token (`,` `;` `|` ...) then the repetition operator.
+            k = j
+            while k < n and buf[k] in b" \t":
+                k += 1
+            if k < n and buf[k] in b"*+?":
+                op_end = k + 1
+            elif k + 1 < n and buf[k] in b",;|&" and buf[k + 1] in b"*+?":
+                op_end = k + 2
+            else:
+                i += 1
+                continue
+            buf[i:i + 2] = b"  "
+            for p in range(close, op_end):
+                if buf[p] != 10:
+                    buf[p] = 32
+            i += 2
+            continue
+        i += 1
+
+
+def _matching_paren(buf: bytearray, open_at: int) -> int:
+    depth = 0
+    i = open_at
+    n = len(buf)
+    while i < n:
+        c = buf[i]
+        if c == ord('"'):  # skip a string literal
+            i += 1
+            while i < n and buf[i] != ord('"'):
+                i += 2 if buf[i] == ord("\\") else 1
+        elif c == ord("("):
+            depth += 1
+        elif c == ord(")"):
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1

@@ -1,0 +1,73 @@
+"""Rule tests: every rule in queries/ and in the classifier against its valid/invalid snippets
+(tests/rules/*.toml, in the manner of ast-grep's rule tests)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from analyzer.classify import RULES, DtypeCatalog, classify
+from analyzer.parse import parse_file
+
+RULE_DIR = Path(__file__).parent / "rules"
+CONTEXT = (RULE_DIR / "context.rs").read_bytes()
+QUERY_RULES = {"query/panic_calls", "query/token_trees"}
+
+
+def _cases():
+    for f in sorted(RULE_DIR.glob("*.toml")):
+        data = tomllib.loads(f.read_text())
+        for kind in ("invalid", "valid"):
+            for i, case in enumerate(data.get(kind, [])):
+                yield pytest.param(data["rule"], kind, case, id=f"{f.stem}-{kind}-{i}")
+
+
+def decisions(code: str, path: str = "crates/burn-x/src/lib.rs"):
+    """Parse a snippet with context.rs beside it in the same crate; classify every call."""
+    crate = path.split("/")[1] if path.startswith("crates/") else ""
+    facts = parse_file(code.encode())
+    ctx = parse_file(CONTEXT)
+    catalog = DtypeCatalog.build(
+        [("crates/burn-x/src/context.rs", crate, e) for e in ctx.enums] + [(path, crate, e) for e in facts.enums],
+        [("crates/burn-x/src/context.rs", crate, a, t) for a, t in ctx.aliases]
+        + [(path, crate, a, t) for a, t in facts.aliases])
+    return [(s, classify(s, path, crate, catalog)) for s in facts.sites]
+
+
+def _fires(rule: str, site, decision) -> bool:
+    if rule == "query/panic_calls":
+        return site.in_macro == ""
+    if rule == "query/token_trees":
+        return site.in_macro != ""
+    if rule.startswith("exclude/"):
+        return decision.reason == rule
+    return rule in decision.rules
+
+
+def test_every_rule_has_valid_and_invalid_examples():
+    covered: dict[str, set[str]] = {}
+    for f in RULE_DIR.glob("*.toml"):
+        data = tomllib.loads(f.read_text())
+        covered[data["rule"]] = {k for k in ("valid", "invalid") if data.get(k)}
+    for rule in [*RULES, *QUERY_RULES]:
+        assert covered.get(rule) == {"valid", "invalid"}, f"{rule} needs valid and invalid examples"
+
+
+@pytest.mark.parametrize("rule,kind,case", list(_cases()))
+def test_rule(rule, kind, case):
+    found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"))
+    if kind == "invalid" or rule not in QUERY_RULES:
+        assert found, "the snippet holds no panic-family call"
+    firing = [(s, d) for s, d in found if _fires(rule, s, d)]
+    want = case.get("category")
+    if kind == "invalid":
+        assert firing, f"{rule} did not fire: {[(s.line, d.reason) for s, d in found]}"
+        if want is not None:
+            for s, d in firing:
+                assert (d.category or "none") == want, (s.line, s.message, d.category, d.reason)
+    else:
+        assert not firing, f"{rule} fired on valid code at {[(s.line, s.message) for s, _ in firing]}"
+        if want is not None:
+            assert any((d.category or "none") == want for _, d in found), [(d.category, d.reason) for _, d in found]

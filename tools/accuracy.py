@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Measure the classifier against hand labels (docs/classifier-rubric.md).
+
+    python tools/accuracy.py LABELS.tsv [LABELS.tsv ...] --sites OUT/sites.jsonl [--show]
+
+LABELS.tsv lines are `path<TAB>line<TAB>macro<TAB>label<TAB>note` (label: dtype-dispatch,
+unsupported-mode or none); OUT/sites.jsonl comes from `burn-errors extract --all-sites`. Prints
+precision and recall per category and, with --show, every disagreement. Labels of burn's source
+stay outside this repository; only the figures go into docs/classifier-accuracy.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+CATEGORIES = ("dtype-dispatch", "unsupported-mode")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("labels", nargs="+")
+    ap.add_argument("--sites", required=True)
+    ap.add_argument("--show", action="store_true", help="list every disagreement")
+    args = ap.parse_args()
+    gold: dict[tuple[str, int], tuple[str, str]] = {}
+    for path in args.labels:
+        for raw in open(path, encoding="utf-8"):
+            parts = raw.rstrip("\n").split("\t")
+            if len(parts) < 4:
+                continue
+            gold[(parts[0], int(parts[1]))] = (parts[3], parts[4] if len(parts) > 4 else "")
+    pred: dict[tuple[str, int], dict] = {}
+    for raw in open(args.sites, encoding="utf-8"):
+        r = json.loads(raw)
+        pred[(r["filePath"], r["lineNumber"])] = r
+    keys = sorted(set(gold) | set(pred))
+    missing_pred = [k for k in keys if k not in pred]
+    missing_gold = [k for k in keys if k not in gold]
+    print(f"labelled calls: {len(gold)}, calls the tool saw: {len(pred)}, "
+          f"labelled but not seen: {len(missing_pred)}, seen but not labelled: {len(missing_gold)}")
+    worst = 1.0
+    for cat in CATEGORIES:
+        tp = sum(1 for k in keys if gold.get(k, ("none",))[0] == cat and (pred.get(k) or {}).get("category") == cat)
+        fp = sum(1 for k in keys if gold.get(k, ("none",))[0] != cat and (pred.get(k) or {}).get("category") == cat)
+        fn = sum(1 for k in keys if gold.get(k, ("none",))[0] == cat and (pred.get(k) or {}).get("category") != cat)
+        p = tp / (tp + fp) if tp + fp else 1.0
+        r = tp / (tp + fn) if tp + fn else 1.0
+        worst = min(worst, p, r)
+        print(f"{cat:18} labelled {tp + fn:4}  found {tp + fp:4}  tp {tp:4}  fp {fp:3}  fn {fn:3}  "
+              f"precision {p:.3f}  recall {r:.3f}")
+    if args.show:
+        for k in keys:
+            g = gold.get(k, ("(unlabelled)", ""))
+            pr = pred.get(k)
+            pc = (pr or {}).get("category") or "none"
+            if g[0] != pc:
+                why = pr["rule"] if pr else "(not seen)"
+                msg = (pr or {}).get("message", "")[:70]
+                print(f"{k[0]}:{k[1]}  label={g[0]}  tool={pc} [{why}]  {msg!r}  note={g[1][:90]!r}")
+    return 0 if worst >= 0.99 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
