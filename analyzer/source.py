@@ -85,8 +85,9 @@ class GitRepository:
             mode, kind, oid, size = meta.split()
             if kind != b"blob":
                 continue
+            # A blob the repository lacks (a partial or size-limited clone) shows its size as BAD.
             blobs.append(Blob(path.decode("utf-8", "surrogateescape"), oid.decode(),
-                              int(size) if size != b"-" else 0))
+                              int(size) if size.isdigit() else 0))
         return blobs
 
     def read_blobs(self, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
