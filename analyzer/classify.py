@@ -33,6 +33,7 @@ RULES = {
     "dtype/scrutinee": "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
     "dtype/arm-variants": "the arms name variants of a dtype enum found in the tree",
     "dtype/foreign-kind": "a tch kind() match on tch::Kind variants",
+    "dtype/foreign-variants": "arms name dtype-named variants of an enum from outside the tree (cubecl FloatKind)",
     "mode/unimplemented-macro": "unimplemented!/todo! in an arm of a non-dtype match",
     "mode/unsupported-message": "the message says the variant or setting is not supported",
     **EXCLUSIONS,
@@ -53,6 +54,16 @@ def _compiled():
     d = rule_data()
     return (re.compile(d["dtype"]["enum_name"]), re.compile(d["dtype"]["scrutinee_ident"]),
             re.compile(d["mode"]["unsupported"]))
+
+
+@lru_cache(maxsize=None)
+def _transient_state():
+    return re.compile(rule_data()["mode"]["transient_state"])
+
+
+@lru_cache(maxsize=None)
+def _variant_cannot():
+    return re.compile(rule_data()["mode"]["variant_cannot"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,6 +87,11 @@ class DtypeCatalog:
     enums: dict[str, list[DtypeEnum]] = field(default_factory=dict)
     # Every enum name defined in each crate, dtype or not: a crate's own `Kind` is not tch's.
     local: dict[str, set[str]] = field(default_factory=dict)
+    # Variant names of the enums named like a dtype (F32, BF16, I64 ...).
+    dtype_names: set[str] = field(default_factory=set)
+
+    def is_defined_anywhere(self, name: str) -> bool:
+        return any(name in names for names in self.local.values())
 
     @staticmethod
     def build(defs: list[tuple[str, str, EnumFacts]],
@@ -113,7 +129,7 @@ class DtypeCatalog:
         for path, crate, alias, target in aliases:
             if target in enums and alias not in enums:
                 enums[alias] = [DtypeEnum(alias, d.variants, d.crate, d.path) for d in enums[target]]
-        return DtypeCatalog(dict(sorted(enums.items())), local)
+        return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names)
 
     def defines(self, crate: str, name: str) -> bool:
         return name in self.local.get(crate, ())
@@ -227,6 +243,8 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
         fired.append("dtype/arm-variants")
     if _scrutinee_is_foreign_kind(site.scrutinee, all_arms, crate, catalog):
         fired.append("dtype/foreign-kind")
+    if _foreign_dtype_enum(all_arms, catalog):
+        fired.append("dtype/foreign-variants")
     if fired:
         dec = Decision(True, DTYPE, fired[0], fired, pattern=arm.pattern, catch_all=arm.catch_all)
         _dtype_sets(dec, arm, others, crate, catalog, site.scrutinee)
@@ -235,12 +253,28 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
     _, _, unsupported = _compiled()
     if site.macro in rule_data()["mode"]["macros"]:
         fired.append("mode/unimplemented-macro")
-    if unsupported.search(site.message):
+    says_unsupported = unsupported.search(site.message) or (
+        not arm.catch_all and arm.refs and _variant_cannot().search(site.message))
+    if says_unsupported and not _transient_state().search(site.message):
         fired.append("mode/unsupported-message")
     if fired:
         return Decision(True, MODE, fired[0], fired, pattern=arm.pattern, catch_all=arm.catch_all,
                         rejected=_variant_names(arm.refs) if not arm.catch_all else [])
     return exclude("exclude/internal-expectation")
+
+
+def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog) -> str | None:
+    """An enum from outside the tree whose arms name enough dtype variant names, if any."""
+    named: dict[str, set[str]] = {}
+    for a in arms:
+        for r in _all_refs(a.refs):
+            if r.enum not in catalog and not catalog.is_defined_anywhere(r.enum):
+                named.setdefault(r.enum, set()).add(r.variant)
+    least = rule_data()["dtype"]["foreign_like_min"]
+    for enum, variants in sorted(named.items()):
+        if len(variants & catalog.dtype_names) >= least:
+            return enum
+    return None
 
 
 def _all_refs(refs: list[VariantRef]):
@@ -263,8 +297,11 @@ def _dtype_sets(dec: Decision, arm: ArmFacts, others: list[ArmFacts], crate: str
             if r.enum in catalog:
                 counts[r.enum] = counts.get(r.enum, 0) + 1
     foreign = rule_data()["dtype"]["foreign_kind_enum"]
+    outside = _foreign_dtype_enum([arm, *others], catalog)
     if counts:
         enum = max(counts, key=lambda n: (counts[n], n == "DType"))
+    elif outside:
+        enum = outside
     elif any(r.enum == foreign for a in [arm, *others] for r in a.refs):
         enum = foreign
     elif "DType" in catalog:
@@ -276,7 +313,7 @@ def _dtype_sets(dec: Decision, arm: ArmFacts, others: list[ArmFacts], crate: str
 
     def names(a: ArmFacts) -> set[str]:
         out: set[str] = set()
-        for r in a.refs:
+        for r in (a.refs if universe else list(_all_refs(a.refs))):
             if r.enum != enum:
                 continue
             if not universe:

@@ -561,11 +561,14 @@ def _enums(root: Node) -> list[EnumFacts]:
 
 
 def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer: Node | None,
-                   sites: list[SiteFacts], depth: int) -> None:
+                   sites: list[SiteFacts], depth: int, wrapper=None) -> None:
     """Sites parsed as Rust, then those hidden in token trees through a shadow parse.
 
     `offset` maps a shadow tree's bytes back to the file; `outer` is the token tree's node in the
     enclosing tree, whose items (function, impl, test module) surround every site found inside.
+    `wrapper` is (macro call node, its text function) when the token tree is a macro call's
+    arguments: a call that is all the wrapper holds (`comptime![panic!(..)]`) stands where the
+    wrapper stands.
     """
     def tx(node: Node) -> str:
         return source[node.start_byte - offset:node.end_byte - offset].decode("utf-8", "replace")
@@ -575,6 +578,8 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         macro = caps["name"][0].text.decode()
         mnode = call.child_by_field_name("macro")
         place = _placement(call, tx)
+        if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
+            place = _placement(*wrapper)
         function, impl, item_path, in_test = _enclosing(call)
         if outer is not None:
             o_function, o_impl, o_path, o_test = _enclosing(outer)
@@ -626,8 +631,23 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             continue
         shadow = _shadow(source, start, end)
         tree = _parser().parse(shadow)
+        inner_wrapper = (body.parent, tx) if macro_node is not None and body.parent is not None else None
         _collect_sites(tree.root_node, source, len(_SHADOW_PREFIX), name,
-                       body if outer is None else outer, sites, depth + 1)
+                       body if outer is None else outer, sites, depth + 1, inner_wrapper)
+
+
+def _is_whole_shadow(call: Node) -> bool:
+    """The call is the only statement of a shadow parse's `fn __m() { .. }` body."""
+    block = call.parent
+    if block is not None and block.type == "expression_statement":
+        block = block.parent
+    if block is None or block.type != "block" or block.parent is None or block.parent.type != "function_item":
+        return False
+    name = block.parent.child_by_field_name("name")
+    if name is None or name.text != b"__m":
+        return False
+    stmts = [c for c in block.named_children if c.type not in _COMMENTS]
+    return len(stmts) == 1 and _is_whole_body(call, block)
 
 
 def _shadow(source: bytes, start: int, end: int) -> bytes:
