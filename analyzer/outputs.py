@@ -23,6 +23,9 @@ def ensure_writable_dir(folder: Path) -> None:
 def write_files(files: dict[Path, str]) -> None:
     """Write every file to a temporary sibling first; rename them into place only when all are
     written, so a failure leaves the previous outputs exactly as they were."""
+    for path in files:
+        if path.is_dir():
+            raise UserError(f"cannot write {path}: a folder is in the way; move it or choose another --out")
     temps: list[tuple[str, Path]] = []
     try:
         for path, text in files.items():
