@@ -1,0 +1,111 @@
+"""`burn-errors diff BASE HEAD`: what changed between two revisions or two records files.
+
+Registers itself on the `main` group when cli.py imports it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .cli import debug_option, main, open_cache, open_repo, repo_options
+from .diff import FAIL_ON
+from .errors import CheckFailed, UserError
+
+FORMATS = ("markdown", "json", "sarif")
+
+
+@main.command()
+@click.argument("base", metavar="BASE")
+@click.argument("head", metavar="HEAD")
+@repo_options
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True,
+              help="markdown for a pull-request comment, json for scripts, sarif for GitHub code scanning.")
+@click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON), multiple=True, default=("none",),
+              show_default=True,
+              help="Exit 1 (after writing the output) when the diff has sites of this kind; repeat for "
+                   "more than one kind. any = added, changed or removed; moves never fail.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False),
+              help="Write the output to this file (whole or not at all) instead of stdout.")
+@click.option("--jobs", type=click.IntRange(1, 64), help="Parser processes (default: one per core).")
+@debug_option
+def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
+    """Compare the records of BASE and HEAD: sites added, removed, changed and moved, and the
+    coverage cells that flipped.
+
+    BASE and HEAD are revisions of --repo (SHA, tag or branch), or two records.jsonl files when
+    both name existing files. Revisions are read from git objects, without a checkout; with the
+    cache, the second revision parses only the files that differ from the first.
+
+    \b
+    Examples:
+      burn-errors diff v0.18.0 main --repo ../burn
+      burn-errors diff origin/main HEAD --repo . --fail-on added --format markdown --out comment.md
+      burn-errors diff $BASE_SHA $HEAD_SHA --repo . --format sarif --out burn-errors.sarif
+      burn-errors diff old/records.jsonl new/records.jsonl --format json
+    """
+    from .diff import diff_records, diff_revisions, records_mode
+    from .outputs import ensure_writable_dir, write_file
+    from .sinks import diff_json, diff_markdown, sarif
+    from .ui import status
+
+    kinds = [k for k in fail_on if k != "none"]
+    if "none" in fail_on and kinds:
+        raise UserError(f"--fail-on none cannot be combined with --fail-on {','.join(kinds)}; drop one")
+    out = Path(out_file) if out_file else None
+    if out is not None:
+        if out.is_dir():
+            raise UserError(f"--out {out_file} is a folder; give a file name")
+        ensure_writable_dir(out.parent)  # fail before the analysis, not after it
+
+    if records_mode(base, head):
+        result = diff_records(base, head)
+    else:
+        git_repo = open_repo(repo, repo_name, no_cache, want=base)
+        if git_repo.try_resolve(head) is None:  # a mirror may need a fetch for the second revision
+            git_repo = open_repo(repo, repo_name, no_cache, want=head)
+        cache = open_cache(no_cache)
+        try:
+            with status(f"Diffing {git_repo.name} {base}..{head}") as say:
+                result = diff_revisions(git_repo, base, head, cache=cache, jobs=jobs,
+                                        progress=lambda which, text: say(f"{which}: {text}"))
+        finally:
+            if cache is not None:
+                cache.close()
+
+    if fmt == "json":
+        document = diff_json.dumps(result, kinds)
+    elif fmt == "sarif":
+        document = sarif.dumps(result)
+    else:
+        document = diff_markdown.render(result, kinds)
+    if out is not None:
+        write_file(out, document)
+    else:
+        click.echo(document, nl=False)
+
+    _summary(result, out_file)
+    failed = result.failed(kinds)
+    if failed:
+        n = result.counts()
+        raise CheckFailed("Failing (--fail-on " + ",".join(kinds) + "): "
+                          + ", ".join(f"{n[k]} {k}" for k in failed) + ".")
+
+
+def _summary(result, out_file: str | None) -> None:
+    """One or two lines on stderr: the counts, and for revisions what the cache saved."""
+    n = result.counts()
+    b, h = result.base, result.head
+    names = (f"{b.sha[:12] if b.sha else b.label}..{h.sha[:12] if h.sha else h.label}")
+    click.echo(f"Diff {result.repo or ''}{'@' if result.repo else ''}{names}: {n['added']} added, "
+               f"{n['removed']} removed, {n['changed']} changed, {n['moved']} moved, {n['unchanged']} "
+               f"unchanged; {n['flipped']} coverage cells flipped "
+               f"({b.records} -> {h.records} records, {result.timings.get('total', 0):.2f}s)", err=True)
+    if b.source == "git":
+        click.echo(f"Read and parsed afresh: base {b.cache_misses} of {b.files_scanned} Rust files, head "
+                   f"{h.cache_misses} of {h.files_scanned} (the rest from the cache)", err=True)
+    if out_file:
+        click.echo(f"Wrote {out_file}", err=True)
+    sys.stderr.flush()
