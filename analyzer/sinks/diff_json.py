@@ -1,0 +1,58 @@
+"""`burn-errors diff --format json`: the whole diff as one JSON document (shape in README.md).
+
+Each site is a compact summary, not the full 32-key record: what a CI step or a script needs to
+say what changed and where, with the pinned link. `changed` and `moved` hold both sides.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .. import __version__
+from ..diff import Change, DiffResult, Side
+from ..record import RecordLine
+
+
+def site(line: RecordLine) -> dict:
+    r, a = line.record, line.analysis
+    return {"id": r.id, "message": r.errorMessage, "category": a.category, "crate": a.crate,
+            "function": a.function, "operation": a.operation, "filePath": r.filePath,
+            "lineNumber": r.lineNumber, "githubUrl": r.githubUrl, "pattern": a.pattern,
+            "enum": a.enum, "handled": list(a.handled), "rejected": list(a.rejected)}
+
+
+def change(c: Change) -> dict:
+    return {"id": c.id, "fields": c.fields, "base": site(c.base), "head": site(c.head)}
+
+
+def side(s: Side) -> dict:
+    out = {"label": s.label, "source": s.source, "repo": s.repo, "sha": s.sha, "records": s.records}
+    if s.source == "git":
+        out["filesScanned"] = s.files_scanned
+        out["cache"] = {"hits": s.cache_hits, "misses": s.cache_misses}
+        out["seconds"] = s.seconds
+    return out
+
+
+def build(result: DiffResult, fail_on: list[str]) -> dict:
+    failed = result.failed(fail_on)
+    return {
+        "tool": {"name": "burn-errors", "version": __version__},
+        "repo": result.repo,
+        "base": side(result.base),
+        "head": side(result.head),
+        "summary": result.counts(),
+        "added": [site(x) for x in result.added],
+        "removed": [site(x) for x in result.removed],
+        "changed": [change(c) for c in result.changed],
+        "moved": [change(c) for c in result.moved],
+        "flipped": [{"crate": f.crate, "operation": f.operation, "dtype": f.dtype, "base": f.base,
+                     "head": f.head} for f in result.flipped],
+        "failOn": [k for k in fail_on if k != "none"],
+        "failed": failed,
+        "timings": result.timings,
+    }
+
+
+def dumps(result: DiffResult, fail_on: list[str]) -> str:
+    return json.dumps(build(result, fail_on), indent=2, ensure_ascii=False) + "\n"

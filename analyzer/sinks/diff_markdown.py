@@ -1,0 +1,198 @@
+"""`burn-errors diff --format markdown`: a pull-request comment, rendered from
+templates/diff.md.j2.
+
+The first line is an HTML comment marker (`<!-- burn-errors:diff -->`) so a workflow can find and
+update its earlier comment instead of adding a new one; then one summary line, then a table per
+kind. Links are pinned: removed sites link to the base revision, added, changed and moved sites to
+the head revision. Long tables are cut at MAX_ROWS rows (GitHub caps a comment at 65,536
+characters); the JSON format always has everything.
+"""
+
+from __future__ import annotations
+
+import re
+
+import jinja2
+
+from .. import __version__
+from ..diff import DiffResult
+from ..record import RecordLine
+
+MARKER = "<!-- burn-errors:diff -->"
+MAX_ROWS = 50
+MAX_MESSAGE = 120
+
+_env = jinja2.Environment(loader=jinja2.PackageLoader("analyzer", "templates"), autoescape=False,
+                          trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                          undefined=jinja2.StrictUndefined)
+
+
+def _flat(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def code(text: object, limit: int | None = None) -> str:
+    """An inline code span that survives a table cell: the fence is longer than any run of
+    backticks inside, and `|` is escaped (GFM tables split cells on it even inside code)."""
+    s = _flat(text)
+    if limit is not None and len(s) > limit:
+        s = s[:limit - 1].rstrip() + "…"
+    s = s.replace("|", "\\|")
+    runs = [len(m) for m in re.findall(r"`+", s)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+
+
+def text(value: object) -> str:
+    """Plain text in a table cell, with markdown's special characters escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", _flat(value))
+
+
+def dtypes(values: list[str], limit: int = 8) -> str:
+    if not values:
+        return ""
+    shown = ", ".join(values[:limit])
+    return shown + (f" +{len(values) - limit} more" if len(values) > limit else "")
+
+
+def rejects(line: RecordLine) -> str:
+    """What the site panics for: its rejected dtypes or variants, else its arm pattern."""
+    a = line.analysis
+    if a.rejected:
+        return text(dtypes(list(a.rejected)))
+    return code(a.pattern, 60)
+
+
+def location(line: RecordLine) -> str:
+    r = line.record
+    return f"[{code(f'{r.filePath}:{r.lineNumber}')}]({r.githubUrl})"
+
+
+def where(line: RecordLine) -> str:
+    a = line.analysis
+    return text(a.crate) + (" · " + code(a.function) if a.function else "")
+
+
+def more(items: list) -> str:
+    """The note under a table cut at MAX_ROWS rows (empty when nothing was cut)."""
+    if len(items) <= MAX_ROWS:
+        return ""
+    return f"\n…and {len(items) - MAX_ROWS} more; `burn-errors diff --format json` lists them all.\n"
+
+
+def contrast(before: str, after: str, limit: int) -> tuple[str, str]:
+    """Two long texts cut so the part that differs shows: past a long common prefix, both start
+    with `…` a little before the first difference."""
+    a, b = _flat(before), _flat(after)
+    if len(a) <= limit and len(b) <= limit:
+        return a, b
+    common = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        common += 1
+    start = max(0, common - 8)
+    if start:
+        a, b = "…" + a[start:], "…" + b[start:]
+    return a, b
+
+
+def delta(values_base: list[str], values_head: list[str]) -> str:
+    gone = [v for v in values_base if v not in values_head]
+    new = [v for v in values_head if v not in values_base]
+    parts = [f"+{v}" for v in new] + [f"−{v}" for v in gone]
+    return text(dtypes(parts))
+
+
+def what_changed(c) -> str:
+    b, h = c.base, c.head
+    out = []
+    for f in c.fields:
+        if f == "message":
+            x, y = contrast(b.record.errorMessage, h.record.errorMessage, 60)
+            out.append(f"message {code(x, 60)} → {code(y, 60)}")
+        elif f == "category":
+            out.append(f"category {b.analysis.category} → {h.analysis.category}")
+        elif f == "pattern":
+            x, y = contrast(b.analysis.pattern, h.analysis.pattern, 40)
+            out.append(f"arm {code(x, 40)} → {code(y, 40)}")
+        elif f == "rejected":
+            out.append(f"panics for {delta(list(b.analysis.rejected), list(h.analysis.rejected))}")
+        elif f == "file":
+            out.append(f"moved from {location(b)}")
+        elif f == "line" and "file" not in c.fields:
+            out.append(f"line {b.record.lineNumber} → {h.record.lineNumber}")
+    return "; ".join(out)
+
+
+def commit_link(repo: str | None, sha: str | None, label: str) -> str:
+    if repo and sha:
+        return f"[{code(sha[:12])}](https://github.com/{repo}/commit/{sha})"
+    return code(label)
+
+
+def summary_line(result: DiffResult) -> str:
+    n = result.counts()
+    main = [f"{n[k]} {k}" for k in ("added", "removed", "changed") if n[k]]
+    rest = []
+    if n["moved"]:
+        rest.append(f"{n['moved']} moved")
+    if n["flipped"]:
+        rest.append(f"{n['flipped']} coverage cell{'s' if n['flipped'] != 1 else ''} flipped")
+    if not main:
+        head = "no panic site added, removed or changed"
+    else:
+        head = ", ".join(main) + f" panic site{'s' if sum(n[k] for k in ('added', 'removed', 'changed')) != 1 else ''}"
+    return head + (f" ({', '.join(rest)})" if rest else "")
+
+
+_env.filters.update(code=code, text=text, location=location, where=where, rejects=rejects,
+                    what_changed=what_changed, dtypes=dtypes, more=more)
+
+
+def flip_rows(result: DiffResult) -> list[dict]:
+    """Flipped cells grouped per backend, operation and before/after status, so an operation that
+    enters or leaves the matrix is one row, not one per dtype. Rows that now panic come first."""
+    groups: dict[tuple, list] = {}
+    for f in result.flipped:
+        groups.setdefault((f.crate, f.operation, f.base, f.head), []).append(f)
+    rows = [{"crate": c, "operation": o, "base": b or "—", "head": h or "—", "worse": fs[0].worse,
+             "dtypes": [f.dtype for f in fs]} for (c, o, b, h), fs in groups.items()]
+    return sorted(rows, key=lambda r: (not r["worse"], r["crate"], r["operation"], r["base"], r["head"]))
+
+
+def header(result: DiffResult) -> str:
+    """The line under the title: repository, the two pinned commits, record counts, compare link."""
+    parts = []
+    if result.repo:
+        parts.append(code(result.repo) + " ")
+    parts.append(f"{commit_link(result.repo, result.base.sha, result.base.label)} → "
+                 f"{commit_link(result.repo, result.head.sha, result.head.label)}")
+    parts.append(f" · {result.base.records} → {result.head.records} records")
+    if result.repo and result.base.sha and result.head.sha and result.base.sha != result.head.sha:
+        parts.append(f" · [compare](https://github.com/{result.repo}/compare/{result.base.sha}..."
+                     f"{result.head.sha})")
+    return "".join(parts)
+
+
+def render(result: DiffResult, fail_on: list[str]) -> str:
+    template = _env.get_template("diff.md.j2")
+    flips = flip_rows(result)
+    return template.render(marker=MARKER, version=__version__, r=result, summary=summary_line(result),
+                           header=header(result), max_rows=MAX_ROWS, max_message=MAX_MESSAGE, flips=flips,
+                           failed=result.failed(fail_on), failed_text=_failed_text(result, fail_on),
+                           fail_on=fail_on)
+
+
+def _failed_text(result: DiffResult, fail_on: list[str]) -> str:
+    n = result.counts()
+    parts = [f"{n[k]} {k}" for k in result.failed(fail_on)]
+    if not parts:
+        return ""
+    words = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    total = sum(n[k] for k in result.failed(fail_on))
+    return words + f" panic site{'s' if total != 1 else ''}"

@@ -1,0 +1,135 @@
+"""`burn-errors diff --format sarif`: SARIF 2.1.0 for GitHub code scanning.
+
+One result per added site (a new panic a user can hit), under one rule per category
+(`burn-errors/dtype-dispatch`, `burn-errors/unsupported-mode`). Each result points at the file and
+line in the head revision, relative to the repository root (`%SRCROOT%`), and carries
+`partialFingerprints` made from the record id, so code scanning recognises the same site across
+runs even when lines above it move.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from .. import __version__
+from ..classify import CATEGORIES
+from ..diff import DiffResult
+from ..record import RecordLine
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+# Where `informationUri` points when the installed package names no homepage of its own.
+FALLBACK_INFORMATION_URI = "https://pypi.org/project/burn-errors/"
+FINGERPRINT = "burnErrorsId/v1"
+AUTOMATION_ID = "burn-errors-diff/"
+
+RULES = {
+    "dtype-dispatch": {
+        "name": "UnsupportedDtypePanic",
+        "short": "A match on a dtype panics for dtypes it does not support.",
+        "full": ("A match arm that dispatches on a tensor's dtype ends in panic!, unimplemented! or todo! "
+                 "for the dtypes it does not handle: a user who calls this operation with one of them "
+                 "gets a panic instead of an error they can handle."),
+        "help": ("Handle the dtype (add an arm, or cast to a supported dtype first), or document the "
+                 "restriction where users see it. The panicking dtypes are listed in the result."),
+        "tag": "unsupported-dtype",
+    },
+    "unsupported-mode": {
+        "name": "UnsupportedModePanic",
+        "short": "A match panics for a mode, variant or setting that is not supported.",
+        "full": ("A match arm rejects a variant or a setting (an interpolation mode, a reduction, a "
+                 "quantization scheme...) with panic!, unimplemented! or todo!: a user who picks it "
+                 "gets a panic at run time."),
+        "help": ("Support the variant, reject it earlier with an error the caller can handle, or "
+                 "document which backends support it."),
+        "tag": "unsupported-op-backend",
+    },
+}
+
+
+def rule_id(category: str) -> str:
+    return f"burn-errors/{category}"
+
+
+@lru_cache(maxsize=1)
+def information_uri() -> str:
+    """The tool's homepage from its installed metadata (pyproject's [project.urls]), else PyPI."""
+    try:
+        from importlib.metadata import metadata
+        meta = metadata("burn-errors")
+        for entry in meta.get_all("Project-URL") or []:
+            _, _, url = entry.partition(",")
+            if url.strip().startswith("http"):
+                return url.strip()
+        home = meta.get("Home-page")
+        if home and home.startswith("http"):
+            return home
+    except Exception:  # noqa: BLE001 - metadata is a nicety; never fail the run over it
+        pass
+    return FALLBACK_INFORMATION_URI
+
+
+def _rule(category: str) -> dict:
+    r = RULES[category]
+    return {
+        "id": rule_id(category),
+        "name": r["name"],
+        "shortDescription": {"text": r["short"]},
+        "fullDescription": {"text": r["full"]},
+        "help": {"text": r["help"], "markdown": r["help"]},
+        "helpUri": information_uri(),
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"tags": ["burn", "panic", r["tag"]], "precision": "high"},
+    }
+
+
+def _message(line: RecordLine) -> str:
+    r, a = line.record, line.analysis
+    where = f"{a.crate}::{a.function}" if a.function else a.crate
+    text = f"New panic site in {where}: \"{r.errorMessage}\""
+    if a.rejected:
+        text += f"; panics for {', '.join(a.rejected)}"
+    elif a.pattern:
+        text += f"; panics for `{a.pattern}`"
+    return text + "."
+
+
+def _result(line: RecordLine, index: dict[str, int]) -> dict:
+    r, a = line.record, line.analysis
+    return {
+        "ruleId": rule_id(a.category),
+        "ruleIndex": index[a.category],
+        "level": "warning",
+        "message": {"text": _message(line)},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": r.filePath, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": r.lineNumber},
+        }}],
+        "partialFingerprints": {FINGERPRINT: r.id},
+        "properties": {"recordId": r.id, "crate": a.crate, "function": a.function,
+                       "operation": a.operation, "macro": a.macro, "pattern": a.pattern,
+                       "rejected": list(a.rejected), "githubUrl": r.githubUrl},
+    }
+
+
+def build(result: DiffResult) -> dict:
+    categories = list(CATEGORIES)
+    index = {c: i for i, c in enumerate(categories)}
+    run: dict = {
+        "tool": {"driver": {"name": "burn-errors", "version": __version__, "semanticVersion": __version__,
+                            "informationUri": information_uri(), "rules": [_rule(c) for c in categories]}},
+        "automationDetails": {"id": AUTOMATION_ID},
+        "invocations": [{"executionSuccessful": True}],
+        "results": [_result(line, index) for line in result.added],
+        "properties": {"base": result.base.sha or result.base.label,
+                       "head": result.head.sha or result.head.label,
+                       "summary": result.counts()},
+    }
+    if result.repo and result.head.sha:
+        run["versionControlProvenance"] = [{"repositoryUri": f"https://github.com/{result.repo}",
+                                            "revisionId": result.head.sha}]
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def dumps(result: DiffResult) -> str:
+    return json.dumps(build(result), indent=2, ensure_ascii=False) + "\n"
