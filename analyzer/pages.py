@@ -1,0 +1,299 @@
+"""Pages: one page per record, in the shape of the published pages (seed 000), and an index.
+
+This module holds what the Markdown and HTML sinks share: which records are related to which,
+page names, the values a page template sees, and the jinja2 environment with its filters. The
+templates are `templates/page.{md,html}.j2` and `templates/page_index.{md,html}.j2`.
+
+Related errors
+--------------
+A page lists up to `RELATED_LIMIT` messages of other records, chosen in this order:
+
+1. the same *operation family*: records whose `analysis.operation` has the same family key
+   (`family_key`: the last `::` segment, lower-cased, without a tensor-kind prefix `float_`,
+   `int_`, `bool_`, `q_`, without suffixes such as `_backward`, `_grad`, `_with_indices`, and
+   without a dimension suffix `1d`/`2d`/`3d`, so `deform_conv2d_backward` -> `deform_conv` and
+   `float_cumsum` -> `cumsum`) *and* the same scope (`family_scope`): an operation that the
+   message names (`conv3d: unsupported dtype`) or that implements a backend operation trait
+   (`impl ModuleOps<..> for ..`) is the same operation in every crate; any other function name
+   (`forward`, `from`, `new`) only groups records of one crate. Same crate first, then by file
+   and line;
+2. the same file, nearest line first.
+
+A message equal to the page's own message, or already listed, is not listed again: the list
+shows messages, and the same text twice says nothing new.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import quote
+
+import jinja2
+from markupsafe import Markup
+
+from .record import RecordLine
+
+RELATED_LIMIT = 8
+API_PATH = "/api/errors/"
+
+_KIND_PREFIX = re.compile(r"^(?:float|int|bool|q)_(?=[a-z])")
+_SUFFIXES = ("_backward", "_forward", "_grad", "_with_indices", "_inplace", "_elem", "_ref", "_async", "_impl")
+_DIM_SUFFIX = re.compile(r"_?[1-9]d$")
+_OPS_TRAIT = re.compile(r"^impl(?:<.*?>)?\s+(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)Ops\b.*\bfor\b")
+_STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
+
+
+def family_key(operation: str) -> str:
+    """`deform_conv2d_backward` -> `deform_conv`, `float_cumsum` -> `cumsum`, `burn_flex::layer_norm`
+    -> `layer_norm`. Never empty: a name that would strip to nothing stays as it was."""
+    name = operation.rsplit("::", 1)[-1].lower()
+    key = _KIND_PREFIX.sub("", name)
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _SUFFIXES:
+            if key.endswith(suffix) and len(key) > len(suffix):
+                key = key[: -len(suffix)]
+                changed = True
+        stripped = _DIM_SUFFIX.sub("", key)
+        if stripped and stripped != key:
+            key, changed = stripped, True
+    return key.strip("_") or name
+
+
+def names_operation(line: RecordLine) -> bool:
+    """True when the message itself names the operation (`conv3d: unsupported dtype {:?}`)."""
+    message = _STD_PREFIX.sub("", line.record.errorMessage)
+    op = line.analysis.operation
+    return bool(op) and re.match(re.escape(op) + r"\s*:", message) is not None
+
+
+def family_scope(line: RecordLine) -> str:
+    """"" (every crate) for an operation the message names or a backend-operation trait method;
+    else the crate, so that common function names do not tie unrelated crates together."""
+    if names_operation(line) or _OPS_TRAIT.match(line.analysis.impl or ""):
+        return ""
+    return line.analysis.crate
+
+
+def family(line: RecordLine) -> tuple[str, str]:
+    return family_key(line.analysis.operation), family_scope(line)
+
+
+def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMIT) -> list[RecordLine]:
+    """Other records of the same operation family, then of the same file (see the module doc)."""
+    me = line.record
+    fam = family(line)
+    same_family = [o for o in lines if o.record.id != me.id and family(o) == fam]
+    same_family.sort(key=lambda o: (o.analysis.crate != line.analysis.crate, o.record.filePath, o.record.lineNumber))
+    same_file = [o for o in lines if o.record.id != me.id and o.record.filePath == me.filePath]
+    same_file.sort(key=lambda o: (abs(o.record.lineNumber - me.lineNumber), o.record.lineNumber))
+    out: list[RecordLine] = []
+    seen = {me.errorMessage}
+    for o in same_family + same_file:
+        if o.record.errorMessage in seen:
+            continue
+        seen.add(o.record.errorMessage)
+        out.append(o)
+        if len(out) == limit:
+            break
+    return out
+
+
+def page_names(lines: list[RecordLine]) -> dict[str, str]:
+    """File stem of each record's page: its slug without a leading `-`; the full id is added for a
+    slug two records share, and stands alone for a slug that is not plain `[a-z0-9-]`."""
+    count: dict[str, int] = {}
+    for ln in lines:
+        count[ln.record.slug] = count.get(ln.record.slug, 0) + 1
+    names = {}
+    for ln in lines:
+        # No leading "-" (a message that starts with punctuation): a file name shells read as an option.
+        s = ln.record.slug.lstrip("-") if re.fullmatch(r"[a-z0-9-]+", ln.record.slug) else ""
+        s = s or ln.record.id
+        names[ln.record.id] = s if count[ln.record.slug] == 1 else f"{s}-{ln.record.id}"
+    return names
+
+
+def issue_url(line: RecordLine, base: str | None = None) -> str:
+    """A new-issue link prefilled with the message, the source location and the record's address.
+    `base` defaults to the analysed repository's GitHub issues."""
+    r = line.record
+    base = base or f"https://github.com/{r.repo}/issues/new"
+    title = f"Panic: {r.errorMessage[:120]}"
+    body = f"Panic thrown at {r.filePath}:{r.lineNumber}, {r.githubUrl}\n\nRecord: {API_PATH}{r.id}"
+    return f"{base}{'&' if '?' in base else '?'}title={quote(title, safe='/:@')}&body={quote(body, safe='/:@')}"
+
+
+@dataclass
+class RelatedItem:
+    message: str
+    href: str
+    where: str
+
+
+def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str], ext: str,
+                 issues_url: str | None = None) -> dict:
+    """Everything a page template sees. Annotation values are None when not annotated yet (the
+    templates leave their sections out); lists and strings are never empty placeholders."""
+    r, a = line.record, line.analysis
+    example = [(k, getattr(r, k)) for k in ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern")]
+    src_lines = r.sourceCode.split("\n")
+    return {
+        "repo": r.repo,
+        "id": r.id,
+        "message": r.errorMessage,
+        "heading": display_message(r.errorMessage),
+        "documentation": _text(r.documentation),
+        "file_path": r.filePath,
+        "line_number": r.lineNumber,
+        "source_code": r.sourceCode,
+        "source_lines": [(r.sourceCodeStart + i, text) for i, text in enumerate(src_lines)],
+        "github_url": r.githubUrl,
+        "sha": r.analyzedSha,
+        "short_sha": r.analyzedSha[:10],
+        "date": r.analyzedAt[:10],
+        "solutions": [s for s in (r.solutions or []) if s.strip()],
+        "example_blocks": [(k, v) for k, v in example if _text(v)],
+        "trigger": _text(r.triggerScenarios),
+        "situations": _text(r.commonSituations),
+        "related": [RelatedItem(display_message(o.record.errorMessage), f"{names[o.record.id]}.{ext}",
+                                f"{o.analysis.crate} · {o.record.filePath}:{o.record.lineNumber}")
+                    for o in related(line, lines)],
+        "annotated": r.is_annotated(),
+        "api_url": f"{API_PATH}{r.id}",
+        "issue_url": issue_url(line, issues_url),
+        "category": a.category,
+        "crate": a.crate,
+    }
+
+
+def index_context(lines: list[RecordLine], names: dict[str, str], ext: str) -> dict:
+    """The index: every page, grouped by crate, in records order (file, then line)."""
+    groups: dict[str, list[dict]] = {}
+    for ln in lines:
+        r, a = ln.record, ln.analysis
+        groups.setdefault(a.crate, []).append({
+            "message": display_message(r.errorMessage), "href": f"{names[r.id]}.{ext}", "file_path": r.filePath,
+            "line_number": r.lineNumber, "category": a.category, "annotated": r.is_annotated()})
+    revisions = sorted({(ln.record.repo, ln.record.analyzedSha[:10]) for ln in lines})
+    return {
+        "revisions": [f"{repo}@{sha}" for repo, sha in revisions],
+        "title_repo": revisions[0][0] if len({repo for repo, _ in revisions}) == 1 else "burn-errors",
+        "total": len(lines),
+        "annotated": sum(1 for ln in lines if ln.record.is_annotated()),
+        "groups": sorted(groups.items()),
+    }
+
+
+def display_message(message: str) -> str:
+    """The message as a heading or link text: `panic!("")` prints nothing, which shows as nothing."""
+    return message if message.strip() else "(empty panic message)"
+
+
+def _text(value: str | None) -> str | None:
+    return value if value is not None and value.strip() else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown: escaping that keeps the text exactly as given once rendered by a CommonMark reader.
+
+_MD_ALWAYS = re.compile(r"([\\`*\[\]<>~|#])")
+_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+_MD_BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|[-+](?=\s|$)|=+\s*$|-+\s*$|(\d{1,9})([.)])(?=\s|$))")
+
+
+def md_inline(text: str) -> str:
+    """Escape text for a Markdown paragraph, heading or link text: punctuation that would start
+    emphasis, code, links, HTML or entities, and line starts that would start a block."""
+    out = []
+    for raw in str(text).split("\n"):
+        s = raw.strip()
+        s = _MD_ALWAYS.sub(r"\\\1", s)
+        s = _MD_UNDERSCORE.sub(r"\\_", s)
+        s = _MD_ENTITY.sub(r"\\&", s)
+        m = _MD_BLOCK_START.match(s)
+        if m:
+            if m.group(2):  # "1." or "1)": escape the delimiter
+                s = m.group(2) + "\\" + m.group(3) + s[m.end():]
+            else:
+                s = "\\" + s
+        out.append(s)
+    return "\n".join(out)
+
+
+def md_one_line(text: str) -> str:
+    """A heading or list item: one line, whitespace runs as one space."""
+    return md_inline(" ".join(str(text).split()))
+
+
+def md_paragraphs(text: str) -> str:
+    """Prose: paragraphs split on blank lines, each escaped; lines inside stay soft breaks."""
+    paras = [p for p in re.split(r"\n\s*\n", str(text).strip()) if p.strip()]
+    return "\n\n".join(md_inline(p) for p in paras)
+
+
+def md_code_span(text: str) -> str:
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    ticks = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.strip()) else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def md_fence(text: str, info: str = "") -> str:
+    """A fenced code block holding `text` verbatim, with a fence longer than any backtick run in it."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def md_link_title(text: str) -> str:
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML helpers (the environment autoescapes .html.j2 templates; these return Markup).
+
+def html_paragraphs(text: str) -> Markup:
+    paras = [p for p in re.split(r"\n\s*\n", str(text).strip()) if p.strip()]
+    return Markup("\n".join(f"<p>{html.escape(p.strip())}</p>" for p in paras))
+
+
+_SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def safe_url(url: str) -> str:
+    """Only http(s), absolute-path and relative links; anything else (`javascript:`) becomes `#`."""
+    m = _SCHEME.match(url)
+    return "#" if m and m.group(1).lower() not in ("http", "https") else url
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("analyzer", "templates"),
+        autoescape=lambda name: bool(name) and name.endswith(".html.j2"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(md=md_inline, md_line=md_one_line, md_paras=md_paragraphs, md_code=md_code_span,
+                       md_fence=md_fence, md_title=md_link_title, html_paras=html_paragraphs, url=safe_url)
+    return env
+
+
+def render_all(lines: list[RecordLine], ext: str, issues_url: str | None = None) -> dict[str, str]:
+    """{file name: text} for every record's page and `index.<ext>`."""
+    env = environment()
+    page = env.get_template(f"page.{ext}.j2")
+    index = env.get_template(f"page_index.{ext}.j2")
+    names = page_names(lines)
+    files = {f"{names[ln.record.id]}.{ext}": page.render(page_context(ln, lines, names, ext, issues_url))
+             for ln in lines}
+    files[f"index.{ext}"] = index.render(index_context(lines, names, ext))
+    return files

@@ -1,0 +1,18 @@
+"""Error pages as self-contained HTML: `<slug>.html` per record and `index.html`.
+
+Each file carries its own style (light and dark), no script and nothing fetched from elsewhere;
+every value is HTML-escaped by jinja2's autoescape, and links other than http(s) or relative
+ones are replaced by `#`.
+"""
+
+from __future__ import annotations
+
+from ..pages import render_all
+from ..record import RecordLine
+
+EXT = "html"
+
+
+def render(lines: list[RecordLine], issues_url: str | None = None) -> dict[str, str]:
+    """{file name: HTML text} for every record's page and the index."""
+    return render_all(lines, EXT, issues_url)

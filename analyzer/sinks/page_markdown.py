@@ -1,0 +1,17 @@
+"""Error pages as Markdown (CommonMark): `<slug>.md` per record and `index.md`.
+
+The values are escaped so that a CommonMark reader shows the text exactly as in the record (see
+`analyzer.pages.md_inline`); code is put in fences longer than any backtick run it holds.
+"""
+
+from __future__ import annotations
+
+from ..pages import render_all
+from ..record import RecordLine
+
+EXT = "md"
+
+
+def render(lines: list[RecordLine], issues_url: str | None = None) -> dict[str, str]:
+    """{file name: Markdown text} for every record's page and the index."""
+    return render_all(lines, EXT, issues_url)
