@@ -1,16 +1,21 @@
-"""Commands that work on a records file: `render`.
+"""Commands that work on a records file: `render` and `lookup`.
 
 They register themselves on the `burn-errors` group when analyzer/cli.py imports this module.
 """
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import click
 
 from .cli import debug_option, main
-from .errors import UserError
+from .errors import CheckFailed, UserError
+
+DEFAULT_RECORDS = "output/records.jsonl"
+
 
 def _read_records(path: str):
     from .sinks import jsonl
@@ -53,3 +58,75 @@ def render(records, fmt, out_dir, issues_url):
     write_files({out / name: text for name, text in pages.items()})
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
     click.echo(f"Wrote {len(pages) - 1} pages ({annotated} annotated) and {out / ('index.' + fmt)}")
+
+
+@main.command()
+@click.argument("message")
+@click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(dir_okay=False),
+              help="Records file to search.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--limit", type=click.IntRange(0), default=5, show_default=True,
+              help="Show at most this many matches (0: all).")
+@debug_option
+def lookup(message, records, fmt, limit):
+    """Find the record a runtime panic comes from.
+
+    MESSAGE is the panic message, or the whole panic as Rust prints it (`thread 'main' panicked at
+    FILE:LINE:COL:` and the message on the next line), or `-` to read it from standard input. A
+    record matches when its messageRegex matches the whole message. The best match comes first: a
+    record at the panic's file (nearest line first), then the one that spells out the most of the
+    message. Exit 1 when no record matches.
+
+    \b
+    Examples:
+      burn-errors lookup 'conv3d: unsupported dtype I8'
+      burn-errors lookup "$(cat panic.txt)" --records output/records.jsonl
+      cargo run 2>&1 | burn-errors lookup - --format json
+    """
+    from . import lookup as lk
+
+    text = sys.stdin.read() if message == "-" else message
+    panic = lk.parse_panic(text)
+    if not panic.message.strip():
+        raise UserError("the panic message is empty; give the text after `panicked at ...:`")
+    result = lk.lookup(panic, _read_records(records))
+    if result.bad_regex:
+        click.echo(f"note: {len(result.bad_regex)} records in {records} have a messageRegex that does not "
+                   f"compile and were skipped (first: {result.bad_regex[0]})", err=True)
+    shown = result.matches if limit == 0 else result.matches[:limit]
+    if fmt == "json":
+        click.echo(json.dumps({
+            "query": {"message": panic.message, "path": panic.path, "line": panic.line, "column": panic.column},
+            "total": len(result.matches), "placeholderOnly": result.placeholder_only,
+            "matches": [m.to_json(i) for i, m in enumerate(shown, start=1)]}, indent=2, ensure_ascii=False))
+    else:
+        _print_matches(result, shown)
+    if not result.matches:
+        one_line = " ".join(panic.message.split())
+        raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
+                          + (f" ({result.placeholder_only} records whose message is only a placeholder match any text)"
+                             if result.placeholder_only else ""))
+
+
+def _print_matches(result, shown) -> None:
+    n = len(result.matches)
+    if not n:
+        return
+    where = f" at {result.panic.path}:{result.panic.line}" if result.panic.path else ""
+    click.echo(f"{n} record{'s' if n != 1 else ''} match{'es' if n == 1 else ''} this panic{where}"
+               + (" (best first)" if n > 1 else "") + ":")
+    for i, m in enumerate(shown, start=1):
+        r, a = m.line.record, m.line.analysis
+        click.echo("")
+        click.echo(f"{i}. {r.errorMessage}")
+        flag = "  <- the panic's location" if m.at_location and m.distance == 0 else (
+            "  <- the panic's file" if m.at_location else "")
+        click.echo(f"   {r.filePath}:{r.lineNumber}{flag}")
+        click.echo(f"   {a.crate} · {a.function or a.operation} · {a.category}")
+        if a.rejected:
+            click.echo(f"   panics for: {', '.join(a.rejected)}")
+        if r.solutions:
+            click.echo(f"   first fix: {r.solutions[0]}")
+        click.echo(f"   id {r.id} · {r.githubUrl}")
+    if len(shown) < n:
+        click.echo(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
