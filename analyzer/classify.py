@@ -33,7 +33,7 @@ RULES = {
     "dtype/scrutinee": "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
     "dtype/arm-variants": "the arms name variants of a dtype enum found in the tree",
     "dtype/foreign-kind": "a tch kind() match on tch::Kind variants",
-    "dtype/foreign-variants": "arms name dtype-named variants of an enum from outside the tree (cubecl FloatKind)",
+    "dtype/foreign-variants": "arms name variants of a dtype enum from outside the tree (cubecl FloatKind, ElemType)",
     "mode/unimplemented-macro": "unimplemented!/todo! in an arm of a non-dtype match",
     "mode/unsupported-message": "the message says the variant or setting is not supported",
     **EXCLUSIONS,
@@ -235,6 +235,9 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
         return exclude("exclude/conditional")
     if arm.error_handling or (site.context != "match-arm" and any(o.error_handling for o in others)):
         return exclude("exclude/error-handling")
+    # `_ =>` beside `Some(..)` / `Ok(..)` arms only: the catch-all is the None / Err case.
+    if arm.catch_all and others and all(o.error_handling for o in others):
+        return exclude("exclude/error-handling")
 
     all_arms = [arm, *others]
     if _scrutinee_is_dtype(site.scrutinee):
@@ -273,6 +276,10 @@ def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog) -> str | No
     least = rule_data()["dtype"]["foreign_like_min"]
     for enum, variants in sorted(named.items()):
         if len(variants & catalog.dtype_names) >= least:
+            return enum
+    known = rule_data()["dtype"]["foreign_dtype_enums"]
+    for enum in sorted(named):
+        if enum in known:
             return enum
     return None
 

@@ -317,10 +317,11 @@ def _placement(call: Node, tx) -> _Placement:
             pat = arm.child_by_field_name("pattern")
             if pat is None:
                 continue
-            guard = pat.child_by_field_name("condition") is not None
-            core = [c for c in pat.named_children if c.type not in _COMMENTS
-                    and (pat.child_by_field_name("condition") is None
-                         or c.id != pat.child_by_field_name("condition").id)]
+            cond = pat.child_by_field_name("condition")
+            guard = cond is not None
+            # The pattern's own nodes; `_` is an anonymous node, so named_children misses it.
+            core = [c for c in pat.children if (c.is_named or c.type == "_") and c.type not in _COMMENTS
+                    and (cond is None or c.id != cond.id)]
             refs: list[VariantRef] = []
             for c in core:
                 refs.extend(pattern_refs(c))
