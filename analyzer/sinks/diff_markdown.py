@@ -4,8 +4,8 @@ templates/diff.md.j2.
 The first line is an HTML comment marker (`<!-- burn-errors:diff -->`) so a workflow can find and
 update its earlier comment instead of adding a new one; then one summary line, then a table per
 kind. Links are pinned: removed sites link to the base revision, added, changed and moved sites to
-the head revision. Long tables are cut at MAX_ROWS rows (GitHub caps a comment at 65,536
-characters); the JSON format always has everything.
+the head revision. Long tables are cut at MAX_ROWS rows, and shorter when the comment would pass
+GitHub's limit of 65,536 characters; the JSON format always has everything.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from ..record import RecordLine
 
 MARKER = "<!-- burn-errors:diff -->"
 MAX_ROWS = 50
+# GitHub refuses a comment longer than 65,536 characters; tables are cut shorter until it fits.
+MAX_CHARS = 65_000
 MAX_MESSAGE = 120
 
 _env = jinja2.Environment(loader=jinja2.PackageLoader("analyzer", "templates"), autoescape=False,
@@ -73,15 +75,17 @@ def location(line: RecordLine) -> str:
 
 
 def where(line: RecordLine) -> str:
+    """crate · function (or the macro_rules! the arm is written in)."""
     a = line.analysis
-    return text(a.crate) + (" · " + code(a.function) if a.function else "")
+    inside = a.function or a.inMacro
+    return text(a.crate) + (" · " + code(inside) if inside else "")
 
 
-def more(items: list) -> str:
-    """The note under a table cut at MAX_ROWS rows (empty when nothing was cut)."""
-    if len(items) <= MAX_ROWS:
+def more(items: list, limit: int) -> str:
+    """The note under a table cut at `limit` rows (empty when nothing was cut)."""
+    if len(items) <= limit:
         return ""
-    return f"\n…and {len(items) - MAX_ROWS} more; `burn-errors diff --format json` lists them all.\n"
+    return f"\n…and {len(items) - limit} more; `burn-errors diff --format json` lists them all.\n"
 
 
 def contrast(before: str, after: str, limit: int) -> tuple[str, str]:
@@ -182,10 +186,15 @@ def header(result: DiffResult) -> str:
 def render(result: DiffResult, fail_on: list[str]) -> str:
     template = _env.get_template("diff.md.j2")
     flips = flip_rows(result)
-    return template.render(marker=MARKER, version=__version__, r=result, summary=summary_line(result),
-                           header=header(result), max_rows=MAX_ROWS, max_message=MAX_MESSAGE, flips=flips,
-                           failed=result.failed(fail_on), failed_text=_failed_text(result, fail_on),
-                           fail_on=fail_on)
+    rows = MAX_ROWS
+    while True:
+        out = template.render(marker=MARKER, version=__version__, r=result, summary=summary_line(result),
+                              header=header(result), max_rows=rows, max_message=MAX_MESSAGE, flips=flips,
+                              failed=result.failed(fail_on), failed_text=_failed_text(result, fail_on),
+                              fail_on=fail_on)
+        if len(out) <= MAX_CHARS or rows <= 1:
+            return out
+        rows //= 2
 
 
 def _failed_text(result: DiffResult, fail_on: list[str]) -> str:
