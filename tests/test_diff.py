@@ -664,3 +664,30 @@ def test_example_workflow_uses_real_options():
     for key in ("pull_request", "upload-sarif", "security-events: write", "pull-requests: write",
                 "merge-base", "--fail-on added"):
         assert key in workflow, key
+
+
+def test_what_keeps_an_id_and_what_gives_a_new_one(cli, git_repo):
+    """ids.py: a renamed catch-all binding or panic! becoming unimplemented! keeps the id (the
+    site is changed); rewriting an explicit arm pattern gives a new id (removed + added)."""
+    git_repo.crate("burn-flex", {"src/ops.rs": BASE_OPS})
+    base = git_repo.commit()
+    text = (BASE_OPS
+            .replace('dtype => panic!("cumsum: unsupported dtype {:?}", dtype)',
+                     'other => panic!("cumsum: unsupported dtype {:?}", other)')
+            .replace('other => panic!("{other:?} reduction is not supported")',
+                     'other => unimplemented!("{other:?} reduction")')
+            .replace("InterpolateMode::Bicubic => panic!",
+                     "InterpolateMode::Bicubic | InterpolateMode::Bilinear => panic!"))
+    git_repo.write(OPS, text, dedent=False)
+    head = git_repo.commit()
+    d = diff_json(cli, git_repo, base, head)
+    changed = {c["head"]["function"]: c for c in d["changed"]}
+    assert set(changed) == {"cumsum", "reduce"}
+    assert changed["cumsum"]["fields"] == ["pattern"]
+    assert (changed["cumsum"]["base"]["pattern"], changed["cumsum"]["head"]["pattern"]) == ("dtype", "other")
+    assert changed["reduce"]["fields"] == ["message"]
+    assert changed["reduce"]["head"]["message"] == "not implemented: {other:?} reduction"
+    assert [s["pattern"] for s in d["removed"]] == ["InterpolateMode::Bicubic"]
+    assert [s["pattern"] for s in d["added"]] == ["InterpolateMode::Bicubic | InterpolateMode::Bilinear"]
+    assert d["added"][0]["id"] != d["removed"][0]["id"]
+    assert d["summary"]["unchanged"] == 1  # conv3d
