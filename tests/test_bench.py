@@ -1,0 +1,91 @@
+"""bench/bench.py runs end to end on a tiny repository and prints its table (the timings'
+values are never checked: no timing in unit tests)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench.py"
+
+def have_ast_grep() -> bool:
+    """What bench.py looks for: ast-grep beside this Python (the `bench` extra), else on PATH."""
+    return (Path(sys.executable).parent / "ast-grep").exists() or shutil.which("ast-grep") is not None
+
+DISPATCH_RS = """\
+use burn_std::DType;
+
+pub fn conv(dtype: DType) {
+    match dtype {
+        DType::F32 => run(),
+        DType::F16 => {
+            // not yet
+            unimplemented!("conv for f16")
+        }
+        other => panic!("conv: unsupported dtype {other:?}"),
+    }
+}
+
+pub fn pool(dtype: DType) {
+    match dtype {
+        DType::F32 => run(),
+        _ => todo!(),
+    }
+    panic!("not in an arm");
+}
+"""
+
+
+def bench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+@pytest.fixture
+def bench_repo(git_repo):
+    git_repo.crate("burn-flex", {"src/ops.rs": DISPATCH_RS})
+    base = git_repo.commit("base")
+    git_repo.write("crates/burn-flex/src/more.rs", DISPATCH_RS.replace("conv", "deform").replace("pool", "pad"))
+    head = git_repo.commit("head")
+    return git_repo, base, head
+
+
+def test_bench_prints_the_table(bench_repo, tmp_path):
+    repo, base, head = bench_repo
+    out = bench("--repo", str(repo.path), "--sha", head, "--base", base, "--rounds", "1",
+                "--json", str(tmp_path / "bench.json"))
+    if not have_ast_grep():  # without the `bench` extra: the script says how to get it
+        assert out.returncode == 2
+        assert "ast-grep not found" in out.stderr and "[bench]" in out.stderr
+        return
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    for label in ("burn-errors extract, cold cache", "burn-errors extract, warm cache", "ast-grep scan",
+                  "burn-errors diff BASE HEAD", "cold/ast-grep", "cached/ast-grep", "peak RSS", "command:"):
+        assert label in text, label
+    # Both tools looked at the same three files and agree on the six arm bodies (three a file).
+    assert "6 matches" in text
+    assert "files scanned: burn-errors 3, ast-grep 3" in text
+    assert "burn-errors saw 6 calls of the same shape" in text and "6 at the same file:line" in text
+    assert (tmp_path / "bench.json").exists()
+
+
+def test_bench_says_how_to_get_ast_grep(bench_repo, tmp_path):
+    repo, _, head = bench_repo
+    out = bench("--repo", str(repo.path), "--sha", head, "--rounds", "1",
+                "--ast-grep", str(tmp_path / "no-such-ast-grep"))
+    assert out.returncode == 2
+    assert out.stderr.startswith("bench: error: ") and "ast-grep" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_bench_rejects_an_unknown_revision(bench_repo):
+    repo, _, _ = bench_repo
+    out = bench("--repo", str(repo.path), "--sha", "no-such-rev", "--rounds", "1")
+    assert out.returncode == 2
+    assert "no-such-rev" in out.stderr and "Traceback" not in out.stderr
