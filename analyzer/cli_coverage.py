@@ -1,0 +1,119 @@
+"""`burn-errors coverage`: the dtype support matrix per backend and operation (issue 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from .cli import debug_option, main, repo_options, run_extract, sha_option
+from .errors import UserError
+
+FORMATS = ("table", "markdown", "json", "html")
+
+
+@main.command()
+@repo_options
+@sha_option
+@click.option("--records", "records_path", type=click.Path(dir_okay=False), metavar="RECORDS",
+              help="Build from this records.jsonl (written by `extract`) instead of analysing a revision.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table: one terminal table per backend; markdown; json; html: one self-contained page "
+                   "with a heatmap.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write to FILE (whole or not at all) instead of stdout.")
+@click.option("--backend", "backends", multiple=True, metavar="CRATE",
+              help="Only this backend crate (burn-flex, or just flex); repeat for more. Default: every "
+                   "crate with a dtype dispatch, in turn.")
+@click.option("--expand", is_flag=True,
+              help="Give payload variants (Bool(U8), Bool(U32)) columns of their own instead of folding "
+                   "them into Bool (shown partial when they differ).")
+@debug_option
+def coverage(repo, rev, records_path, fmt, out_file, backends, expand, no_cache, repo_name):
+    """Show which dtypes each backend operation handles and which panic.
+
+    Every match that dispatches on a dtype gives one row per operation (the panic message's prefix
+    before ':', else the function): the dtypes its explicit arms handle, the dtypes that panic (the
+    panicking arm's own variants, or for a catch-all arm every variant no other arm names), and the
+    file and line of each panicking arm. A dtype one match of an operation handles and another
+    rejects, or a Bool whose storages differ, is partial.
+
+    \b
+    Examples:
+      burn-errors coverage --repo ../burn --sha main --backend flex
+      burn-errors coverage --records output/records.jsonl --format markdown --out coverage.md
+      burn-errors coverage --repo ../burn --format html --out coverage.html
+      burn-errors coverage --records output/records.jsonl --format json | jq '.cells[] | select(.status == "panics")'
+    """
+    from . import coverage as cov
+    from .outputs import ensure_writable_dir, write_file
+    from .sinks import jsonl
+
+    ctx = click.get_current_context()
+    out = Path(out_file) if out_file else None
+    if out is not None:  # fail before the work when the folder cannot take the file
+        ensure_writable_dir(out.parent)
+
+    if records_path:
+        given = [f"--{n.replace('_', '-')}" if n != "rev" else "--sha" for n in ("repo", "rev", "repo_name", "no_cache")
+                 if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)]
+        if given:
+            raise UserError(f"--records reads an existing records file, so {', '.join(given)} "
+                            f"{'does' if len(given) == 1 else 'do'} not apply; drop "
+                            f"{'it' if len(given) == 1 else 'them'}, or drop --records to analyse a revision")
+        lines = jsonl.read(records_path)
+        repo_label, sha = "", ""
+        source = records_path
+    else:
+        _, ex = run_extract(repo, rev, repo_name, no_cache)
+        lines, repo_label, sha = ex.lines, ex.repo, ex.sha
+        source = f"{ex.repo}@{ex.sha[:12]}"
+
+    matrix = cov.build(lines, collapse=not expand)
+    matrix.repo = matrix.repo or repo_label
+    matrix.sha = matrix.sha or sha
+    if backends:
+        matrix = matrix.only(_resolve_backends(matrix, backends, source))
+
+    text = _render(matrix, fmt, to_terminal=out is None)
+    if out is None:
+        if text is not None:
+            click.echo(text, nl=not text.endswith("\n"))
+        return
+    write_file(out, text if text is not None else "")
+    n_ops = len({(c, o) for c, o, _ in matrix.cells})
+    click.echo(f"Wrote {out} ({fmt}: {n_ops} operations in {len(matrix.crates())} backends).", err=True)
+
+
+def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]:
+    """Crate names from --backend values: exact, or the name without its `burn-` prefix."""
+    have = matrix.crates()
+    out: list[str] = []
+    for name in wanted:
+        hit = name if name in have else (f"burn-{name}" if f"burn-{name}" in have else None)
+        if hit is None:
+            choices = ", ".join(have) if have else "none: no dtype-dispatch sites were found"
+            raise UserError(f"--backend {name}: no dtype dispatch in that crate in {source}; backends with "
+                            f"one: {choices}")
+        if hit not in out:
+            out.append(hit)
+    return out
+
+
+def _render(matrix, fmt: str, to_terminal: bool) -> str | None:
+    """The output text; None when the table went straight to the terminal."""
+    if fmt == "json":
+        from .sinks import coverage_json
+        return coverage_json.dumps(matrix)
+    if fmt == "markdown":
+        from .sinks import coverage_markdown
+        return coverage_markdown.dumps(matrix)
+    if fmt == "html":
+        from .sinks import coverage_html
+        return coverage_html.dumps(matrix)
+    from .sinks import coverage_table
+    if to_terminal:
+        coverage_table.print_tables(matrix)
+        return None
+    return coverage_table.dumps(matrix)

@@ -1,0 +1,148 @@
+"""The coverage matrix as terminal tables (rich): one table per backend and dtype enum, rows the
+operations, one narrow column per dtype; under each operation the file and line of its panicking
+arms. Fits 100 columns. With several backends a summary table closes the output.
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..coverage import HANDLED, PANICS, PARTIAL, Group, Matrix, label, short_path
+
+GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow")}
+ABSENT = ("·", "dim")
+LEGEND = "✓ handled  ✗ panics  ◐ partial: panics in another match or another Bool storage  · not dispatched"
+WIDTH = 100  # for files: the width the table is designed for
+
+
+def renderables(matrix: Matrix) -> list:
+    out: list = []
+    crates = matrix.crates()
+    if not crates:
+        return [Text("No dtype-dispatch sites: nothing to show.")]
+    title = f"dtype coverage of {matrix.repo}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage"
+    out.append(Text(title, style="bold"))
+    first = _first_width(matrix)
+    for crate in crates:
+        out.append(Text())
+        out.append(_backend_heading(matrix, crate))
+        for group in matrix.groups_of(crate):
+            out.append(_backend_table(matrix, crate, group, first))
+    if len(crates) > 1:
+        for group in matrix.groups:
+            t = _summary_table(matrix, group)
+            if t is not None:
+                out.append(Text())
+                out.append(Text(f"Operations that panic on each dtype ({group.enum}), per backend", style="bold"))
+                out.append(t)
+    out.append(Text(LEGEND, style="dim"))
+    return out
+
+
+def print_tables(matrix: Matrix, console: Console | None = None) -> None:
+    console = console or Console(highlight=False, soft_wrap=False)
+    for r in renderables(matrix):
+        console.print(r)
+
+
+def dumps(matrix: Matrix, width: int = WIDTH) -> str:
+    """Plain text (no colours) for a file."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False,
+                      emoji=False, legacy_windows=False)
+    print_tables(matrix, console)
+    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
+
+
+def _backend_heading(matrix: Matrix, crate: str) -> Text:
+    n_ops = len(matrix.operations(crate))
+    n_matches = len(matrix.dispatches_of(crate))
+    counts = matrix.counts(crate)
+    t = Text()
+    t.append(crate, style="bold cyan")
+    t.append(f"  {n_ops} operation{'s' * (n_ops != 1)}, {n_matches} dtype match{'es' * (n_matches != 1)}; cells:  ")
+    t.append(f"{counts[HANDLED]} ✓", style="green")
+    t.append("  ")
+    t.append(f"{counts[PANICS]} ✗", style="red")
+    if counts[PARTIAL]:
+        t.append("  ")
+        t.append(f"{counts[PARTIAL]} ◐", style="yellow")
+    return t
+
+
+def _header(dtype: str) -> str:
+    name = label(dtype)
+    return name.replace("(", "\n(", 1) if "(" in name else name
+
+
+def _glyph(status: str | None) -> Text:
+    g, style = GLYPH[status] if status else ABSENT
+    return Text(g, style=style)
+
+
+def _fit(text: str, width: int) -> str:
+    """Cut a path from the left, keeping its file name and line: `…/vectorization/planner.rs:99`."""
+    return text if len(text) <= width else "…" + text[len(text) - width + 1:]
+
+
+def _first_width(matrix: Matrix, cap: int = 34) -> int:
+    """One width for every table's first column, so the dtype columns line up across backends."""
+    longest = max((len(op) for c in matrix.crates() for op in matrix.operations(c)), default=10)
+    longest = max([longest] + [len(short_path(d.path, d.crate)) + 1 + len(str(d.line)) + 1
+                               for d in matrix.dispatches])
+    return min(max(longest, 14), cap)
+
+
+def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False,
+                  header_style="bold", collapse_padding=True)
+    table.add_column(group.enum, overflow="fold", width=first)
+    for d in group.dtypes:
+        table.add_column(_header(d), justify="center", no_wrap=True)
+    for op in matrix.operations_in(crate, group):
+        where = Text(op, style="bold")
+        for d in matrix.dispatches_of(crate, op):
+            if d.enum != group.enum:
+                continue
+            lines = ",".join(str(s.line) for s in d.sites)
+            where.append("\n " + _fit(f"{short_path(d.path, crate)}:{lines}", first - 1), style="dim")
+            if d.function and d.function != op:
+                where.append(f" {d.function}()", style="dim")
+        row = [where]
+        for dtype in group.dtypes:
+            cell = matrix.get(crate, op, dtype)
+            row.append(_glyph(cell.status if cell else None))
+        table.add_row(*row)
+    return table
+
+
+def _summary_table(matrix: Matrix, group: Group) -> Table | None:
+    crates = [c for c in matrix.crates() if group in matrix.groups_of(crate=c)]
+    if not crates:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False,
+                  show_edge=False, header_style="bold", collapse_padding=True)
+    table.add_column("backend", overflow="fold", min_width=12)
+    table.add_column("ops", justify="right", no_wrap=True)
+    for d in group.dtypes:
+        table.add_column(_header(d), justify="center", no_wrap=True)
+    for crate in crates:
+        row: list = [Text(crate, style="cyan"), str(len(matrix.operations_in(crate, group)))]
+        for dtype in group.dtypes:
+            t = matrix.tally(crate, dtype)
+            bad = len(t[PANICS]) + len(t[PARTIAL])
+            if bad:
+                row.append(Text(str(bad), style="bold red" if t[PANICS] else "yellow"))
+            elif t[HANDLED]:
+                row.append(_glyph(HANDLED))
+            else:
+                row.append(_glyph(None))
+        table.add_row(*row)
+    return table
+
+
