@@ -1,0 +1,178 @@
+"""The coverage matrix as one self-contained HTML page (jinja2, templates/coverage.html.j2): an
+overview of backends by dtypes, the operations several backends share side by side, and a heatmap of
+operations by dtypes per backend. Every cell links the pinned source line of the record behind it
+and names path:line in its tooltip. Inline CSS and JS only: no network assets, works offline."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .. import __version__
+from ..coverage import HANDLED, PANICS, PARTIAL, Cell, Group, Matrix, label, short_path
+
+GLYPH = {HANDLED: "✓", PANICS: "✗", PARTIAL: "◐"}
+# Overview colours: green where no operation panics; light to dark red as the share that panics
+# grows; amber where operations only partly panic.
+GREEN, LIGHT_RED, DARK_RED, AMBER, EMPTY = (46, 158, 94), (246, 189, 182), (165, 15, 21), (238, 160, 40), "#eceff3"
+
+
+@lru_cache(maxsize=1)
+def _template():
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("analyzer", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("coverage.html.j2")
+
+
+def dumps(matrix: Matrix) -> str:
+    return _template().render(**view(matrix))
+
+
+def view(matrix: Matrix) -> dict:
+    """Everything the template shows, precomputed (the template only lays it out)."""
+    crates = matrix.crates()
+    counts = matrix.counts()
+    return {
+        "title": f"dtype coverage · {matrix.repo}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage",
+        "repo": matrix.repo,
+        "sha": matrix.sha,
+        "short_sha": matrix.sha[:12],
+        "version": __version__,
+        "n_backends": len(crates),
+        "n_operations": len({(c, o) for c, o, _ in matrix.cells}),
+        "n_matches": len(matrix.dispatches),
+        "counts": counts,
+        "collapsed": matrix.collapse,
+        "overview": [_overview(matrix, g) for g in matrix.groups],
+        "shared": _shared(matrix),
+        "backends": [_backend(matrix, crate) for crate in crates],
+    }
+
+
+def _columns(group: Group) -> list[dict]:
+    return [{"key": d, "label": label(d)} for d in group.dtypes]
+
+
+def _anchor(crate: str) -> str:
+    return "b-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in crate)
+
+
+def _overview(matrix: Matrix, group: Group) -> dict:
+    rows = []
+    for crate in matrix.crates():
+        if group not in matrix.groups_of(crate):
+            continue
+        cells = []
+        for dtype in group.dtypes:
+            t = matrix.tally(crate, dtype)
+            total = sum(len(v) for v in t.values())
+            bad = len(t[PANICS]) + len(t[PARTIAL])
+            if not total:
+                cells.append({"text": "", "style": f"background:{EMPTY}", "cls": "none",
+                              "title": f"{crate} · {label(dtype)}: no operation dispatches on it"})
+                continue
+            share = (len(t[PANICS]) + 0.5 * len(t[PARTIAL])) / total
+            colour = GREEN if not bad else (_mix(LIGHT_RED, DARK_RED, share) if t[PANICS] else AMBER)
+            lines = [f"{crate} · {label(dtype)}: {bad} of {total} operations panic"
+                     + (f" ({len(t[PARTIAL])} partly)" if t[PARTIAL] else "")]
+            lines += [f"✗ {o}" for o in t[PANICS][:12]] + (["…"] if len(t[PANICS]) > 12 else [])
+            lines += [f"◐ {o}" for o in t[PARTIAL][:6]] + (["…"] if len(t[PARTIAL]) > 6 else [])
+            cells.append({"text": str(bad) if bad else GLYPH[HANDLED], "cls": "some" if bad else "all",
+                          "style": f"background:{_hex(colour)};color:{_ink(colour)}", "title": "\n".join(lines)})
+        rows.append({"crate": crate, "anchor": _anchor(crate), "ops": len(matrix.operations_in(crate, group)),
+                     "cells": cells})
+    return {"enum": group.enum, "columns": _columns(group), "rows": rows}
+
+
+def _shared(matrix: Matrix) -> list[dict]:
+    """Operations that several backends dispatch on the same enum, side by side: where one backend
+    handles a dtype another panics on."""
+    out = []
+    for group in matrix.groups:
+        by_op: dict[str, list[str]] = {}
+        for crate in matrix.crates():
+            for op in matrix.operations_in(crate, group):
+                by_op.setdefault(op, []).append(crate)
+        ops = []
+        for op, crates in sorted(by_op.items()):
+            if len(crates) < 2:
+                continue
+            rows = [_row(matrix, crate, op, group, label_text=crate) for crate in crates]
+            gaps = 0
+            for i in range(len(group.dtypes)):
+                if len({r["cells"][i]["status"] for r in rows}) > 1:
+                    gaps += 1
+                    for r in rows:
+                        r["cells"][i]["gap"] = True
+            ops.append({"op": op, "rows": rows, "gaps": gaps})
+        if ops:
+            ops.sort(key=lambda o: (o["gaps"] == 0, o["op"]))
+            out.append({"enum": group.enum, "columns": _columns(group),
+                        "differ": [o for o in ops if o["gaps"]], "same": [o for o in ops if not o["gaps"]]})
+    return out
+
+
+def _backend(matrix: Matrix, crate: str) -> dict:
+    counts = matrix.counts(crate)
+    total = sum(counts.values()) or 1
+    tables = []
+    for group in matrix.groups_of(crate):
+        rows = [_row(matrix, crate, op, group, label_text=op) for op in matrix.operations_in(crate, group)]
+        tables.append({"enum": group.enum, "columns": _columns(group), "rows": rows})
+    return {
+        "crate": crate,
+        "anchor": _anchor(crate),
+        "ops": len(matrix.operations(crate)),
+        "matches": len(matrix.dispatches_of(crate)),
+        "counts": counts,
+        "bar": [{"status": s, "pct": round(100 * counts[s] / total, 2)} for s in (HANDLED, PARTIAL, PANICS)
+                if counts[s]],
+        "tables": tables,
+    }
+
+
+def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> dict:
+    locs = []
+    for d in matrix.dispatches_of(crate, op):
+        if d.enum != group.enum:
+            continue
+        for s in d.sites:
+            fn = f" · fn {s.function}" if s.function and s.function != op else ""
+            locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": s.url,
+                         "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
+    cells = [_cell(crate, op, d, matrix.get(crate, op, d)) for d in group.dtypes]
+    return {"label": label_text, "locs": locs, "cells": cells,
+            "panics": any(c["status"] in (PANICS, PARTIAL) for c in cells)}
+
+
+def _cell(crate: str, op: str, dtype: str, cell: Cell | None) -> dict:
+    if cell is None:
+        return {"status": "none", "glyph": "", "url": "", "gap": False,
+                "title": f"{crate} · {op} · {label(dtype)}: no dispatch"}
+    lines = [f"{crate} · {op} · {label(dtype)}: {cell.status}"]
+    parts = cell.parts
+    folded = len(parts) > 1 or (parts and next(iter(parts)) != dtype)
+    if folded:
+        lines.append(", ".join(f"{label(k)} {v}" for k, v in parts.items()))
+    for e in cell.evidence:
+        what = f"{label(e.dtype)} " if folded else ""
+        if e.status == PANICS:
+            lines.append(f"{what}panics at {e.site.path}:{e.site.line}: {e.site.message}")
+        else:
+            lines.append(f"{what}handled by the match at {e.site.path}:{e.site.line}")
+    return {"status": cell.status, "glyph": GLYPH[cell.status], "url": cell.sites[0].url, "gap": False,
+            "title": "\n".join(dict.fromkeys(lines))}
+
+
+def _mix(a: tuple, b: tuple, t: float) -> tuple:
+    return tuple(round(x + (y - x) * t) for x, y in zip(a, b))
+
+
+def _hex(rgb: tuple) -> str:
+    return "#%02x%02x%02x" % rgb
+
+
+def _ink(rgb: tuple) -> str:
+    r, g, b = (c / 255 for c in rgb)
+    return "#111" if 0.299 * r + 0.587 * g + 0.114 * b > 0.62 else "#fff"

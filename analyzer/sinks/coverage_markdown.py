@@ -1,0 +1,85 @@
+"""The coverage matrix as markdown (GitHub flavour): a summary of the backends, then per backend one
+table of operations by dtypes, each row linking the pinned source lines of its panicking arms."""
+
+from __future__ import annotations
+
+from ..coverage import HANDLED, PANICS, PARTIAL, Group, Matrix, label, short_path
+
+MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡"}
+LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (panics in another "
+          f"match of the operation, or in another Bool storage) · blank: the operation does not dispatch "
+          f"on that dtype")
+
+
+def dumps(matrix: Matrix) -> str:
+    out: list[str] = []
+    where = f" of `{matrix.repo}` at `{matrix.sha[:12]}`" if matrix.sha else ""
+    out.append(f"# dtype coverage{where}\n")
+    crates = matrix.crates()
+    if not crates:
+        out.append("No dtype-dispatch sites: nothing to show.\n")
+        return "\n".join(out)
+    n_ops = len({(c, o) for c, o, _ in matrix.cells})
+    out.append(f"{len(matrix.dispatches)} dtype-dispatch matches in {n_ops} operations of {len(crates)} "
+               f"backend{'s' * (len(crates) != 1)}. {LEGEND}.\n")
+    if len(crates) > 1:
+        out.append("## Summary: operations that panic on each dtype\n")
+        for group in matrix.groups:
+            out.append(_summary(matrix, group))
+    for crate in crates:
+        ops, matches = len(matrix.operations(crate)), len(matrix.dispatches_of(crate))
+        counts = matrix.counts(crate)
+        out.append(f"## {crate}\n")
+        out.append(f"{ops} operation{'s' * (ops != 1)}, {matches} match{'es' * (matches != 1)}; cells: "
+                   f"{counts[HANDLED]} handled, {counts[PANICS]} panic, {counts[PARTIAL]} partial.\n")
+        groups = matrix.groups_of(crate)
+        for group in groups:
+            if len(groups) > 1:
+                out.append(f"### {group.enum}\n")
+            out.append(_backend_table(matrix, crate, group))
+    return "\n".join(out)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _header(group: Group, first: list[str], last: list[str] = ()) -> list[str]:
+    cols = [*first, *(f"`{_cell(label(d))}`" for d in group.dtypes), *last]
+    aligns = ["---"] * len(first) + [":-:"] * len(group.dtypes) + ["---"] * len(last)
+    return ["| " + " | ".join(cols) + " |", "|" + "|".join(aligns) + "|"]
+
+
+def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
+    rows = _header(group, ["operation"], ["source"])
+    for op in matrix.operations_in(crate, group):
+        marks = []
+        for dtype in group.dtypes:
+            cell = matrix.get(crate, op, dtype)
+            marks.append(MARK[cell.status] if cell else " ")
+        links = []
+        for d in matrix.dispatches_of(crate, op):
+            if d.enum != group.enum:
+                continue
+            for s in d.sites:
+                fn = f" `{_cell(s.function)}`" if s.function and s.function != op else ""
+                links.append(f"[{_cell(short_path(s.path, crate))}:{s.line}]({s.url}){fn}")
+        rows.append("| " + " | ".join([f"`{_cell(op)}`", *marks, "<br>".join(links)]) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def _summary(matrix: Matrix, group: Group) -> str:
+    crates = [c for c in matrix.crates() if group in matrix.groups_of(c)]
+    rows = _header(group, ["backend", "ops"])
+    rows[1] = rows[1].replace("|---|---|", "|---|--:|", 1)
+    for crate in crates:
+        marks = []
+        for dtype in group.dtypes:
+            t = matrix.tally(crate, dtype)
+            bad = len(t[PANICS]) + len(t[PARTIAL])
+            marks.append(f"{bad}" if bad else (MARK[HANDLED] if t[HANDLED] else " "))
+        rows.append("| " + " | ".join([crate, str(len(matrix.operations_in(crate, group))), *marks]) + " |")
+    note = (f"Per backend and dtype: how many of its operations panic (or partly panic) on it; "
+            f"{MARK[HANDLED]} none; blank: no operation dispatches on it.")
+    title = f"**{group.enum}**\n\n" if len(matrix.groups) > 1 else ""
+    return title + "\n".join(rows) + "\n\n" + note + "\n"
