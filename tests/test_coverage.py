@@ -1,0 +1,524 @@
+"""`burn-errors coverage` end to end on fixture repositories (issue 4): explicit arms and catch-alls,
+partial arms, tuple scrutinees, a foreign enum, two matches of one operation, the four formats,
+--backend, --records, --out and the errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from analyzer import coverage
+from analyzer.record import RecordLine
+from analyzer.sinks import jsonl
+from conftest import read_records
+
+# Every variant of the fixture's DType (conftest.DTYPE_RS), payloads expanded, in declaration order.
+ALL = ["F64", "F32", "F16", "BF16", "I64", "I32", "U8", "Bool(Native)", "Bool(U8)", "Bool(U32)", "QFloat"]
+COLLAPSED = ["F64", "F32", "F16", "BF16", "I64", "I32", "U8", "Bool", "QFloat"]
+
+FLEX_OPS = '''\
+use burn_std::{BoolStore, DType};
+
+pub fn conv3d(x: Tensor) -> Tensor {
+    match x.dtype() {
+        DType::F32 => conv3d_f32(x),
+        DType::F64 => conv3d_f64(x),
+        dtype => panic!("conv3d: unsupported dtype {:?}", dtype),
+    }
+}
+
+pub fn select(x: Tensor) -> Tensor {
+    match x.dtype() {
+        DType::F64 | DType::F32 | DType::F16 | DType::BF16 => select_float(x),
+        DType::I64 | DType::I32 | DType::U8 => select_int(x),
+        DType::Bool(_) => select_bool(x),
+        DType::QFloat(_) => panic!("select: quantized tensors are not supported"),
+    }
+}
+
+pub fn gather(x: Tensor) -> Tensor {
+    match x.dtype() {
+        DType::QFloat(_) => panic!("gather: quantized tensors are not supported"),
+        other => gather_any(x, other),
+    }
+}
+
+pub fn to_contiguous(x: &Tensor) -> Tensor {
+    match x.dtype {
+        DType::F64 => copy::<f64>(x),
+        DType::F32 => copy::<f32>(x),
+        DType::Bool(BoolStore::Native | BoolStore::U8) => copy::<u8>(x),
+        DType::Bool(BoolStore::U32) => {
+            panic!("to_contiguous: Bool(U32) storage is not yet supported")
+        }
+        _ => panic!("Unsupported dtype for contiguous copy: {:?}", x.dtype),
+    }
+}
+
+pub fn interpolate(x: Tensor, options: InterpolateOptions) -> Tensor {
+    match (options.mode, x.dtype()) {
+        (_, DType::F32) => interpolate_f32(x, options),
+        (_, DType::F16) => interpolate_f16(x, options),
+        (mode, dtype) => panic!("interpolate: {:?} on {:?} is not supported", mode, dtype),
+    }
+}
+
+pub fn float_cast(x: Tensor, target: DType) -> Tensor {
+    let data = match x.dtype() {
+        DType::F32 => read_f32(x),
+        DType::F64 => read_f64(x),
+        _ => panic!("float_cast: unsupported source dtype"),
+    };
+    match target {
+        DType::F32 => write_f32(data),
+        DType::F16 => write_f16(data),
+        _ => panic!("float_cast: unsupported target dtype"),
+    }
+}
+
+pub fn interpolate_backward(x: Tensor, mode: InterpolateMode) -> Tensor {
+    match mode {
+        InterpolateMode::Nearest => nearest_backward(x),
+        InterpolateMode::Bicubic => panic!("bicubic backward is not supported by this backend"),
+    }
+}
+'''
+LINE = {name: FLEX_OPS.splitlines().index(text) + 1 for name, text in [
+    ("conv3d", '        dtype => panic!("conv3d: unsupported dtype {:?}", dtype),'),
+    ("u32", '            panic!("to_contiguous: Bool(U32) storage is not yet supported")'),
+    ("contiguous_rest", '        _ => panic!("Unsupported dtype for contiguous copy: {:?}", x.dtype),'),
+]}
+
+TCH_TENSOR = '''\
+use burn_std::DType;
+
+impl TchTensor {
+    pub fn dtype(&self) -> DType {
+        match self.tensor.kind() {
+            tch::Kind::Float => DType::F32,
+            tch::Kind::Double => DType::F64,
+            tch::Kind::Int64 => DType::I64,
+            _ => unimplemented!("this tch kind"),
+        }
+    }
+
+    pub fn float_into_data(&self) -> Data {
+        match self.tensor.kind() {
+            tch::Kind::Float => read::<f32>(self),
+            _ => panic!("float_into_data: not a float kind"),
+        }
+    }
+
+    pub fn float_from_data(data: Data) -> Self {
+        match data.dtype {
+            DType::F32 => from_f32(data),
+            DType::F64 => from_f64(data),
+            _ => panic!("float_from_data: unsupported dtype"),
+        }
+    }
+}
+'''
+
+# Another crate's enum that happens to be called Kind too.
+TENSOR_BRIDGE = '''\
+pub fn from_bridge(tensor: BridgeTensor) -> Tensor {
+    match tensor.kind() {
+        Kind::Int => Tensor::int(tensor),
+        _ => panic!("from_bridge: unexpected kind"),
+    }
+}
+'''
+
+NDARRAY_OPS = '''\
+use burn_std::DType;
+
+pub fn conv3d(x: Tensor) -> Tensor {
+    match x.dtype() {
+        DType::F32 => conv3d_f32(x),
+        DType::F16 => conv3d_f16(x),
+        DType::I64 => conv3d_i64(x),
+        other => panic!("conv3d: {other:?} is not supported"),
+    }
+}
+'''
+
+
+@pytest.fixture
+def backends(git_repo):
+    """A tree with three backends (flex, tch, ndarray) and a front-end crate."""
+    git_repo.crate("burn-flex", {"src/ops.rs": FLEX_OPS})
+    git_repo.crate("burn-tch", {"src/tensor.rs": TCH_TENSOR})
+    git_repo.crate("burn-ndarray", {"src/ops.rs": NDARRAY_OPS})
+    git_repo.crate("burn-tensor", {"src/bridge.rs": TENSOR_BRIDGE})
+    git_repo.sha = git_repo.commit()
+    return git_repo
+
+
+def run_coverage(cli, repo, *args, code=0):
+    res = cli("coverage", "--repo", str(repo.path), "--sha", "HEAD", *args)
+    assert res.code == code, res.stderr
+    return res
+
+
+def coverage_json(cli, repo, *args) -> dict:
+    return json.loads(run_coverage(cli, repo, "--format", "json", *args).stdout)
+
+
+def match_of(doc: dict, crate: str, operation: str) -> list[dict]:
+    return [m for m in doc["matches"] if m["crate"] == crate and m["operation"] == operation]
+
+
+def cells_of(doc: dict, crate: str, operation: str) -> dict[str, str]:
+    return {c["dtype"]: c["status"] for c in doc["cells"] if c["crate"] == crate and c["operation"] == operation}
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules
+
+
+def test_explicit_arms_and_catch_all_arms(cli, backends):
+    doc = coverage_json(cli, backends)
+    assert doc["columns"][0] == {"enum": "DType", "dtypes": COLLAPSED}  # the tree's enum, its order
+
+    # A catch-all panicking arm: every variant no other arm names panics.
+    [conv] = match_of(doc, "burn-flex", "conv3d")
+    assert conv["handled"] == ["F64", "F32"]
+    assert conv["panics"] == [d for d in ALL if d not in ("F64", "F32")]
+    assert conv["function"] == "conv3d" and conv["path"] == "crates/burn-flex/src/ops.rs"
+    assert conv["line"] == LINE["conv3d"] and conv["scrutinee"] == "x.dtype()"
+    assert [a["pattern"] for a in conv["arms"]] == ["dtype"]
+    assert cells_of(doc, "burn-flex", "conv3d") == {d: ("handled" if d in ("F64", "F32") else "panics")
+                                                    for d in COLLAPSED}
+
+    # Explicit arms only: the panicking arm's own variants panic, the other arms' are handled.
+    [sel] = match_of(doc, "burn-flex", "select")
+    assert sel["panics"] == ["QFloat"] and sel["handled"] == ALL[:-1]
+
+    # An explicit panicking arm beside a catch-all arm that does not panic.
+    [gat] = match_of(doc, "burn-flex", "gather")
+    assert gat["panics"] == ["QFloat"] and gat["handled"] == ALL[:-1]
+
+    # The same operation in another backend, with its own arms.
+    assert cells_of(doc, "burn-ndarray", "conv3d") == {
+        d: ("handled" if d in ("F32", "F16", "I64") else "panics") for d in COLLAPSED}
+    # Unsupported-mode records are not part of the matrix.
+    assert not match_of(doc, "burn-flex", "interpolate_backward")
+
+
+def test_a_partial_arm_shows_as_partial(cli, backends):
+    doc = coverage_json(cli, backends)
+    [m] = match_of(doc, "burn-flex", "to_contiguous")  # two panicking arms, one match
+    assert [a["line"] for a in m["arms"]] == [LINE["u32"], LINE["contiguous_rest"]]
+    assert [a["rejects"] for a in m["arms"]] == [["Bool(U32)"], ["F16", "BF16", "I64", "I32", "U8", "QFloat"]]
+    assert m["handled"] == ["F64", "F32", "Bool(Native)", "Bool(U8)"]
+    assert m["partial"] == ["Bool"]
+    [bool_cell] = [c for c in doc["cells"] if c["crate"] == "burn-flex" and c["operation"] == "to_contiguous"
+                   and c["dtype"] == "Bool"]
+    assert bool_cell["status"] == "partial"
+    assert bool_cell["parts"] == {"Bool(Native)": "handled", "Bool(U8)": "handled", "Bool(U32)": "panics"}
+    assert bool_cell["sites"][0]["line"] == LINE["u32"]  # the arm that panics comes first
+
+    expanded = coverage_json(cli, backends, "--expand")
+    assert expanded["collapsed"] is False and expanded["columns"][0]["dtypes"] == ALL
+    cells = cells_of(expanded, "burn-flex", "to_contiguous")
+    assert cells["Bool(U32)"] == "panics" and cells["Bool(U8)"] == cells["Bool(Native)"] == "handled"
+    assert "Bool" not in cells and "partial" not in cells.values()
+
+
+def test_tuple_scrutinee(cli, backends):
+    doc = coverage_json(cli, backends)
+    [m] = match_of(doc, "burn-flex", "interpolate")
+    assert m["scrutinee"] == "(options.mode, x.dtype())"
+    assert m["handled"] == ["F32", "F16"]
+    assert m["panics"] == [d for d in ALL if d not in ("F32", "F16")]
+
+
+def test_two_matches_of_one_operation_disagreeing_is_partial(cli, backends):
+    doc = coverage_json(cli, backends)
+    assert len(match_of(doc, "burn-flex", "float_cast")) == 2
+    cells = cells_of(doc, "burn-flex", "float_cast")
+    # source handles F64 and F32, target handles F32 and F16
+    assert cells["F32"] == "handled"
+    assert cells["F64"] == cells["F16"] == "partial"
+    assert cells["BF16"] == cells["I64"] == "panics"
+
+
+def test_a_foreign_enum_keeps_columns_of_its_own(cli, backends):
+    doc = coverage_json(cli, backends)
+    groups = {g["enum"]: g["dtypes"] for g in doc["columns"]}
+    assert list(groups) == ["DType", "Kind"]
+    assert not [d for d in groups["DType"] if "Kind" in d]
+    assert groups["Kind"] == ["Kind::Double", "Kind::Float", "Kind::Int", "Kind::Int64", "Kind::*"]
+    tch = {b["crate"]: b for b in doc["backends"]}["burn-tch"]
+    assert tch["enums"] == ["DType", "Kind"]
+
+    assert cells_of(doc, "burn-tch", "dtype") == {"Kind::Double": "handled", "Kind::Float": "handled",
+                                                  "Kind::Int64": "handled", "Kind::*": "panics"}
+    # The catch-all panics on the kinds the crate's other matches name, and on any other kind.
+    assert cells_of(doc, "burn-tch", "float_into_data") == {"Kind::Double": "panics", "Kind::Float": "handled",
+                                                            "Kind::Int64": "panics", "Kind::*": "panics"}
+    # Another crate's `Kind` is not assumed to have tch's variants.
+    assert cells_of(doc, "burn-tensor", "from_bridge") == {"Kind::Int": "handled", "Kind::*": "panics"}
+    # The DType match of the same backend stays in the DType columns.
+    assert set(cells_of(doc, "burn-tch", "float_from_data")) == set(COLLAPSED)
+
+
+def test_column_order_is_recovered_from_the_records():
+    """Each record lists its handled and its rejected dtypes in the enum's order; the columns are
+    one order consistent with all those lists, whichever record comes first and however few
+    variants it names."""
+    def line(i: int, handled: list[str], rejected: list[str]) -> RecordLine:
+        rid = f"{i:016x}"
+        return RecordLine.model_validate({
+            "record": {"id": rid, "repo": "o/r", "slug": "s", "errorMessage": "m", "messagePattern": "m",
+                       "filePath": f"crates/burn-x/src/f{i}.rs", "lineNumber": 3, "sourceCode": "",
+                       "sourceCodeStart": 1, "sourceCodeEnd": 5,
+                       "githubUrl": f"https://github.com/o/r/blob/{'a' * 40}/f{i}.rs#L1-L5", "tags": [],
+                       "backgroundTag": "unsupported-dtype", "analyzedSha": "a" * 40,
+                       "analyzedAt": "2025-01-01T00:00:00.000Z", "contentChangedAt": "2025-01-01T00:00:00.000Z"},
+            "analysis": {"category": "dtype-dispatch", "macro": "panic", "crate": "burn-x", "function": f"f{i}",
+                         "scrutinee": "dtype", "pattern": "_", "enum": "DType", "handled": handled,
+                         "rejected": rejected, "messageRegex": "m", "operation": f"op{i}", "rule": "r",
+                         "contentHash": "h"}})
+
+    m = coverage.build([line(1, ["F32"], ["QFloat"]),
+                        line(2, ["F64", "F32", "F16"], ["Bool(U8)", "Bool(U32)", "QFloat"]),
+                        line(3, ["F16", "Bool(U8)"], ["F64"])])
+    assert m.dtypes == ["F64", "F32", "F16", "Bool(U8)", "Bool(U32)", "QFloat"]
+    folded = coverage.build([line(3, ["F16", "Bool(U8)"], ["Bool(U32)"])], collapse=True)
+    assert folded.dtypes == ["F16", "Bool"]
+    assert folded.get("burn-x", "op3", "Bool").status == "partial"
+    assert folded.get("burn-x", "op3", "F16").status == "handled"
+
+
+def test_cells_that_flip_between_revisions(cli, backends, tmp_path):
+    """The diff command's use of the matrix: build, Cell.key and Cell.status, flipped()."""
+    cli("extract", "--repo", str(backends.path), "--sha", "HEAD", "--out", str(tmp_path / "a"))
+    backends.write("crates/burn-flex/src/ops.rs",
+                   FLEX_OPS.replace("        DType::F64 => conv3d_f64(x),\n",
+                                    "        DType::F64 => conv3d_f64(x),\n        DType::F16 => conv3d_f16(x),\n"))
+    backends.commit()
+    cli("extract", "--repo", str(backends.path), "--sha", "HEAD", "--out", str(tmp_path / "b"))
+    base = coverage.build(jsonl.read(tmp_path / "a" / "records.jsonl"))
+    head = coverage.build(jsonl.read(tmp_path / "b" / "records.jsonl"))
+    assert coverage.flipped(base, head) == [(("burn-flex", "conv3d", "F16"), "panics", "handled")]
+    cell = head.cells[("burn-flex", "conv3d", "F16")]
+    assert cell.key == ("burn-flex", "conv3d", "F16") and cell.status == "handled"
+
+
+# ---------------------------------------------------------------------------------------------
+# The views
+
+
+def _section(text: str, heading: str) -> list[str]:
+    """The lines of one backend's table in the terminal output."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(heading + "  "))
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].strip()), len(lines))
+    return lines[start:end]
+
+
+def test_terminal_table_shows_every_backend_in_100_columns(cli, backends):
+    out = run_coverage(cli, backends).stdout
+    assert max(len(ln) for ln in out.splitlines()) <= 100
+    assert out.splitlines()[0] == f"dtype coverage of tracel-ai/burn@{backends.sha[:12]}"
+    flex = _section(out, "burn-flex")
+    assert flex[1].split() == ["DType", *COLLAPSED]
+    row = next(i for i, ln in enumerate(flex) if ln.startswith("conv3d "))
+    assert flex[row].split()[1:] == ["✓", "✓"] + ["✗"] * 7
+    assert flex[row + 1].strip() == f"src/ops.rs:{LINE['conv3d']}"
+    contiguous = next(ln for ln in flex if ln.startswith("to_contiguous "))
+    assert contiguous.split()[-2:] == ["◐", "✗"]
+    assert f"src/ops.rs:{LINE['u32']},{LINE['contiguous_rest']}" in "\n".join(flex)
+    ndarray = _section(out, "burn-ndarray")
+    assert next(ln for ln in ndarray if ln.startswith("conv3d ")).split()[1:] == \
+        ["✗", "✓", "✓", "✗", "✓", "✗", "✗", "✗", "✗"]
+    tch = _section(out, "burn-tch")
+    kind_header = next(ln for ln in tch if ln.startswith("Kind "))
+    # every column of the group, so backends line up; a foreign enum's variants alphabetically
+    assert kind_header.split() == ["Kind", "Double", "Float", "Int", "Int64", "other"]
+    assert next(ln for ln in tch if ln.startswith("dtype ")).split()[1:] == ["✓", "✓", "·", "✓", "✗"]
+    # Several backends: a summary of operations that panic per dtype closes the output.
+    assert "Operations that panic on each dtype (DType), per backend" in out
+    summary = out[out.index("Operations that panic on each dtype (DType)"):].splitlines()
+    assert next(ln for ln in summary if ln.startswith("burn-ndarray ")).split() == \
+        ["burn-ndarray", "1", "1", "✓", "✓", "1", "✓", "1", "1", "1", "1"]
+
+
+def test_backend_filter(cli, backends):
+    out = run_coverage(cli, backends, "--backend", "flex").stdout
+    assert "burn-flex" in out and "burn-tch" not in out and "burn-ndarray" not in out
+    assert "per backend" not in out  # one backend: no summary
+    doc = coverage_json(cli, backends, "--backend", "burn-tch", "--backend", "ndarray")
+    assert [b["crate"] for b in doc["backends"]] == ["burn-ndarray", "burn-tch"]
+    assert {c["crate"] for c in doc["cells"]} == {m["crate"] for m in doc["matches"]} == {"burn-ndarray", "burn-tch"}
+    # the chosen backends' enums keep all their columns (Int comes from burn-tensor's match)
+    assert doc["columns"][1]["dtypes"] == ["Kind::Double", "Kind::Float", "Kind::Int", "Kind::Int64", "Kind::*"]
+    assert [g["enum"] for g in coverage_json(cli, backends, "--backend", "flex")["columns"]] == ["DType"]
+    res = run_coverage(cli, backends, "--backend", "cuda", code=2)
+    assert res.stdout == "" and len(res.stderr.splitlines()) == 1
+    assert "--backend cuda" in res.stderr and "burn-flex, burn-ndarray, burn-tch, burn-tensor" in res.stderr
+
+
+def test_json_shape(cli, backends):
+    doc = coverage_json(cli, backends)
+    assert list(doc) == ["tool", "toolVersion", "formatVersion", "repo", "sha", "collapsed", "statuses",
+                         "columns", "backends", "matches", "cells"]
+    assert doc["repo"] == "tracel-ai/burn" and doc["sha"] == backends.sha and doc["collapsed"] is True
+    assert set(doc["statuses"]) == {"handled", "panics", "partial"}
+    flex = {b["crate"]: b for b in doc["backends"]}["burn-flex"]
+    assert flex == {"crate": "burn-flex", "operations": 6, "matches": 7, "enums": ["DType"],
+                    "cells": {"handled": 23, "panics": 28, "partial": 3}}
+    for m in doc["matches"]:
+        assert set(m) == {"crate", "operation", "function", "path", "line", "enum", "scrutinee", "context",
+                          "handled", "panics", "partial", "arms"}
+        for a in m["arms"]:
+            assert set(a) == {"id", "path", "line", "url", "pattern", "message", "rejects"}
+    records = {r["record"]["id"]: r["record"] for r in _records(cli, backends)}
+    for c in doc["cells"]:
+        assert set(c) == {"crate", "operation", "dtype", "enum", "status", "parts", "sites"}
+        assert c["status"] in ("handled", "panics", "partial") and c["sites"]
+        for s in c["sites"]:  # every site is a record, with its pinned link
+            r = records[s["id"]]
+            assert (s["path"], s["line"], s["url"]) == (r["filePath"], r["lineNumber"], r["githubUrl"])
+
+
+def _records(cli, repo):
+    out = Path(repo.path).parent / "records-out"
+    res = cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    return read_records(out)
+
+
+def test_markdown_tables(cli, backends):
+    md = run_coverage(cli, backends, "--format", "markdown").stdout
+    records = {(r["analysis"]["crate"], r["record"]["lineNumber"]): r["record"] for r in _records(cli, backends)}
+    assert md.startswith(f"# dtype coverage of `tracel-ai/burn` at `{backends.sha[:12]}`\n")
+    assert "## burn-flex\n" in md and "## burn-tch\n" in md and "### Kind\n" in md
+    flex = md[md.index("## burn-flex\n"):md.index("## burn-ndarray\n")]
+    header = "| operation | " + " | ".join(f"`{d}`" for d in COLLAPSED) + " | source |"
+    assert header in flex
+    url = records[("burn-flex", LINE["conv3d"])]["githubUrl"]
+    assert (f"| `conv3d` | ✅ | ✅ | {' | '.join(['❌'] * 7)} | [src/ops.rs:{LINE['conv3d']}]({url}) |") in flex
+    row = next(ln for ln in flex.splitlines() if ln.startswith("| `to_contiguous` |"))
+    assert row.split(" | ")[8] == "🟡"  # Bool
+    assert row.count("](https://github.com/tracel-ai/burn/blob/") == 2
+    summary = md[md.index("## Summary"):md.index("## burn-flex")]
+    assert "| burn-ndarray | 1 | 1 | ✅ | ✅ | 1 | ✅ | 1 | 1 | 1 | 1 |" in summary
+
+
+class _Cells(HTMLParser):
+    """Heatmap cells (<td class="c STATUS">) with their link and tooltip, and every asset reference."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells: list[dict] = []
+        self.assets: list[str] = []
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.add(tag)
+        if tag == "td" and "c" in (a.get("class") or "").split():
+            self.cells.append({"class": a["class"].split()})
+        elif tag == "a" and self.cells and "href" not in self.cells[-1]:
+            self.cells[-1].update(href=a.get("href"), title=a.get("title"))
+        for attr in ("src", "srcset", "data", "poster"):
+            if attr in a:
+                self.assets.append(a[attr])
+        if tag == "link":
+            self.assets.append(a.get("href", ""))
+
+
+def test_html_page_is_self_contained_with_linked_cells(cli, backends, tmp_path):
+    page = tmp_path / "coverage.html"
+    res = run_coverage(cli, backends, "--format", "html", "--out", str(page))
+    assert res.stdout == "" and f"Wrote {page}" in res.stderr
+    html = page.read_text(encoding="utf-8")
+    parser = _Cells()
+    parser.feed(html)
+    assert parser.assets == [] and not {"iframe", "object", "embed", "img"} & parser.tags
+    assert not re.search(r"@import|url\(", html)  # no CSS fetches
+    # the only http(s) addresses are links to pinned source lines
+    addresses = re.findall(r"https?://[^\s\"'<>)]+", html)
+    assert addresses and all(a.startswith(f"https://github.com/tracel-ai/burn/blob/{backends.sha}/") for a in addresses)
+    assert "<style>" in html and "<script>" in html
+
+    records = {(r["analysis"]["crate"], r["record"]["lineNumber"]): r["record"] for r in _records(cli, backends)}
+    conv = records[("burn-flex", LINE["conv3d"])]
+    f16 = [c for c in parser.cells if (c.get("title") or "").startswith("burn-flex · conv3d · F16:")]
+    assert f16, "no heatmap cell for burn-flex conv3d F16"
+    for c in f16:
+        assert "panics" in c["class"] and c["href"] == conv["githubUrl"]
+        assert f"crates/burn-flex/src/ops.rs:{LINE['conv3d']}" in c["title"]
+    bool_cells = [c for c in parser.cells if (c.get("title") or "").startswith("burn-flex · to_contiguous · Bool:")]
+    assert bool_cells and all("partial" in c["class"] for c in bool_cells)
+    assert records[("burn-flex", LINE["u32"])]["githubUrl"] == bool_cells[0]["href"]
+    assert "Bool(U32) panics at crates/burn-flex/src/ops.rs:" + str(LINE["u32"]) in bool_cells[0]["title"]
+    # conv3d is in two backends: shown side by side, the dtypes where they differ outlined
+    assert "backends differ on 3 dtypes" in html
+    gaps = {tuple(c["title"].split(":")[0].split(" · ")) for c in parser.cells if "gap" in c["class"]}
+    assert gaps == {(crate, "conv3d", d) for crate in ("burn-flex", "burn-ndarray") for d in ("F64", "F16", "I64")}
+    # every backend has a section and an overview row
+    for crate in ("burn-flex", "burn-ndarray", "burn-tch", "burn-tensor"):
+        assert f'id="b-{crate}"' in html and f'href="#b-{crate}"' in html
+
+
+def test_records_input_gives_the_same_matrix(cli, backends, tmp_path):
+    cli("extract", "--repo", str(backends.path), "--sha", "HEAD", "--out", str(tmp_path / "o"))
+    records = str(tmp_path / "o" / "records.jsonl")
+    from_file = cli("coverage", "--records", records, "--format", "json")
+    assert from_file.code == 0, from_file.stderr
+    assert json.loads(from_file.stdout) == coverage_json(cli, backends)
+    table = cli("coverage", "--records", records, "--backend", "flex")
+    assert table.code == 0 and "conv3d" in table.stdout
+
+    res = cli("coverage", "--records", records, "--sha", "HEAD")
+    assert res.code == 2 and len(res.stderr.splitlines()) == 1
+    assert "--records" in res.stderr and "--sha" in res.stderr
+    res = cli("coverage", "--records", str(tmp_path / "missing.jsonl"))
+    assert res.code == 2 and "no such records file" in res.stderr and len(res.stderr.splitlines()) == 1
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(Path(records).read_text() + "{not json\n")
+    res = cli("coverage", "--records", str(broken))
+    assert res.code == 2 and f"{broken}:" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_out_writes_the_file_and_nothing_to_stdout(cli, backends, tmp_path):
+    md = run_coverage(cli, backends, "--format", "markdown").stdout
+    out = tmp_path / "sub" / "coverage.md"
+    res = run_coverage(cli, backends, "--format", "markdown", "--out", str(out))
+    assert res.stdout == "" and out.read_text(encoding="utf-8") == md
+    table = tmp_path / "coverage.txt"
+    run_coverage(cli, backends, "--out", str(table))
+    text = table.read_text(encoding="utf-8")
+    assert "\x1b[" not in text and max(len(ln) for ln in text.splitlines()) <= 100 and "conv3d" in text
+    # a folder is not a file: an error, and the earlier file stays
+    res = run_coverage(cli, backends, "--out", str(tmp_path), code=2)
+    assert "is a directory" in res.stderr and len(res.stderr.splitlines()) == 1
+    assert out.read_text(encoding="utf-8") == md
+
+
+def test_a_tree_without_dtype_dispatch(cli, git_repo):
+    git_repo.crate("burn-x", {"src/lib.rs": "fn f(m: Mode) { match m { Mode::A => 1, Mode::B => "
+                                            "unimplemented!(\"mode B\") }; }\n"})
+    git_repo.commit()
+    res = run_coverage(cli, git_repo)
+    assert "No dtype-dispatch sites" in res.stdout
+    doc = coverage_json(cli, git_repo)
+    assert doc["backends"] == doc["matches"] == doc["cells"] == [] and doc["columns"] == []
+    assert "No dtype-dispatch sites" in run_coverage(cli, git_repo, "--format", "html").stdout
+
+
+def test_help_has_examples(cli):
+    res = cli("coverage", "--help")
+    assert res.code == 0
+    examples = res.stdout[res.stdout.index("Examples:"):]
+    assert "burn-errors coverage --repo ../burn --sha main --backend flex\n" in examples
+    assert "burn-errors coverage --records output/records.jsonl --format markdown --out coverage.md" in examples
+    for flag in ("--records", "--format", "--out", "--backend", "--expand", "--repo", "--sha"):
+        assert flag in res.stdout
