@@ -95,9 +95,9 @@ class GitRepository:
         """Stream blob contents, in the order asked, with one `git cat-file --batch` process.
 
         A thread writes every request up front (`--buffer`: git flushes only when its output
-        buffer fills), so reading never waits on a request/answer round-trip per blob; for the
-        1,700 Rust files of burn that is 2-3x faster than writing and flushing one request at a
-        time."""
+        buffer fills), so reading never waits on a request/answer round-trip per blob. Measured
+        on burn's 1,688 Rust blobs (13 MB): 0.115 s instead of 0.132 s with one flushed request
+        at a time; git inflating the objects (~70 ms) is most of what is left."""
         oids = list(oids)
         if not oids:
             return
