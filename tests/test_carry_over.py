@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from conftest import read_records
 
 OPS = r'''
@@ -192,9 +190,6 @@ def test_content_date_survives_several_runs_and_moves_only_when_content_changes(
     assert c[resize]["record"]["analyzedAt"] != a[resize]["record"]["analyzedAt"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analyzer/ids.py puts the message in the site key, so an edited message gives the site a new id "
-    "(new + dropped) instead of 'changed' as SPEC.md's diff section describes; reported to the lead"))
 def test_an_edited_message_marks_the_record_changed(cli, git_repo, tmp_path):
     git_repo.crate("burn-flex", {"src/ops/module.rs": OPS})
     git_repo.commit()
