@@ -1,4 +1,4 @@
-"""Commands that work on a records file: `render` and `lookup`.
+"""Commands that work on a records file: `render`, `lookup` and `annotate export|import`.
 
 They register themselves on the `burn-errors` group when analyzer/cli.py imports this module.
 """
@@ -130,3 +130,106 @@ def _print_matches(result, shown) -> None:
         click.echo(f"   id {r.id} · {r.githubUrl}")
     if len(shown) < n:
         click.echo(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
+
+
+@main.group()
+def annotate():
+    """Hand records to annotators (people or a model) and merge their answers back.
+
+    \b
+    Examples:
+      burn-errors annotate export output/records.jsonl --out annotation/
+      burn-errors annotate import output/records.jsonl annotation/ --out output/records.jsonl
+    """
+
+
+@annotate.command("export")
+@click.argument("records", type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder for the prompts, the answer skeletons and export.json.")
+@debug_option
+def annotate_export(records, out_dir):
+    """Write a prompt and an answer skeleton for each record that needs annotation.
+
+    A record needs annotation when it has none yet, or when it is new or changed (after `extract
+    --previous`) and no answer has been imported for it since. For each, OUT gets ID.prompt.md
+    (the message, the source, the facts and the exact JSON shape of the answer) and ID.json (that
+    JSON with every field null, to fill in). Answers already filled in OUT are kept.
+
+    \b
+    Examples:
+      burn-errors annotate export output/records.jsonl --out annotation/
+      for p in annotation/*.prompt.md; do my-llm < "$p" > "${p%.prompt.md}.json"; done
+    """
+    from .annotate import export
+    from .extract import utc_now
+    from .outputs import ensure_writable_dir, write_files
+
+    lines = _read_records(records)
+    out = Path(out_dir)
+    todo = export(lines, out, records, utc_now()) if lines else None
+    if todo is None or not todo.exported:
+        click.echo(f"Nothing to annotate: all {len(lines)} records in {records} are annotated.")
+        return
+    ensure_writable_dir(out)
+    write_files(todo.files)
+    by_status: dict[str, int] = {}
+    for ln in todo.exported:
+        by_status[ln.analysis.annotationStatus] = by_status.get(ln.analysis.annotationStatus, 0) + 1
+    parts = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
+    click.echo(f"Wrote {len(todo.exported)} prompts and answer skeletons to {out} ({parts}).")
+    if todo.kept:
+        click.echo(f"Kept {len(todo.kept)} answers already filled in {out}; import them with "
+                   f"`burn-errors annotate import {records} {out} --out {records}`.")
+
+
+@annotate.command("import")
+@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("answers", nargs=-1, required=True, type=click.Path())
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
+              help="Records file to write (may be RECORDS itself; written whole or not at all).")
+@click.option("--skip-bad", is_flag=True,
+              help="Import the good answers and list the bad ones, instead of stopping at the first.")
+@debug_option
+def annotate_import(records, answers, out_path, skip_bad):
+    """Merge answers (files, or folders of *.json) into the records.
+
+    Each answer is checked with the same Annotation model as the records: exactly the id and the
+    ten annotation fields, strings or null (solutions and preventionTips: lists of strings). Its
+    id must be a record of RECORDS; an answer whose record changed since export is refused. An
+    answer with every field still null is skipped. A bad answer stops the import (exit 2, nothing
+    written) unless --skip-bad is given. An imported answer replaces the record's ten annotation
+    fields.
+
+    \b
+    Examples:
+      burn-errors annotate import output/records.jsonl annotation/ --out output/records.jsonl
+      burn-errors annotate import old.jsonl a.json b.json --out new.jsonl --skip-bad
+    """
+    from . import annotate as an
+    from .extract import utc_now
+    from .outputs import write_files
+    from .sinks import jsonl
+
+    lines = _read_records(records)
+    files = an.answer_files(list(answers))
+    got = an.read_answers(files, lines, records)
+    for path, reason in got.bad:
+        click.echo(f"{path}: {reason}", err=True)
+    if got.bad and not skip_bad:
+        n = len(got.bad)
+        raise UserError(f"{n} bad answer{'s' if n != 1 else ''} (listed above); nothing was written; fix "
+                        f"{'them' if n != 1 else 'it'} or pass --skip-bad to import the good ones")
+    merged, replaced = an.merge(lines, got.good, utc_now())
+    if got.good:
+        write_files({Path(out_path): jsonl.dumps(merged)})
+    summary = f"Imported {len(got.good)} answer{'s' if len(got.good) != 1 else ''}"
+    summary += f" into {out_path}" if got.good else " (nothing written)"
+    notes = []
+    if replaced:
+        notes.append(f"{replaced} replaced an earlier annotation")
+    if got.empty:
+        notes.append(f"{len(got.empty)} skeleton{'s' if len(got.empty) != 1 else ''} not filled yet")
+    if got.bad:
+        notes.append(f"{len(got.bad)} bad answer{'s' if len(got.bad) != 1 else ''} skipped")
+    click.echo(summary + (f"; {', '.join(notes)}" if notes else "") + ".")

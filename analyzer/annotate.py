@@ -1,0 +1,328 @@
+"""The annotation hand-off: prompts out, validated answers back in.
+
+`export` picks the records that need annotation and writes, per record, a prompt
+(`<id>.prompt.md`, from `templates/annotate_prompt.md.j2`) and an answer skeleton (`<id>.json`,
+the `Annotation` model with every field null), plus `export.json`: which records file, when,
+and each record's content hash at export time.
+
+A record needs annotation when it has no annotation yet, or when `analysis.annotationStatus` is
+`new` or `changed` and no answer was imported since that extraction (`analysis.annotatedAt`, set
+by `import`, is absent). After `extract --previous`, a record whose content did not change is
+`unchanged` and keeps its annotation, so it is not exported again.
+
+`import` reads answers back. Each answer is validated with the same pydantic `Annotation` model
+the records use, plus what the model cannot know:
+
+- the file must hold one JSON object (a Markdown ```json fence around it is accepted);
+- its `id` must be a record of RECORDS, given by one answer only, and equal to the file's name
+  when the file is named `<16 hex>.json`;
+- no text may be blank and no list empty (write null instead);
+- when an `export.json` sits beside the answer and lists the id, the record's content must not
+  have changed since that export (else the answer describes code that is gone).
+
+An answer with every field null is a skeleton not filled yet: skipped and counted, not an error.
+Any other problem names the file and the field. By default one bad answer stops the import and
+nothing is written (exit 2); with `--skip-bad` the good answers are imported and the bad ones
+listed. An imported answer replaces all ten annotation fields of its record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .errors import UserError
+from .record import ANNOTATION_FIELDS, Annotation, RecordLine
+
+EXPORT_MANIFEST = "export.json"
+PROMPT_SUFFIX = ".prompt.md"
+_ID_NAME = re.compile(r"^[0-9a-f]{16}$")
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n(.*)\n[ \t]*```\s*$", re.S)
+
+# What each field of the answer holds: (JSON type, guidance). Keys are the Annotation fields.
+FIELD_GUIDE: dict[str, tuple[str, str]] = {
+    "documentation": (
+        "string",
+        "2 to 4 plain sentences: what the code does at this site, which dtype, mode or setting it "
+        "does not support, and why it panics instead of returning a result. Say whether this is a "
+        "feature the backend does not implement or a wrong input from the caller."),
+    "triggerScenarios": (
+        "string",
+        "1 or 2 sentences: the user-level call and the exact dtype, mode or option value that reaches "
+        "this arm (forward or backward pass, which configuration)."),
+    "commonSituations": (
+        "string",
+        "Realistic situations in which users meet it, separated by semicolons (porting a model "
+        "between backends, a config file choosing the mode, a mixed-precision or quantization setup)."),
+    "solutions": (
+        "list of strings",
+        "3 to 5 short imperative fixes, the most direct first: change the setting or cast to a "
+        "supported dtype, use a supported alternative, run on a backend that supports it, check early."),
+    "exampleFix": (
+        "string",
+        "Rust: the smallest change that avoids the panic, as `// before` lines then `// after` lines."),
+    "handlingStrategy": (
+        "string",
+        "One lower-case word for the main way to handle it, such as validation, conversion, fallback "
+        "or configuration."),
+    "validationCode": (
+        "string or null",
+        "Rust: a function that checks the input before the call and fails with a clear message that "
+        "names what is supported."),
+    "typeGuard": (
+        "string or null",
+        "Rust: a predicate `fn ...(...) -> bool` that tells whether an input is supported; null when "
+        "no such guard makes sense."),
+    "tryCatchPattern": (
+        "string or null",
+        "Rust: catching the panic with `std::panic::catch_unwind` and falling back to something "
+        "that works; null when recovering makes no sense."),
+    "preventionTips": (
+        "list of strings",
+        "3 to 5 short imperative tips that keep this panic from happening again."),
+}
+
+# The style example: the annotation of the dataset's sample record (seeds/004), told in words.
+STYLE_EXAMPLE = (
+    "For a panic raised when the LibTorch backend is asked for the backward pass of an interpolation "
+    "mode it does not implement, a good answer reads like this. `documentation` says the backend "
+    "lacks the backward pass for that mode, that it stops rather than produce wrong gradients, and "
+    "that this is a missing feature, not a data or environment problem. `triggerScenarios` names the "
+    "backward pass of a resize layer configured with that mode during training. `commonSituations` "
+    "lists porting a model from a backend where the mode works, matching an ONNX or PyTorch resize "
+    "setting, and shared training code where a config file picks the mode. `solutions` gives four "
+    "fixes: switch to the closest supported mode, use other modes with a backward pass, run on a "
+    "backend that implements it, reject the mode at startup. `exampleFix` shows the one-line change "
+    "of the options as before and after. `handlingStrategy` is `validation`. `validationCode` is a "
+    "small function that matches on the mode and panics with a message naming the supported modes. "
+    "`typeGuard` is null. `tryCatchPattern` wraps the forward and backward call in `catch_unwind` "
+    "with a fallback. `preventionTips` gives four short tips. Every code snippet is short, compiles "
+    "in spirit, and uses the names of the code shown, not invented APIs."
+)
+
+
+def needs_annotation(line: RecordLine) -> bool:
+    if not line.record.is_annotated():
+        return True
+    return line.analysis.annotationStatus in ("new", "changed") and not _annotated_at(line)
+
+
+def _annotated_at(line: RecordLine) -> str | None:
+    extra = line.analysis.model_extra or {}
+    value = extra.get("annotatedAt")
+    return value if isinstance(value, str) else None
+
+
+def skeleton(record_id: str) -> dict:
+    """The answer to fill: the Annotation model's fields, all null but the id."""
+    return Annotation(id=record_id).model_dump(mode="json")
+
+
+def skeleton_text(record_id: str) -> str:
+    return json.dumps(skeleton(record_id), indent=2) + "\n"
+
+
+def prompt_context(line: RecordLine) -> dict:
+    r, a = line.record, line.analysis
+    width = len(str(r.sourceCodeEnd))
+    numbered = "\n".join(f"{'>' if n == r.lineNumber else ' '} {n:>{width}} | {text}".rstrip()
+                         for n, text in enumerate(r.sourceCode.split("\n"), start=r.sourceCodeStart))
+    fields = [(name, *FIELD_GUIDE[name]) for name in ANNOTATION_FIELDS]
+    return {
+        "r": r, "a": a, "numbered_source": numbered, "fields": fields, "style_example": STYLE_EXAMPLE,
+        "skeleton": json.dumps(skeleton(r.id), indent=2),
+        "field_names": ["id", *ANNOTATION_FIELDS],
+    }
+
+
+@dataclass
+class Export:
+    files: dict[Path, str]
+    exported: list[RecordLine]
+    kept: list[str]  # answer files already filled in DIR, left as they were
+
+
+def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> Export:
+    from .pages import environment
+
+    template = environment().get_template("annotate_prompt.md.j2")
+    todo = [ln for ln in lines if needs_annotation(ln)]
+    old_items = {}
+    manifest_path = out / EXPORT_MANIFEST
+    if manifest_path.exists():
+        try:
+            old_items = {i["id"]: i for i in json.loads(manifest_path.read_text(encoding="utf-8")).get("items", [])}
+        except (ValueError, AttributeError, KeyError, TypeError, OSError):
+            old_items = {}
+    files: dict[Path, str] = {}
+    kept: list[str] = []
+    items = []
+    for ln in todo:
+        rid = ln.record.id
+        answer = out / f"{rid}.json"
+        item = {"id": rid, "contentHash": ln.analysis.contentHash, "annotationStatus": ln.analysis.annotationStatus,
+                "message": ln.record.errorMessage, "prompt": f"{rid}{PROMPT_SUFFIX}", "answer": answer.name}
+        if answer.exists() and _filled(answer):
+            kept.append(str(answer))
+            # The answer was written for the content listed at its export; keep that, so that
+            # `import` can tell a stale answer.
+            item = old_items.get(rid, item)
+        else:
+            files[answer] = skeleton_text(rid)
+        files[out / f"{rid}{PROMPT_SUFFIX}"] = template.render(prompt_context(ln))
+        items.append(item)
+    if todo:
+        files[manifest_path] = json.dumps({"tool": "burn-errors", "records": records_path, "exportedAt": now,
+                                           "items": items}, indent=2, ensure_ascii=False) + "\n"
+    return Export(files, todo, kept)
+
+
+def _filled(path: Path) -> bool:
+    """Does an answer file hold anything beyond an empty skeleton (or is it unreadable)?"""
+    try:
+        data = _parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return True  # not ours to overwrite
+    return not (isinstance(data, dict) and all(data.get(k) is None for k in ANNOTATION_FIELDS))
+
+
+# ---------------------------------------------------------------------------------------------
+# Import
+
+@dataclass
+class Answer:
+    path: Path
+    annotation: Annotation
+
+
+@dataclass
+class Answers:
+    good: list[Answer] = field(default_factory=list)
+    bad: list[tuple[Path, str]] = field(default_factory=list)
+    empty: list[Path] = field(default_factory=list)
+
+
+def answer_files(paths: list[str]) -> list[Path]:
+    """Answer files named on the command line; a folder stands for its `*.json` but `export.json`."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(f for f in p.glob("*.json") if f.name != EXPORT_MANIFEST))
+        elif p.exists():
+            out.append(p)
+        else:
+            raise UserError(f"no such answer file or folder: {p}; give the files or the folder that "
+                            f"`burn-errors annotate export` wrote")
+    if not out:
+        raise UserError(f"no answer files (*.json) in {', '.join(paths)}; give the folder that "
+                        f"`burn-errors annotate export` wrote")
+    return list(dict.fromkeys(out))
+
+
+def _parse(text: str):
+    m = _FENCE.match(text)
+    return json.loads(m.group(1) if m else text)
+
+
+def _exported_hashes(folder: Path, cache: dict[Path, dict[str, str]]) -> dict[str, str]:
+    if folder not in cache:
+        hashes: dict[str, str] = {}
+        try:
+            data = json.loads((folder / EXPORT_MANIFEST).read_text(encoding="utf-8"))
+            hashes = {i["id"]: i["contentHash"] for i in data.get("items", [])}
+        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+            pass
+        cache[folder] = hashes
+    return cache[folder]
+
+
+def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) -> Answers:
+    by_id = {ln.record.id: ln for ln in lines}
+    result = Answers()
+    first_file: dict[str, Path] = {}
+    manifests: dict[Path, dict[str, str]] = {}
+    for path in paths:
+        try:
+            data = _parse(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            result.bad.append((path, "not UTF-8 text"))
+            continue
+        except json.JSONDecodeError as e:
+            result.bad.append((path, f"not JSON ({e.msg} at line {e.lineno} column {e.colno})"))
+            continue
+        except OSError as e:
+            result.bad.append((path, f"cannot read it ({e.strerror or e})"))
+            continue
+        if not isinstance(data, dict):
+            result.bad.append((path, f"expected one JSON object with the keys {', '.join(['id', *ANNOTATION_FIELDS])}"))
+            continue
+        if "id" in data and all(data.get(k) is None for k in ANNOTATION_FIELDS) and set(data) <= {"id", *ANNOTATION_FIELDS}:
+            result.empty.append(path)
+            continue
+        try:
+            ann = Annotation.model_validate(data)
+        except ValidationError as e:
+            errs = e.errors()
+            first = errs[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(the object)"
+            more = f" (and {len(errs) - 1} more problems)" if len(errs) > 1 else ""
+            msg = "unknown field; the answer holds only the Annotation fields" if first["type"] == "extra_forbidden" \
+                else first["msg"]
+            result.bad.append((path, f"field {where}: {msg}{more}"))
+            continue
+        problem = _check(ann, path, by_id, first_file, records_path, manifests)
+        if problem:
+            result.bad.append((path, problem))
+            continue
+        first_file[ann.id] = path
+        result.good.append(Answer(path, ann))
+    return result
+
+
+def _check(ann: Annotation, path: Path, by_id: dict[str, RecordLine], first_file: dict[str, Path],
+           records_path: str, manifests: dict) -> str | None:
+    stem = path.name[:-len(".json")] if path.name.endswith(".json") else ""
+    if _ID_NAME.match(stem) and stem != ann.id:
+        return f"field id: {ann.id} but the file is named for record {stem}; was the answer pasted into the wrong file?"
+    if ann.id not in by_id:
+        return f"field id: no record {ann.id} in {records_path}"
+    if ann.id in first_file:
+        return f"field id: record {ann.id} is already answered by {first_file[ann.id]}"
+    for name in ANNOTATION_FIELDS:
+        value = getattr(ann, name)
+        if isinstance(value, str) and not value.strip():
+            return f"field {name}: blank text; write null when there is nothing to say"
+        if isinstance(value, list):
+            if not value:
+                return f"field {name}: empty list; write null when there is nothing to say"
+            for i, item in enumerate(value):
+                if not item.strip():
+                    return f"field {name}.{i}: blank text"
+    exported = _exported_hashes(path.parent, manifests).get(ann.id)
+    if exported is not None and exported != by_id[ann.id].analysis.contentHash:
+        return (f"field id: record {ann.id} changed since this answer was exported (content "
+                f"{exported} then, {by_id[ann.id].analysis.contentHash} now); export it again")
+    return None
+
+
+def merge(lines: list[RecordLine], answers: list[Answer], now: str) -> tuple[list[RecordLine], int]:
+    """Records with the answers merged in; also how many replaced an earlier annotation."""
+    by_id = {a.annotation.id: a.annotation for a in answers}
+    out: list[RecordLine] = []
+    replaced = 0
+    for ln in lines:
+        ann = by_id.get(ln.record.id)
+        if ann is None:
+            out.append(ln)
+            continue
+        replaced += ln.record.is_annotated()
+        record = ln.record.model_copy(update={k: getattr(ann, k) for k in ANNOTATION_FIELDS})
+        analysis = ln.analysis.model_copy(update={"annotatedAt": now})
+        # Revalidate: the merged line must still be a valid records line.
+        out.append(RecordLine.model_validate({"record": record.model_dump(mode="json"),
+                                              "analysis": analysis.model_dump(mode="json")}))
+    return out, replaced

@@ -1,0 +1,328 @@
+"""`burn-errors annotate export|import`: the annotation hand-off, both directions (issue 6)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import read_records
+
+from analyzer.annotate import FIELD_GUIDE
+from analyzer.record import ANNOTATION_FIELDS, Annotation
+
+OPS = r'''
+use burn_std::DType;
+
+impl PoolOps<Flex> for Flex {
+    fn pool3d(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => pool3d_f32(x),
+            DType::F64 => pool3d_f64(x),
+            dtype => panic!("pool3d: unsupported dtype {:?}", dtype),
+        }
+    }
+
+    fn resample(x: Tensor, mode: ResampleMode) -> Tensor {
+        match mode {
+            ResampleMode::Nearest => nearest(x),
+            ResampleMode::Cubic => unimplemented!("cubic resampling is not supported"),
+        }
+    }
+}
+'''
+
+POOL = "pool3d: unsupported dtype {:?}"
+RESAMPLE = "not implemented: cubic resampling is not supported"
+MODULE = "crates/burn-flex/src/ops/pool.rs"
+
+
+def _extract(cli, repo, out, previous=None):
+    args = ["extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out)]
+    if previous:
+        args += ["--previous", str(previous)]
+    res = cli(*args)
+    assert res.code == 0, res.stderr
+    return out / "records.jsonl"
+
+
+@pytest.fixture
+def records(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/pool.rs": OPS})
+    git_repo.commit()
+    return _extract(cli, git_repo, tmp_path / "out")
+
+
+def _ids(records):
+    return {ln["record"]["errorMessage"]: ln["record"]["id"] for ln in read_records(records.parent)}
+
+
+def _answer(record_id: str, **over) -> dict:
+    a = {
+        "id": record_id,
+        "documentation": "Flex pools only F32 and F64; other dtypes reach the catch-all arm.",
+        "triggerScenarios": "pool3d on an F16 or integer tensor.",
+        "commonSituations": "Half-precision models; integer volumes.",
+        "solutions": ["Cast to F32 first", "Use a backend with an F16 kernel"],
+        "exampleFix": "// before\npool3d(x)\n// after\npool3d(x.cast(DType::F32))",
+        "handlingStrategy": "conversion",
+        "validationCode": "fn check(x: &Tensor) { assert!(matches!(x.dtype(), DType::F32 | DType::F64)); }",
+        "typeGuard": None,
+        "tryCatchPattern": None,
+        "preventionTips": ["Pick one float dtype for the model"],
+    }
+    a.update(over)
+    return a
+
+
+def _export(cli, records, out):
+    res = cli("annotate", "export", str(records), "--out", str(out))
+    assert res.code == 0, res.stderr
+    return res
+
+
+def _import(cli, records, *answers, out=None, extra=()):
+    return cli("annotate", "import", str(records), *map(str, answers), "--out", str(out or records), *extra)
+
+
+def test_field_guide_covers_exactly_the_annotation_model():
+    assert tuple(FIELD_GUIDE) == ANNOTATION_FIELDS
+    assert list(Annotation.model_fields) == ["id", *ANNOTATION_FIELDS]
+
+
+def test_export_writes_a_prompt_and_a_skeleton_per_record(cli, records, tmp_path):
+    out = tmp_path / "ann"
+    res = _export(cli, records, out)
+    ids = _ids(records)
+    assert "Wrote 2 prompts and answer skeletons" in res.stdout and "2 new" in res.stdout
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [f"{i}.json" for i in ids.values()] + [f"{i}.prompt.md" for i in ids.values()] + ["export.json"])
+
+    pool = ids[POOL]
+    skeleton = json.loads((out / f"{pool}.json").read_text())
+    assert list(skeleton) == list(Annotation.model_fields)  # the model's fields, in its order
+    assert skeleton["id"] == pool and all(skeleton[k] is None for k in ANNOTATION_FIELDS)
+
+    prompt = (out / f"{pool}.prompt.md").read_text()
+    line = next(ln for ln in read_records(records.parent) if ln["record"]["id"] == pool)
+    rec, an = line["record"], line["analysis"]
+    assert f"```text\n{POOL}\n```" in prompt
+    # the source window, numbered, the panic line marked
+    assert f"> {rec['lineNumber']:>2} |             dtype => panic!(\"pool3d: unsupported dtype {{:?}}\", dtype)," in prompt
+    assert f"  {rec['lineNumber'] - 1:>2} |             DType::F64 => pool3d_f64(x)," in prompt
+    assert f"`{rec['filePath']}`, line {rec['lineNumber']}" in prompt
+    # the facts the analyzer knows
+    assert "- kind: dtype-dispatch" in prompt and "- crate: `burn-flex`" in prompt
+    assert "- match on: `x.dtype()`; panicking arm: `dtype`" in prompt
+    assert "- handled by other arms: `F64`, `F32`" in prompt
+    assert "- dtypes that reach this panic: " + ", ".join(f"`{d}`" for d in an["rejected"]) in prompt
+    # the exact shape of the answer: every field of the model with its guidance, and the skeleton
+    for name in ANNOTATION_FIELDS:
+        kind, guide = FIELD_GUIDE[name]
+        assert f"| `{name}` | {kind} | {guide} |" in prompt
+    block = prompt.split("### Fill in this skeleton\n\n```json\n", 1)[1].split("\n```", 1)[0]
+    assert json.loads(block) == skeleton
+    assert "`handlingStrategy` is `validation`" in prompt  # the style example, told in words
+
+    manifest = json.loads((out / "export.json").read_text())
+    assert manifest["records"] == str(records)
+    assert {i["id"]: i["contentHash"] for i in manifest["items"]} == {
+        ln["record"]["id"]: ln["analysis"]["contentHash"] for ln in read_records(records.parent)}
+
+    mode_prompt = (out / f"{ids[RESAMPLE]}.prompt.md").read_text()
+    mode = next(ln["analysis"] for ln in read_records(records.parent) if ln["record"]["id"] == ids[RESAMPLE])
+    assert "- kind: unsupported-mode" in mode_prompt and "panicking arm: `ResampleMode::Cubic`" in mode_prompt
+    assert "- dtype enum" not in mode_prompt
+    assert mode["rejected"], "the fixture's mode arm names its variant"
+    assert "- values that reach this panic: " + ", ".join(f"`{d}`" for d in mode["rejected"]) in mode_prompt
+
+
+def test_import_merges_answers_and_the_next_export_skips_them(cli, records, tmp_path):
+    out = tmp_path / "ann"
+    _export(cli, records, out)
+    ids = _ids(records)
+    before = read_records(records.parent)
+    (out / f"{ids[POOL]}.json").write_text(json.dumps(_answer(ids[POOL]), indent=2))
+    merged = tmp_path / "merged.jsonl"
+    res = _import(cli, records, out, out=merged)
+    assert res.code == 0, res.stderr
+    assert "Imported 1 answer into" in res.stdout and "1 skeleton not filled yet" in res.stdout
+    assert read_records(records.parent) == before  # --out elsewhere: RECORDS itself is left alone
+    assert cli("validate", str(merged)).code == 0
+
+    after = {ln["record"]["id"]: ln for ln in read_records_file(merged)}
+    pool = after[ids[POOL]]
+    want = _answer(ids[POOL])
+    assert {k: pool["record"][k] for k in ANNOTATION_FIELDS} == {k: want[k] for k in ANNOTATION_FIELDS}
+    assert pool["analysis"]["annotatedAt"] >= pool["record"]["analyzedAt"]
+    assert pool["record"]["contentChangedAt"] == next(
+        ln for ln in before if ln["record"]["id"] == ids[POOL])["record"]["contentChangedAt"]
+    # the other record and every other key are as they were
+    old = {ln["record"]["id"]: ln for ln in before}
+    assert after[ids[RESAMPLE]] == old[ids[RESAMPLE]]
+    assert {k: v for k, v in pool["record"].items() if k not in ANNOTATION_FIELDS} == \
+        {k: v for k, v in old[ids[POOL]]["record"].items() if k not in ANNOTATION_FIELDS}
+
+    again = tmp_path / "again"
+    res = _export(cli, merged, again)
+    assert sorted(p.name for p in again.glob("*.prompt.md")) == [f"{ids[RESAMPLE]}.prompt.md"]
+
+    # and the page now shows the annotation
+    pages = tmp_path / "pages"
+    assert cli("render", str(merged), "--out", str(pages)).code == 0
+    page = next(pages.glob("pool3d-unsupported-dtype--*.md")).read_text()
+    assert "## What it means" in page and "1. Cast to F32 first" in page and "AI-assisted analysis of" in page
+
+
+def read_records_file(path):
+    return [json.loads(raw) for raw in path.read_text().splitlines() if raw]
+
+
+def test_import_in_place_and_answers_given_as_files(cli, records, tmp_path):
+    ids = _ids(records)
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    a.write_text(json.dumps(_answer(ids[POOL])))
+    b.write_text("```json\n" + json.dumps(_answer(ids[RESAMPLE], typeGuard="fn ok() -> bool { true }")) + "\n```\n")
+    res = _import(cli, records, a, b)
+    assert res.code == 0, res.stderr
+    recs = {ln["record"]["id"]: ln["record"] for ln in read_records(records.parent)}
+    assert recs[ids[POOL]]["solutions"] == ["Cast to F32 first", "Use a backend with an F16 kernel"]
+    assert recs[ids[RESAMPLE]]["typeGuard"] == "fn ok() -> bool { true }"
+    # answering again replaces the annotation as a whole
+    a.write_text(json.dumps(_answer(ids[POOL], solutions=["Only this"], validationCode=None)))
+    res = _import(cli, records, a)
+    assert res.code == 0 and "1 replaced an earlier annotation" in res.stdout
+    rec = {ln["record"]["id"]: ln["record"] for ln in read_records(records.parent)}[ids[POOL]]
+    assert rec["solutions"] == ["Only this"] and rec["validationCode"] is None
+
+
+BAD = {
+    "wrong type": ({"solutions": "Cast to F32"}, "field solutions: Input should be a valid list"),
+    "wrong item": ({"preventionTips": ["ok", 3]}, "field preventionTips.1: Input should be a valid string"),
+    "unknown field": ({"severity": "high"}, "field severity: unknown field"),
+    "bad id": ({"id": "xyz"}, "field id: String should match pattern"),
+    "unknown id": ({"id": "0123456789abcdef"}, "field id: no record 0123456789abcdef in"),
+    "blank": ({"documentation": "  "}, "field documentation: blank text"),
+    "empty list": ({"solutions": []}, "field solutions: empty list"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_bad_answer_names_file_and_field_and_nothing_is_written(cli, records, tmp_path, case):
+    ids = _ids(records)
+    over, want = BAD[case]
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_answer(ids[RESAMPLE])))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_answer(ids[POOL], **over)))
+    before = records.read_text()
+    res = _import(cli, records, good, bad)
+    assert res.code == 2
+    assert f"{bad}: {want}" in res.stderr, res.stderr
+    assert str(good) not in res.stderr
+    assert records.read_text() == before
+
+
+def test_other_bad_answers(cli, records, tmp_path):
+    ids = _ids(records)
+    cases = {
+        "notjson.json": ("{ nope", "not JSON (Expecting property name enclosed in double quotes at line 1 column 3)"),
+        "list.json": ("[]", "expected one JSON object"),
+        f"{ids[RESAMPLE]}.json": (json.dumps(_answer(ids[POOL])),
+                                  f"field id: {ids[POOL]} but the file is named for record {ids[RESAMPLE]}"),
+    }
+    for name, (text, _) in cases.items():
+        (tmp_path / name).write_text(text)
+    res = _import(cli, records, *(tmp_path / n for n in cases))
+    assert res.code == 2
+    for name, (_, want) in cases.items():
+        assert f"{tmp_path / name}: {want}" in res.stderr, res.stderr
+    assert res.stderr.strip().splitlines()[-1].startswith("burn-errors: error: 3 bad answers")
+
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    one.write_text(json.dumps(_answer(ids[POOL])))
+    two.write_text(json.dumps(_answer(ids[POOL])))
+    res = _import(cli, records, one, two)
+    assert res.code == 2 and f"{two}: field id: record {ids[POOL]} is already answered by {one}" in res.stderr
+    res = _import(cli, records, tmp_path / "missing.json")
+    assert res.code == 2 and "no such answer file" in res.stderr
+    (tmp_path / "emptydir").mkdir()
+    res = _import(cli, records, tmp_path / "emptydir")
+    assert res.code == 2 and "no answer files" in res.stderr
+
+
+def test_skip_bad_imports_the_good_answers(cli, records, tmp_path):
+    ids = _ids(records)
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(_answer(ids[RESAMPLE])))
+    bad.write_text(json.dumps(_answer(ids[POOL], solutions="one")))
+    res = _import(cli, records, good, bad, extra=["--skip-bad"])
+    assert res.code == 0, res.stderr
+    assert f"{bad}: field solutions" in res.stderr
+    assert "Imported 1 answer" in res.stdout and "1 bad answer skipped" in res.stdout
+    recs = {ln["record"]["id"]: ln["record"] for ln in read_records(records.parent)}
+    assert recs[ids[RESAMPLE]]["documentation"] and recs[ids[POOL]]["documentation"] is None
+
+
+def test_unfilled_skeletons_are_skipped(cli, records, tmp_path):
+    out = tmp_path / "ann"
+    _export(cli, records, out)
+    before = records.read_text()
+    res = _import(cli, records, out)
+    assert res.code == 0
+    assert "Imported 0 answers (nothing written); 2 skeletons not filled yet." in res.stdout
+    assert records.read_text() == before
+
+
+def test_export_keeps_filled_answers_and_has_nothing_to_do_when_all_are_annotated(cli, records, tmp_path):
+    out = tmp_path / "ann"
+    _export(cli, records, out)
+    ids = _ids(records)
+    filled = json.dumps(_answer(ids[POOL]))
+    (out / f"{ids[POOL]}.json").write_text(filled)
+    res = _export(cli, records, out)
+    assert "Kept 1 answers already filled" in res.stdout
+    assert (out / f"{ids[POOL]}.json").read_text() == filled
+    assert json.loads((out / f"{ids[RESAMPLE]}.json").read_text())["documentation"] is None
+
+    (out / f"{ids[RESAMPLE]}.json").write_text(json.dumps(_answer(ids[RESAMPLE])))
+    assert _import(cli, records, out).code == 0
+    res = _export(cli, records, tmp_path / "none")
+    assert res.stdout.startswith("Nothing to annotate: all 2 records")
+    assert not (tmp_path / "none").exists()
+
+
+def test_the_annotation_loop_across_a_new_commit(cli, git_repo, records, tmp_path):
+    """export -> answer -> import; the code changes; extract --previous keeps what did not change,
+    export sends only the changed record, and an answer written for the old code is refused."""
+    out = tmp_path / "ann"
+    _export(cli, records, out)
+    ids = _ids(records)
+    for msg in (POOL, RESAMPLE):
+        (out / f"{ids[msg]}.json").write_text(json.dumps(_answer(ids[msg])))
+    assert _import(cli, records, out).code == 0
+
+    # pool3d learns F16: its content changes; resample only moves down
+    git_repo.write(MODULE, "// header\n" + OPS.replace("DType::F64 => pool3d_f64(x),",
+                                                       "DType::F64 => pool3d_f64(x),\n            DType::F16 => pool3d_f16(x),"))
+    git_repo.commit()
+    second = _extract(cli, git_repo, tmp_path / "out2", previous=records)
+    lines = {ln["record"]["id"]: ln for ln in read_records(second.parent)}
+    assert lines[ids[POOL]]["analysis"]["annotationStatus"] == "changed"
+    assert lines[ids[RESAMPLE]]["analysis"]["annotationStatus"] == "unchanged"
+    assert lines[ids[RESAMPLE]]["record"]["documentation"] is not None
+
+    # the old answer for pool3d describes code that is gone: refused
+    res = _import(cli, second, out / f"{ids[POOL]}.json")
+    assert res.code == 2 and f"field id: record {ids[POOL]} changed since this answer was exported" in res.stderr
+
+    out2 = tmp_path / "ann2"
+    res = _export(cli, second, out2)
+    assert "Wrote 1 prompts" in res.stdout and "1 changed" in res.stdout
+    prompt = (out2 / f"{ids[POOL]}.prompt.md").read_text()
+    assert "annotated before, but its content" in prompt and "- handled by other arms: `F64`, `F32`, `F16`" in prompt
+    (out2 / f"{ids[POOL]}.json").write_text(json.dumps(_answer(ids[POOL], solutions=["Cast to F16 or F32"])))
+    assert _import(cli, second, out2).code == 0
+    res = _export(cli, second, tmp_path / "ann3")
+    assert res.stdout.startswith("Nothing to annotate")
