@@ -87,8 +87,20 @@ class DtypeCatalog:
     enums: dict[str, list[DtypeEnum]] = field(default_factory=dict)
     # Every enum name defined in each crate, dtype or not: a crate's own `Kind` is not tch's.
     local: dict[str, set[str]] = field(default_factory=dict)
-    # Variant names of the enums named like a dtype (F32, BF16, I64 ...).
+    # Variant names of the enums named like a dtype (F32, BF16, I64 ...), canonical spelling.
     dtype_names: set[str] = field(default_factory=set)
+    # The crates of the tree, as paths name them (burn_std), to tell `syn::Data` from ours.
+    crates: set[str] = field(default_factory=set)
+
+    def names(self, ref: VariantRef) -> bool:
+        """The ref names a catalog enum: its name is in the catalog and its path does not start
+        at a crate outside the tree (`syn::Data::Union` is not a tree's `Data`)."""
+        return ref.enum in self.enums and not self.outside(ref.root)
+
+    def outside(self, root: str) -> bool:
+        if root in ("", "crate", "self", "super", "Self") or root.startswith(("_", "$")):
+            return False
+        return root not in self.crates
 
     def is_defined_anywhere(self, name: str) -> bool:
         return any(name in names for names in self.local.values())
@@ -115,21 +127,22 @@ class DtypeCatalog:
                     if payload and payload in by_name and payload not in chosen:
                         chosen.add(payload)
                         frontier.append(payload)
-        dtype_names = {v for n in chosen if enum_name.match(n) for d in by_name[n] for v, _ in d.variants}
+        dtype_names = {canonical_dtype(v) for n in chosen if enum_name.match(n)
+                       for d in by_name[n] for v, _ in d.variants}
         for n, ds in by_name.items():
             if n in chosen:
                 continue
             for d in ds:
-                names = {v for v, _ in d.variants}
-                shared = len(names & dtype_names)
-                if names and shared >= rules["like_min"] and shared / len(names) >= rules["like_ratio"]:
+                names = {canonical_dtype(v) for v, _ in d.variants}
+                if len(names) >= rules["all_min"] and names <= dtype_names:
                     chosen.add(n)
                     break
         enums = {n: by_name[n] for n in chosen}
         for path, crate, alias, target in aliases:
             if target in enums and alias not in enums:
                 enums[alias] = [DtypeEnum(alias, d.variants, d.crate, d.path) for d in enums[target]]
-        return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names)
+        crates = {c.replace("-", "_") for _, c, _ in defs} | {c.replace("-", "_") for _, c, _, _ in aliases}
+        return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates)
 
     def defines(self, crate: str, name: str) -> bool:
         return name in self.local.get(crate, ())
@@ -178,6 +191,20 @@ class Decision:
     partial: list[str] = field(default_factory=list)
     pattern: str = ""
     catch_all: bool = False  # the panicking arm catches every other value (`_`, `dtype`, else)
+
+
+_SPELLED = re.compile(r"^(b?float|u?int|f|i|u|bf)(\d+)s?$")
+
+
+def canonical_dtype(name: str) -> str:
+    """A dtype variant name in one spelling: F32, Float32 and Float32s are all `f32`; Bools is
+    `bool`. Names that are not dtype-shaped come back lower-cased."""
+    low = name.lower()
+    m = _SPELLED.match(low)
+    if m:
+        prefix = {"float": "f", "bfloat": "bf", "int": "i", "uint": "u"}.get(m.group(1), m.group(1))
+        return f"{prefix}{m.group(2)}"
+    return low[:-1] if low in ("bools", "strings") else low
 
 
 def is_test_path(path: str) -> bool:
@@ -242,7 +269,7 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
     all_arms = [arm, *others]
     if _scrutinee_is_dtype(site.scrutinee):
         fired.append("dtype/scrutinee")
-    if any(r.enum in catalog for a in all_arms for r in _all_refs(a.refs)):
+    if any(catalog.names(r) for a in all_arms for r in _all_refs(a.refs)):
         fired.append("dtype/arm-variants")
     if _scrutinee_is_foreign_kind(site.scrutinee, all_arms, crate, catalog):
         fired.append("dtype/foreign-kind")
@@ -275,7 +302,7 @@ def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog) -> str | No
                 named.setdefault(r.enum, set()).add(r.variant)
     least = rule_data()["dtype"]["foreign_like_min"]
     for enum, variants in sorted(named.items()):
-        if len(variants & catalog.dtype_names) >= least:
+        if len({canonical_dtype(v) for v in variants} & catalog.dtype_names) >= least:
             return enum
     known = rule_data()["dtype"]["foreign_dtype_enums"]
     for enum in sorted(named):
@@ -301,7 +328,7 @@ def _dtype_sets(dec: Decision, arm: ArmFacts, others: list[ArmFacts], crate: str
     counts: dict[str, int] = {}
     for a in [arm, *others]:
         for r in a.refs:
-            if r.enum in catalog:
+            if catalog.names(r):
                 counts[r.enum] = counts.get(r.enum, 0) + 1
     foreign = rule_data()["dtype"]["foreign_kind_enum"]
     outside = _foreign_dtype_enum([arm, *others], catalog)

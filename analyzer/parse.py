@@ -74,11 +74,13 @@ class VariantRef:
     enum: str
     variant: str
     sub: list["VariantRef"] | None = None  # None: no payload or a wildcard payload
+    root: str = ""  # first segment of a longer path (`syn` in syn::Data::Union), else ""
 
     @staticmethod
     def from_dict(d: dict) -> "VariantRef":
         sub = d.get("sub")
-        return VariantRef(d["enum"], d["variant"], [VariantRef.from_dict(s) for s in sub] if sub else None)
+        return VariantRef(d["enum"], d["variant"], [VariantRef.from_dict(s) for s in sub] if sub else None,
+                          d.get("root", ""))
 
 
 @dataclass
@@ -154,8 +156,8 @@ class FileFacts:
 # Patterns
 
 
-def _path_tail(node: Node) -> tuple[str, str] | None:
-    """`a::b::Enum::Variant` -> (Enum, Variant); `Variant` alone has no enum and gives None."""
+def _path_tail(node: Node) -> tuple[str, str, str] | None:
+    """`a::b::Enum::Variant` -> (Enum, Variant, a); `Variant` alone has no enum and gives None."""
     if node.type != "scoped_identifier":
         return None
     name = node.child_by_field_name("name")
@@ -165,7 +167,13 @@ def _path_tail(node: Node) -> tuple[str, str] | None:
     enum = path.child_by_field_name("name") if path.type == "scoped_identifier" else path
     if enum is None or enum.type not in ("identifier", "type_identifier"):
         return None
-    return enum.text.decode("utf-8", "replace"), name.text.decode("utf-8", "replace")
+    root = ""
+    if path.type == "scoped_identifier":
+        first = path
+        while first.type == "scoped_identifier" and first.child_by_field_name("path") is not None:
+            first = first.child_by_field_name("path")
+        root = first.text.decode("utf-8", "replace")
+    return enum.text.decode("utf-8", "replace"), name.text.decode("utf-8", "replace"), root
 
 
 def pattern_refs(node: Node) -> list[VariantRef]:
@@ -173,7 +181,7 @@ def pattern_refs(node: Node) -> list[VariantRef]:
     t = node.type
     if t == "scoped_identifier":
         tail = _path_tail(node)
-        return [VariantRef(*tail)] if tail else []
+        return [VariantRef(tail[0], tail[1], None, tail[2])] if tail else []
     if t in ("tuple_struct_pattern", "struct_pattern"):
         typ = node.child_by_field_name("type")
         tail = _path_tail(typ) if typ is not None else None
@@ -182,7 +190,7 @@ def pattern_refs(node: Node) -> list[VariantRef]:
             if c is not typ and c.id != (typ.id if typ is not None else -1):
                 inner.extend(pattern_refs(c))
         if tail:
-            return [VariantRef(tail[0], tail[1], inner or None)]
+            return [VariantRef(tail[0], tail[1], inner or None, tail[2])]
         return inner
     out: list[VariantRef] = []
     for c in node.named_children:
