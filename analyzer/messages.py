@@ -81,6 +81,15 @@ def decode_string_literal(text: str) -> str:
     return "".join(out)
 
 
+_META = re.compile(r"([.^$*+?{}\[\]\\|()])")
+
+
+def _escape(text: str) -> str:
+    """Escape only regex metacharacters, so the pattern reads the same in Python, JavaScript
+    and PCRE (re.escape also escapes spaces and `-`, which some engines reject)."""
+    return _META.sub(r"\\\1", text)
+
+
 @dataclass(frozen=True)
 class Segment:
     """A piece of a format string: literal text, or a placeholder as written (`{:?}`)."""
@@ -130,7 +139,7 @@ class PanicMessage:
     @property
     def regex(self) -> str:
         """A regex (full match, DOTALL) for the runtime message: placeholders match any text."""
-        parts = [".*?" if s.placeholder else re.escape(s.text) for s in self.segments]
+        parts = [".*?" if s.placeholder else _escape(s.text) for s in self.segments]
         return "^" + "".join(parts) + "$"
 
     @property
