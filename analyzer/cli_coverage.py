@@ -44,7 +44,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, expand, no_cache,
       burn-errors coverage --repo ../burn --sha main --backend flex
       burn-errors coverage --records output/records.jsonl --format markdown --out coverage.md
       burn-errors coverage --repo ../burn --format html --out coverage.html
-      burn-errors coverage --records output/records.jsonl --format json | jq '.cells[] | select(.status == "panics")'
+      burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
     from . import coverage as cov
     from .outputs import ensure_writable_dir, write_file

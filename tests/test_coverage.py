@@ -463,6 +463,9 @@ def test_html_page_is_self_contained_with_linked_cells(cli, backends, tmp_path):
     assert "backends differ on 3 dtypes" in html
     gaps = {tuple(c["title"].split(":")[0].split(" · ")) for c in parser.cells if "gap" in c["class"]}
     assert gaps == {(crate, "conv3d", d) for crate in ("burn-flex", "burn-ndarray") for d in ("F64", "F16", "I64")}
+    # the "only operations that panic on" filter reads which dtypes each row panics on
+    assert '<tr class="row" data-name="conv3d" data-panics="F16 BF16 I64 I32 U8 Bool QFloat">' in html
+    assert '<option value="Kind::*">other</option>' in html
     # every backend has a section and an overview row
     for crate in ("burn-flex", "burn-ndarray", "burn-tch", "burn-tensor"):
         assert f'id="b-{crate}"' in html and f'href="#b-{crate}"' in html

@@ -45,6 +45,7 @@ def view(matrix: Matrix) -> dict:
         "counts": counts,
         "collapsed": matrix.collapse,
         "overview": [_overview(matrix, g) for g in matrix.groups],
+        "choices": [{"enum": g.enum, "columns": _columns(g)} for g in matrix.groups],
         "shared": _shared(matrix),
         "backends": [_backend(matrix, crate) for crate in crates],
     }
@@ -143,7 +144,7 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
                          "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
     cells = [_cell(crate, op, d, matrix.get(crate, op, d)) for d in group.dtypes]
     return {"label": label_text, "locs": locs, "cells": cells,
-            "panics": any(c["status"] in (PANICS, PARTIAL) for c in cells)}
+            "panics": " ".join(d for d, c in zip(group.dtypes, cells) if c["status"] in (PANICS, PARTIAL))}
 
 
 def _cell(crate: str, op: str, dtype: str, cell: Cell | None) -> dict:
@@ -175,4 +176,4 @@ def _hex(rgb: tuple) -> str:
 
 def _ink(rgb: tuple) -> str:
     r, g, b = (c / 255 for c in rgb)
-    return "#111" if 0.299 * r + 0.587 * g + 0.114 * b > 0.62 else "#fff"
+    return "#111" if 0.299 * r + 0.587 * g + 0.114 * b > 0.55 else "#fff"

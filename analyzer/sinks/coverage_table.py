@@ -6,6 +6,8 @@ arms. Fits 100 columns. With several backends a summary table closes the output.
 from __future__ import annotations
 
 import io
+import os
+import sys
 
 from rich import box
 from rich.console import Console
@@ -20,7 +22,7 @@ LEGEND = "✓ handled  ✗ panics  ◐ partial: panics in another match or anoth
 WIDTH = 100  # for files: the width the table is designed for
 
 
-def renderables(matrix: Matrix) -> list:
+def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     out: list = []
     crates = matrix.crates()
     if not crates:
@@ -32,7 +34,7 @@ def renderables(matrix: Matrix) -> list:
         out.append(Text())
         out.append(_backend_heading(matrix, crate))
         for group in matrix.groups_of(crate):
-            out.append(_backend_table(matrix, crate, group, first))
+            out.append(_backend_table(matrix, crate, group, _room(group, first, width)))
     if len(crates) > 1:
         for group in matrix.groups:
             t = _summary_table(matrix, group)
@@ -45,8 +47,11 @@ def renderables(matrix: Matrix) -> list:
 
 
 def print_tables(matrix: Matrix, console: Console | None = None) -> None:
-    console = console or Console(highlight=False, soft_wrap=False)
-    for r in renderables(matrix):
+    if console is None:
+        # A terminal says how wide it is; a pipe gets the width the tables are designed for.
+        sized = sys.stdout.isatty() or os.environ.get("COLUMNS")
+        console = Console(highlight=False, soft_wrap=False, width=None if sized else WIDTH)
+    for r in renderables(matrix, console.width):
         console.print(r)
 
 
@@ -88,6 +93,13 @@ def _glyph(status: str | None) -> Text:
 def _fit(text: str, width: int) -> str:
     """Cut a path from the left, keeping its file name and line: `…/vectorization/planner.rs:99`."""
     return text if len(text) <= width else "…" + text[len(text) - width + 1:]
+
+
+def _room(group: Group, first: int, width: int) -> int:
+    """The first column's width in a table of this group: `first`, or less when the group has
+    many columns, so the dtype headers are never cut."""
+    dtypes = sum(max(len(part) for part in _header(d).split("\n")) + 1 for d in group.dtypes)
+    return max(14, min(first, width - dtypes - 1))
 
 
 def _first_width(matrix: Matrix, cap: int = 34) -> int:
