@@ -172,12 +172,14 @@ def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str
 
 
 def index_context(lines: list[RecordLine], names: dict[str, str], ext: str) -> dict:
-    """The index: every page, grouped by crate, in records order (file, then line)."""
+    """The index: every page, grouped by crate, in records order (file, then line); paths are
+    shown inside the crate's folder."""
     groups: dict[str, list[dict]] = {}
     for ln in lines:
         r, a = ln.record, ln.analysis
         groups.setdefault(a.crate, []).append({
-            "message": display_message(r.errorMessage), "href": f"{names[r.id]}.{ext}", "file_path": r.filePath,
+            "message": display_message(r.errorMessage), "href": f"{names[r.id]}.{ext}",
+            "file_path": _in_crate(r.filePath, a.crate),
             "line_number": r.lineNumber, "category": a.category, "annotated": r.is_annotated()})
     revisions = sorted({(ln.record.repo, ln.record.analyzedSha[:10]) for ln in lines})
     return {
@@ -187,6 +189,14 @@ def index_context(lines: list[RecordLine], names: dict[str, str], ext: str) -> d
         "annotated": sum(1 for ln in lines if ln.record.is_annotated()),
         "groups": sorted(groups.items()),
     }
+
+
+def _in_crate(path: str, crate: str) -> str:
+    """The path inside the crate's folder (the index groups by crate), else the whole path."""
+    marker = f"/{crate}/" if crate else ""
+    if marker and marker in "/" + path:
+        return ("/" + path).split(marker, 1)[1]
+    return path
 
 
 def display_message(message: str) -> str:

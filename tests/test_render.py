@@ -208,6 +208,9 @@ def test_index_lists_every_page_and_its_links_resolve(cli, tmp_path):
         assert sorted(linked) == sorted(f for f in files if f != f"index.{fmt}")
         assert "6 errors found at fixture/tensors@9ac64a222a; 2 annotated." in (
             html_text(index) if fmt == "html" else markdown_text(index))
+        if fmt == "md":  # grouped by crate, paths inside the crate's folder
+            section = index.split("## burn-flex\n", 1)[1].split("\n## ", 1)[0]
+            assert f"({POOL3D}.md) | `src/ops/pool.rs:11` | dtype-dispatch | yes |" in section
         # every related-error link on every page points at a page that exists
         for page in out.glob(f"*.{fmt}"):
             pattern = r'href="([^"/:#]+\.html)"' if fmt == "html" else r"\]\(([^)\s/:]+\.md)"
