@@ -130,6 +130,9 @@ def _print_matches(result, shown) -> None:
         click.echo(f"   id {r.id} · {r.githubUrl}")
     if len(shown) < n:
         click.echo(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
+    if n > 1 and not result.panic.path:
+        click.echo("\nTip: give the whole panic (`thread '...' panicked at FILE:LINE:COL:` and the message) "
+                   "to rank the site it names first.")
 
 
 @main.group()
@@ -189,7 +192,7 @@ def annotate_export(records, out_dir):
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Records file to write (may be RECORDS itself; written whole or not at all).")
 @click.option("--skip-bad", is_flag=True,
-              help="Import the good answers and list the bad ones, instead of stopping at the first.")
+              help="Import the good answers and list the bad ones (without it, any bad answer means nothing is written).")
 @debug_option
 def annotate_import(records, answers, out_path, skip_bad):
     """Merge answers (files, or folders of *.json) into the records.

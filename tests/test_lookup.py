@@ -158,6 +158,7 @@ def test_text_output_and_stdin(cli, records):
     assert "2. " not in out and "... and 2 more (--limit 0 shows all)" in out
     res = cli("lookup", "pool3d: unsupported dtype I8", "--records", str(records), "--limit", "0")
     assert "3. {}: unsupported dtype {:?}" in res.stdout and "more" not in res.stdout
+    assert "Tip: give the whole panic" in res.stdout and "Tip:" not in out  # out: the panic had a location
 
 
 def test_no_match_exits_1_with_one_line(cli, records):
