@@ -83,11 +83,18 @@ def family(line: RecordLine) -> tuple[str, str]:
     return family_key(line.analysis.operation), family_scope(line)
 
 
-def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMIT) -> list[RecordLine]:
-    """Other records of the same operation family, then of the same file (see the module doc)."""
+def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMIT,
+            families: dict[str, tuple[str, str]] | None = None) -> list[RecordLine]:
+    """Other records of the same operation family, then of the same file (see the module doc).
+    `families` ({id: family}) saves recomputing them for every page."""
     me = line.record
-    fam = family(line)
-    same_family = [o for o in lines if o.record.id != me.id and family(o) == fam]
+    fam = families or {}
+
+    def family_of(o: RecordLine) -> tuple[str, str]:
+        return fam[o.record.id] if o.record.id in fam else family(o)
+
+    mine = family_of(line)
+    same_family = [o for o in lines if o.record.id != me.id and family_of(o) == mine]
     same_family.sort(key=lambda o: (o.analysis.crate != line.analysis.crate, o.record.filePath, o.record.lineNumber))
     same_file = [o for o in lines if o.record.id != me.id and o.record.filePath == me.filePath]
     same_file.sort(key=lambda o: (abs(o.record.lineNumber - me.lineNumber), o.record.lineNumber))
@@ -104,18 +111,17 @@ def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMI
 
 
 def page_names(lines: list[RecordLine]) -> dict[str, str]:
-    """File stem of each record's page: its slug without a leading `-`; the full id is added for a
-    slug two records share, and stands alone for a slug that is not plain `[a-z0-9-]`."""
+    """File stem of each record's page: its slug without a leading `-` (a file name a shell would
+    read as an option); the id when the slug is not plain `[a-z0-9-]`; the full id added when two
+    records would share a stem."""
+    stems = {}
+    for ln in lines:
+        slug = ln.record.slug
+        stems[ln.record.id] = (slug.lstrip("-") if re.fullmatch(r"[a-z0-9-]+", slug) else "") or ln.record.id
     count: dict[str, int] = {}
-    for ln in lines:
-        count[ln.record.slug] = count.get(ln.record.slug, 0) + 1
-    names = {}
-    for ln in lines:
-        # No leading "-" (a message that starts with punctuation): a file name shells read as an option.
-        s = ln.record.slug.lstrip("-") if re.fullmatch(r"[a-z0-9-]+", ln.record.slug) else ""
-        s = s or ln.record.id
-        names[ln.record.id] = s if count[ln.record.slug] == 1 else f"{s}-{ln.record.id}"
-    return names
+    for stem in stems.values():
+        count[stem] = count.get(stem, 0) + 1
+    return {rid: stem if count[stem] == 1 else f"{stem}-{rid}" for rid, stem in stems.items()}
 
 
 def issue_url(line: RecordLine, base: str | None = None) -> str:
@@ -136,7 +142,7 @@ class RelatedItem:
 
 
 def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str], ext: str,
-                 issues_url: str | None = None) -> dict:
+                 issues_url: str | None = None, families: dict[str, tuple[str, str]] | None = None) -> dict:
     """Everything a page template sees. Annotation values are None when not annotated yet (the
     templates leave their sections out); lists and strings are never empty placeholders."""
     r, a = line.record, line.analysis
@@ -162,7 +168,7 @@ def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str
         "situations": _text(r.commonSituations),
         "related": [RelatedItem(display_message(o.record.errorMessage), f"{names[o.record.id]}.{ext}",
                                 f"{o.analysis.crate} · {o.record.filePath}:{o.record.lineNumber}")
-                    for o in related(line, lines)],
+                    for o in related(line, lines, families=families)],
         "annotated": r.is_annotated(),
         "api_url": f"{API_PATH}{r.id}",
         "issue_url": issue_url(line, issues_url),
@@ -303,7 +309,8 @@ def render_all(lines: list[RecordLine], ext: str, issues_url: str | None = None)
     page = env.get_template(f"page.{ext}.j2")
     index = env.get_template(f"page_index.{ext}.j2")
     names = page_names(lines)
-    files = {f"{names[ln.record.id]}.{ext}": page.render(page_context(ln, lines, names, ext, issues_url))
+    families = {ln.record.id: family(ln) for ln in lines}
+    files = {f"{names[ln.record.id]}.{ext}": page.render(page_context(ln, lines, names, ext, issues_url, families))
              for ln in lines}
     files[f"index.{ext}"] = index.render(index_context(lines, names, ext))
     return files

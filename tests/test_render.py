@@ -387,3 +387,17 @@ def test_fixture_records_are_valid(cli):
     assert res.code == 0, res.stdout + res.stderr
     ann = [json.loads(raw)["record"] for raw in RECORDS.read_text().splitlines()]
     assert sum(1 for r in ann if r["documentation"]) == 1
+
+
+def test_page_names_are_unique_and_never_start_with_a_dash():
+    base = _lines()[1]
+    recs = [base.record.model_copy(update={"id": f"{i:016x}", "slug": slug})
+            for i, slug in enumerate(["same-abcdef", "same-abcdef", "-same-abcdef", "-lead-123456", "Not/A/Slug"])]
+    names = pages.page_names([RecordLine(record=r, analysis=base.analysis) for r in recs])
+    assert names == {
+        "0000000000000000": "same-abcdef-0000000000000000",
+        "0000000000000001": "same-abcdef-0000000000000001",
+        "0000000000000002": "same-abcdef-0000000000000002",
+        "0000000000000003": "lead-123456",
+        "0000000000000004": "0000000000000004",
+    }
