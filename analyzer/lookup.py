@@ -127,6 +127,16 @@ class Lookup:
 
 
 def lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
+    """Records whose messageRegex matches the panic's message, best first (see the module doc).
+    A message with spaces around it that matches nothing is tried once more without them."""
+    found = _lookup(panic, lines)
+    stripped = panic.message.strip()
+    if not found.matches and stripped and stripped != panic.message:
+        found = _lookup(Panic(stripped, panic.path, panic.line, panic.column), lines)
+    return found
+
+
+def _lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
     matches: list[Match] = []
     placeholder_only = 0
     bad: list[str] = []

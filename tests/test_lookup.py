@@ -130,6 +130,11 @@ def test_the_file_ranks_first_even_when_the_line_moved(cli, records):
     assert got["matches"][0]["lineDistance"] == 3
 
 
+def test_spaces_around_a_pasted_message_do_not_hide_the_match(cli, records):
+    got = _json(cli, records, "  pool3d: unsupported dtype I8 \t")
+    assert got["query"]["message"] == "pool3d: unsupported dtype I8" and got["total"] == 3
+
+
 def test_a_placeholder_only_record_is_found_at_its_own_location(cli, records):
     got = _json(cli, records, "thread 'main' panicked at crates/burn-flex/src/ops/generic.rs:12:14:\nsomething odd")
     assert [_where(m) for m in got["matches"]] == ["crates/burn-flex/src/ops/generic.rs:12"]
