@@ -96,14 +96,13 @@ def lookup(message, records, fmt, limit):
     shown = result.matches if limit == 0 else result.matches[:limit]
     if fmt == "json":
         click.echo(json.dumps({
-            "query": {"message": result.panic.message, "path": result.panic.path, "line": result.panic.line,
-                      "column": result.panic.column},
+            "query": {"message": panic.message, "path": panic.path, "line": panic.line, "column": panic.column},
             "total": len(result.matches), "placeholderOnly": result.placeholder_only,
             "matches": [m.to_json(i) for i, m in enumerate(shown, start=1)]}, indent=2, ensure_ascii=False))
     else:
         _print_matches(result, shown)
     if not result.matches:
-        one_line = " ".join(result.panic.message.split())
+        one_line = " ".join(panic.message.split())
         raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
                           + (f" ({result.placeholder_only} records whose message is only a placeholder match any text)"
                              if result.placeholder_only else ""))

@@ -128,15 +128,8 @@ class Lookup:
 
 def lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
     """Records whose messageRegex matches the panic's message, best first (see the module doc).
-    A message with spaces around it that matches nothing is tried once more without them."""
-    found = _lookup(panic, lines)
-    stripped = panic.message.strip()
-    if not found.matches and stripped and stripped != panic.message:
-        found = _lookup(Panic(stripped, panic.path, panic.line, panic.column), lines)
-    return found
-
-
-def _lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
+    Spaces around a pasted message are forgiven: a record matches the text as given or trimmed."""
+    texts = list(dict.fromkeys([panic.message, panic.message.strip()]))
     matches: list[Match] = []
     placeholder_only = 0
     bad: list[str] = []
@@ -146,7 +139,7 @@ def _lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
         except re.error:
             bad.append(ln.record.id)
             continue
-        if rx.fullmatch(panic.message) is None:
+        if not any(rx.fullmatch(t) for t in texts):
             continue
         here = panic.path is not None and at_location(ln, panic.path)
         literal = literal_length(ln.analysis.messageRegex)
