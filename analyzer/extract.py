@@ -100,11 +100,19 @@ def crate_of(path: str, crate_roots: list[str]) -> str:
     return path.split("/", 1)[0] if "/" in path else ""
 
 
-def operation_of(message: str, function: str, in_macro: str) -> str:
-    """The operation a site belongs to: the message's prefix before `:`, else the function."""
+# Trait methods whose name says nothing about the operation: qualified with the impl's type.
+_GENERIC_METHODS = {"from", "try_from", "into", "try_into", "fmt", "default", "new", "clone", "eq", "hash"}
+
+
+def operation_of(message: str, function: str, in_macro: str, impl: str = "") -> str:
+    """The operation a site belongs to: the message's prefix before `:`, else the function
+    (`FloatDType::from` rather than `from` for a conversion impl)."""
     m = _OPERATION.match(_STD_PREFIX.sub("", message))
     if m:
         return m.group(1)
+    if function in _GENERIC_METHODS and impl:
+        owner = impl.rsplit(" for ", 1)[-1].removeprefix("impl ").split("<")[0].strip()
+        return f"{owner}::{function}"
     return function or in_macro.replace("macro_rules! ", "") or "?"
 
 
@@ -142,6 +150,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
     # -- parse (cached per blob) ---------------------------------------------------------
     t1 = time.perf_counter()
     oids = sorted({b.oid for b in rust})
+    # The cache counts over its whole life (a diff shares one); this run's share is the difference.
+    hits0, misses0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
     facts_json: dict[str, dict] = cache.get_many(oids) if cache is not None else {}
     missing = [o for o in oids if o not in facts_json]
     contents: dict[str, bytes] = {}
@@ -207,8 +217,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
         files_scanned=len(rust), files_parsed=len(parsed),
         parse_errors=sorted(b.path for b in rust if facts[b.oid].parse_errors),
         not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
-        cache_hits=cache.hits if cache is not None else 0,
-        cache_misses=cache.misses if cache is not None else len(oids),
+        cache_hits=cache.hits - hits0 if cache is not None else 0,
+        cache_misses=cache.misses - misses0 if cache is not None else len(oids),
         timings={k: round(v, 3) for k, v in timings.items()}, carry=carry)
 
 
@@ -248,7 +258,7 @@ def _record_line(repo: str, sha: str, now: str, a: AuditEntry, file_lines: list[
         category=category, macro=s.macro, crate=a.crate, function=s.function, impl=s.impl,
         itemPath=s.item_path, context=s.context, scrutinee=s.scrutinee, pattern=d.pattern, enum=d.enum,
         handled=d.handled, rejected=d.rejected, partial=d.partial, messageRegex=regex,
-        operation=operation_of(s.message, s.function, s.in_macro), inMacro=s.in_macro, column=s.column,
+        operation=operation_of(s.message, s.function, s.in_macro, s.impl), inMacro=s.in_macro, column=s.column,
         rule=d.reason, rules=d.rules,
         contentHash=content_hash(s.message, category, s.macro, s.scrutinee, d.pattern, d.handled, d.rejected))
     return RecordLine(record=record, analysis=analysis)

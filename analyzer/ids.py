@@ -13,12 +13,15 @@ are left out too, so inserting code above a site, moving its function inside the
 the file inside its crate keeps the id.
 
 What gives a site a new id: renaming or moving its function to another impl or module, renaming
-its crate, rewriting the scrutinee, or changing an explicit arm pattern (`DType::QFloat(_)` to
-`DType::QFloat(_) | DType::Bool(_)`): the old site is then removed and a new one added.
+its crate, rewriting the scrutinee, or changing the first alternative of an explicit arm pattern
+(`DType::QFloat(_)` to `DType::Bool(_)`): the old site is then removed and a new one added.
+Widening an arm (`A | B` to `A | B | C`) keeps the id, so the diff reports it as changed.
 
-Two sites never share an id: when sites of one crate share all of the above (the same macro body
-in two files), the file path is added for those sites; when they also share a file, their order
-inside the file is added. A new look-alike elsewhere therefore never takes an existing site's id.
+Two sites never share an id. When sites of one crate share all of the above (the same macro body
+in two files, a cfg-gated copy of a module), the first of them, by folder depth, then path, then
+line, keeps the plain id, and each other one adds its file path (and its order in the file when
+one file holds several). So a copy added in a deeper folder or later file never takes or changes
+the original's id.
 """
 
 from __future__ import annotations
@@ -33,10 +36,23 @@ def _digest(*parts: str) -> str:
 
 
 def arm_slot(pattern: str, catch_all: bool) -> str:
-    """The arm's part of the id: `_` for any catch-all, else the pattern without its guard."""
+    """The arm's part of the id: `_` for any catch-all, else the first alternative of the pattern
+    without its guard (so adding alternatives to an arm keeps its id)."""
     if catch_all:
         return "_"
-    return pattern.split(" if ", 1)[0].strip()
+    return _first_alternative(pattern.split(" if ", 1)[0]).strip()
+
+
+def _first_alternative(pattern: str) -> str:
+    depth = 0
+    for i, ch in enumerate(pattern):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return pattern[:i]
+    return pattern
 
 
 def site_key(crate: str, item_path: str, scrutinee: str, slot: str) -> tuple[str, ...]:
@@ -50,16 +66,18 @@ def assign_ids(keys: Sequence[tuple[str, ...]], paths: Sequence[str], lines: Seq
         by_key[k].append(i)
     ids = [""] * len(keys)
     for k, members in by_key.items():
-        if len(members) == 1:
-            ids[members[0]] = _digest(*k)
-            continue
+        first = min(members, key=lambda j: (paths[j].count("/"), paths[j], lines[j]))
+        ids[first] = _digest(*k)
         by_file: dict[str, list[int]] = defaultdict(list)
         for i in members:
             by_file[paths[i]].append(i)
         for path, same in by_file.items():
+            rest = [i for i in sorted(same, key=lambda j: lines[j]) if i != first]
             if len(same) == 1:
-                ids[same[0]] = _digest(*k, path)
+                if rest:
+                    ids[rest[0]] = _digest(*k, path)
             else:
                 for ordinal, i in enumerate(sorted(same, key=lambda j: lines[j])):
-                    ids[i] = _digest(*k, path, str(ordinal))
+                    if i != first:
+                        ids[i] = _digest(*k, path, str(ordinal))
     return ids

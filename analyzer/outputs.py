@@ -20,6 +20,12 @@ def ensure_writable_dir(folder: Path) -> None:
         raise UserError(f"cannot write to {folder}: {e.strerror or e}; choose another folder with --out") from None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_files(files: dict[Path, str]) -> None:
     """Write every file to a temporary sibling first; rename them into place only when all are
     written, so a failure leaves the previous outputs exactly as they were."""
@@ -36,6 +42,8 @@ def write_files(files: dict[Path, str]) -> None:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
+            # mkstemp makes the file private (0600); an output gets the permissions any new file would.
+            os.chmod(tmp, 0o666 & ~_umask())
         for tmp, path in temps:
             os.replace(tmp, path)
         temps = []

@@ -282,9 +282,6 @@ def test_id_kept_when_the_same_message_appears_elsewhere(cli, git_repo):
     assert len({s["id"] for s in d["added"]}) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="ids.py: when an identical site (same crate, items, scrutinee "
-                   "and arm) appears in another file, the file path is added to the ids of all of "
-                   "them, so the existing, unchanged site gets a new id and shows as removed + added")
 def test_id_kept_when_an_identical_site_appears_in_another_file(cli, git_repo):
     git_repo.crate("burn-flex", {"src/module.rs": MODULE})
     base = git_repo.commit()
@@ -667,8 +664,9 @@ def test_example_workflow_uses_real_options():
 
 
 def test_what_keeps_an_id_and_what_gives_a_new_one(cli, git_repo):
-    """ids.py: a renamed catch-all binding or panic! becoming unimplemented! keeps the id (the
-    site is changed); rewriting an explicit arm pattern gives a new id (removed + added)."""
+    """ids.py: a renamed catch-all binding, panic! becoming unimplemented!, or an arm widened with
+    another alternative keeps the id (the site is changed); replacing an explicit arm's first
+    alternative gives a new id (removed + added)."""
     git_repo.crate("burn-flex", {"src/ops.rs": BASE_OPS})
     base = git_repo.commit()
     text = (BASE_OPS
@@ -682,12 +680,20 @@ def test_what_keeps_an_id_and_what_gives_a_new_one(cli, git_repo):
     head = git_repo.commit()
     d = diff_json(cli, git_repo, base, head)
     changed = {c["head"]["function"]: c for c in d["changed"]}
-    assert set(changed) == {"cumsum", "reduce"}
+    assert set(changed) == {"cumsum", "reduce", "interpolate"}
     assert changed["cumsum"]["fields"] == ["pattern"]
     assert (changed["cumsum"]["base"]["pattern"], changed["cumsum"]["head"]["pattern"]) == ("dtype", "other")
     assert changed["reduce"]["fields"] == ["message"]
     assert changed["reduce"]["head"]["message"] == "not implemented: {other:?} reduction"
-    assert [s["pattern"] for s in d["removed"]] == ["InterpolateMode::Bicubic"]
-    assert [s["pattern"] for s in d["added"]] == ["InterpolateMode::Bicubic | InterpolateMode::Bilinear"]
-    assert d["added"][0]["id"] != d["removed"][0]["id"]
+    assert "pattern" in changed["interpolate"]["fields"]
+    assert changed["interpolate"]["head"]["pattern"] == "InterpolateMode::Bicubic | InterpolateMode::Bilinear"
+    assert d["removed"] == [] and d["added"] == []
     assert d["summary"]["unchanged"] == 1  # conv3d
+    # Replacing the arm's first alternative makes it another site.
+    git_repo.write(OPS, text.replace("InterpolateMode::Bicubic | InterpolateMode::Bilinear => panic!",
+                                     "InterpolateMode::Bilinear => panic!"), dedent=False)
+    third = git_repo.commit()
+    d = diff_json(cli, git_repo, head, third)
+    assert [s["pattern"] for s in d["removed"]] == ["InterpolateMode::Bicubic | InterpolateMode::Bilinear"]
+    assert [s["pattern"] for s in d["added"]] == ["InterpolateMode::Bilinear"]
+    assert d["added"][0]["id"] != d["removed"][0]["id"]

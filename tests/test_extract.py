@@ -196,3 +196,35 @@ def test_repo_name_comes_from_origin_or_flag(cli, git_repo, tmp_path):
     assert recs[0]["record"]["githubUrl"].startswith("https://github.com/someone/burn-fork/blob/")
     recs = _extract(cli, git_repo, tmp_path / "b", "--repo-name", "me/mine")
     assert recs[0]["record"]["repo"] == "me/mine"
+
+
+def test_operation_is_the_message_prefix_else_the_function(cli, git_repo, tmp_path):
+    src = '''
+impl Ops for Flex {
+    fn float_add(x: Tensor) {
+        match x.dtype() { DType::F32 => 1, d => panic!("add: unsupported dtype {d:?}") };
+    }
+    fn float_sub(x: Tensor) {
+        match x.dtype() { DType::F32 => 1, d => panic!("unsupported dtype {d:?}") };
+    }
+}
+impl From<DType> for FloatDType {
+    fn from(value: DType) -> Self {
+        match value { DType::F32 => FloatDType::F32, _ => panic!("Expected float data type, got {value:?}") }
+    }
+}
+'''
+    git_repo.crate("burn-x", {"src/lib.rs": src})
+    git_repo.commit()
+    ops = [r["analysis"]["operation"] for r in _extract(cli, git_repo, tmp_path / "o")]
+    assert ops == ["add", "float_sub", "FloatDType::from"]
+
+
+def test_outputs_get_the_permissions_of_any_new_file(cli, git_repo, tmp_path):
+    import os
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    _extract(cli, git_repo, tmp_path / "o")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (tmp_path / "o" / "records.jsonl").stat().st_mode & 0o777 == 0o666 & ~mask
