@@ -216,3 +216,6 @@ def validate(records):
 
 
 # Commands kept in modules of their own register themselves on `main` when imported here.
+from . import cli_diff  # noqa: E402,F401
+from . import cli_coverage  # noqa: E402,F401
+from . import cli_pages  # noqa: E402,F401
