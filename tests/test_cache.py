@@ -1,0 +1,119 @@
+"""The parse stage's speed paths give the same answers as the plain ones: parser processes and
+one process, a cold run and a cached run; and the cache survives damage."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from analyzer import __version__
+from analyzer import extract as ex
+from analyzer.cache import FactsCache, encode
+from analyzer.extract import extract, rules_hash
+from analyzer.parse import FileFacts, parse_file
+from analyzer.source import open_repository
+
+DISPATCH_RS = """\
+use burn_std::DType;
+
+pub fn conv{n}(dtype: DType) {{
+    match dtype {{
+        DType::F32 => run(),
+        DType::F16 => {{ unimplemented!("conv{n} for f16") }}
+        other => panic!("conv{n}: unsupported dtype {{other:?}}"),
+    }}
+}}
+
+macro_rules! dispatch{n} {{
+    ($d:expr) => {{
+        match $d {{
+            DType::F32 => 1,
+            _ => todo!("dispatch{n}"),
+        }}
+    }};
+}}
+"""
+
+PLAIN_RS = "pub fn add(a: u32, b: u32) -> u32 {{ a + b + {n} }}\n"
+
+
+@pytest.fixture
+def many_files(git_repo):
+    """A tree with files to parse and files the prefilter skips, spread over several chunks."""
+    files = {f"src/ops{n}.rs": DISPATCH_RS.format(n=n) for n in range(40)}
+    files.update({f"src/plain{n}.rs": PLAIN_RS.format(n=n) for n in range(40)})
+    git_repo.crate("burn-flex", files)
+    git_repo.write_bytes("crates/burn-flex/src/latin1.rs", b"// caf\xe9\npub fn f() {}\n")
+    sha = git_repo.commit("many")
+    return open_repository(str(git_repo.path), None), sha
+
+
+def _summary(result):
+    return ([(a.path, a.site, a.decision) for a in result.audit],
+            [line.model_dump() for line in result.lines],
+            result.parse_errors, result.not_utf8, result.files_parsed)
+
+
+def test_parser_processes_give_what_one_process_gives(many_files, monkeypatch):
+    repo, sha = many_files
+    monkeypatch.setattr(ex, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(ex, "CHUNK_BYTES", 2_000)  # many chunks, finishing in any order
+    one = extract(repo, sha, jobs=1, now="2026-01-01T00:00:00.000Z")
+    two = extract(repo, sha, jobs=2, now="2026-01-01T00:00:00.000Z")
+    assert _summary(one) == _summary(two)
+    assert len(one.lines) == 120 and one.not_utf8 == ["crates/burn-flex/src/latin1.rs"]
+
+
+def test_a_cached_run_gives_what_a_cold_run_gives(many_files, tmp_path):
+    repo, sha = many_files
+    cold_cache = FactsCache(tmp_path / "c", rules_hash(), __version__)
+    cold = extract(repo, sha, cache=cold_cache, jobs=1, now="2026-01-01T00:00:00.000Z")
+    cold_cache.close()
+    warm_cache = FactsCache(tmp_path / "c", rules_hash(), __version__)
+    warm = extract(repo, sha, cache=warm_cache, jobs=1, now="2026-01-01T00:00:00.000Z")
+    assert (warm.cache_hits, warm.cache_misses) == (cold.cache_misses, 0)
+    assert _summary(cold) == _summary(warm)
+
+
+def test_facts_survive_the_json_the_cache_keeps():
+    source = DISPATCH_RS.format(n=1).encode()
+    facts = parse_file(source)
+    assert FileFacts.from_json(facts.to_json()) == facts
+
+
+def test_identical_rows_are_decoded_once_and_counted_per_blob(tmp_path):
+    cache = FactsCache(tmp_path, "rules", "v")
+    empty = FileFacts([], [], False, False).to_json()
+    cache.put_encoded({f"{i:040x}": encode(empty) for i in range(10)})
+    built = []
+    got = cache.get_many([f"{i:040x}" for i in range(12)], lambda d: built.append(d) or FileFacts.from_json(d))
+    assert len(got) == 10 and len(built) == 1
+    assert (cache.hits, cache.misses) == (10, 2)
+
+
+def test_a_row_that_does_not_decode_is_a_miss(tmp_path):
+    cache = FactsCache(tmp_path, "rules", "v")
+    cache.put_encoded({"a" * 40: b"not zlib", "b" * 40: encode({"sites": "wrong shape"})})
+    assert cache.get_many(["a" * 40, "b" * 40], FileFacts.from_json) == {}
+    assert cache.misses == 2
+
+
+def test_a_cache_with_damaged_pages_is_moved_aside_and_rebuilt(tmp_path):
+    cache = FactsCache(tmp_path, "rules", "v")
+    cache.put_many({f"{i:040x}": {"i": i, "pad": "x" * 200} for i in range(3000)})
+    cache.close()
+    path = tmp_path / "facts.sqlite3"
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 3
+    data[middle:middle + 20_000] = os.urandom(20_000)
+    path.write_bytes(bytes(data))
+
+    cache = FactsCache(tmp_path, "rules", "v")  # opening is cheap: no whole-file check
+    assert cache.get_many([f"{i:040x}" for i in range(3000)]) == {}
+    assert cache.misses == 3000
+    assert any(p.name.startswith("facts.sqlite3.corrupt-") for p in tmp_path.iterdir())
+    cache.put_many({"c" * 40: {"ok": 1}})
+    cache.close()
+    assert FactsCache(tmp_path, "rules", "v").get_many(["c" * 40]) == {"c" * 40: {"ok": 1}}
