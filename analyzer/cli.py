@@ -192,14 +192,7 @@ def validate(records):
     """
     from .sinks import jsonl
 
-    path = Path(records)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"no such records file: {records}; run `burn-errors extract` to make one") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{records} is not UTF-8 text; give a records.jsonl written by burn-errors") from None
-    good, bad = jsonl.validate_lines(text)
+    good, bad = jsonl.validate_lines(jsonl.read_text(records))
     ids: dict[str, int] = {}
     for line in good:
         ids[line.record.id] = ids.get(line.record.id, 0) + 1

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, create_model
 
 from .config import SCHEMA_VERSION
 
@@ -66,22 +66,15 @@ class ErrorRecord(BaseModel):
         return any(v is not None for v in self.annotations().values())
 
 
-class Annotation(BaseModel):
-    """The annotation fields alone: what an annotator hands back for one record."""
-
-    model_config = _Strict
-
-    id: StrictStr = Field(pattern=r"^[0-9a-f]{16}$")
-    documentation: Optional[StrictStr] = None
-    triggerScenarios: Optional[StrictStr] = None
-    commonSituations: Optional[StrictStr] = None
-    solutions: Optional[list[StrictStr]] = None
-    exampleFix: Optional[StrictStr] = None
-    handlingStrategy: Optional[StrictStr] = None
-    validationCode: Optional[StrictStr] = None
-    typeGuard: Optional[StrictStr] = None
-    tryCatchPattern: Optional[StrictStr] = None
-    preventionTips: Optional[list[StrictStr]] = None
+# The annotation fields alone, what an annotator hands back for one record: built from
+# ErrorRecord's own fields, so the record model stays the single source of the schema.
+Annotation = create_model(
+    "Annotation",
+    __config__=_Strict,
+    __doc__="The annotation fields of one record (by id), as an annotator returns them.",
+    id=(StrictStr, Field(pattern=r"^[0-9a-f]{16}$")),
+    **{name: (ErrorRecord.model_fields[name].annotation, None) for name in ANNOTATION_FIELDS},
+)
 
 
 class Analysis(BaseModel):

@@ -33,18 +33,21 @@ def validate_lines(text: str) -> tuple[list[RecordLine], list[tuple[int, str]]]:
     return good, bad
 
 
-def read(path: str | Path) -> list[RecordLine]:
-    """Read a records file; any bad line is an error that names it."""
-    p = Path(path)
+def read_text(path: str | Path) -> str:
+    """The text of a records file, or a UserError that says what is wrong with the file."""
     try:
-        text = p.read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"no such records file: {path}; run `burn-errors extract` to make one") from None
     except UnicodeDecodeError:
         raise UserError(f"{path} is not UTF-8 text; give a records.jsonl written by burn-errors extract") from None
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror or e}") from None
-    good, bad = validate_lines(text)
+
+
+def read(path: str | Path) -> list[RecordLine]:
+    """Read a records file; any bad line is an error that names it."""
+    good, bad = validate_lines(read_text(path))
     if bad:
         number, reason = bad[0]
         more = f" (and {len(bad) - 1} more bad lines)" if len(bad) > 1 else ""
