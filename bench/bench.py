@@ -307,6 +307,17 @@ def _load() -> str:
         return "?"
 
 
+def _busy_cpu_seconds() -> float | None:
+    """CPU time the whole machine has spent busy since boot (Linux /proc/stat), else None."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def fmt_s(x: float) -> str:
     return f"{x:.2f}s" if x == x else "?"
 
@@ -446,12 +457,18 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
 
     tasks = [run_cold, run_cached, run_astgrep] + ([run_diff] if base is not None else [])
     load_before = _load()
+    busy0, wall0, self0 = _busy_cpu_seconds(), time.perf_counter(), sum(os.times()[:2])
     for i in range(args.rounds):
         log(f"round {i + 1}/{args.rounds}")
         # Rotate the order each round, so a burst of load elsewhere does not always hit one tool.
         for task in tasks[i % len(tasks):] + tasks[:i % len(tasks)]:
             task(i)
     load_after = _load()
+    busy1, wall1, self1 = _busy_cpu_seconds(), time.perf_counter(), sum(os.times()[:2])
+    others = None  # share of the cores other programs used while the rounds ran
+    if busy0 is not None and busy1 is not None:
+        ours = sum(r.cpu for s in (cold, cached, astg, diff) for r in s.runs) + (self1 - self0)
+        others = max(0.0, (busy1 - busy0) - ours) / ((wall1 - wall0) * (os.cpu_count() or 1))
 
     records = manifest.get("records", "?")
     calls = manifest.get("panicCalls", "?")
@@ -500,7 +517,8 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     print(f"burn-errors benchmark: {repo} @ {sha[:12]}, {n_rs} .rs files ({rs_bytes / 1e6:.1f} MB), "
           f"{args.rounds} round{'s' if args.rounds != 1 else ''}")
     print(f"{be_version}; {ag_version}; Python {platform.python_version()}; {os.cpu_count()} cores; "
-          f"{platform.system()} {platform.machine()}; load average {load_before} before, {load_after} after")
+          f"{platform.system()} {platform.machine()}; load average {load_before} before, {load_after} after"
+          + (f"; other programs used {others:.0%} of the cores meanwhile" if others is not None else ""))
     print()
     for line in table([cold, cached, astg, diff, *half]):
         print(line)
@@ -510,6 +528,9 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         print(diff_note)
     print()
     ag_med = astg.median()
+    if others is not None and others > 0.10:
+        print(f"warning: other programs used {others:.0%} of the cores while the rounds ran; every tool was "
+              f"slowed by chance and the ratios below are unreliable; run again on an idle machine")
     print("ratio (median wall time)   value   target")
     results = {}
     for name, s in (("cold", cold), ("cached", cached)):
@@ -547,7 +568,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         data = {
             "repo": str(repo), "sha": sha, "base": base, "rounds": args.rounds, "rustFiles": n_rs,
             "rustBytes": rs_bytes, "cpus": os.cpu_count(), "burnErrors": be_version, "astGrep": ag_version,
-            "ratios": results, "load": [load_before, load_after],
+            "ratios": results, "load": [load_before, load_after], "othersCpuShare": others,
             "series": {s.label: {"wall": [r.wall for r in s.runs], "cpu": [r.cpu for r in s.runs],
                                  "rssKb": [r.rss_kb for r in s.runs], "matches": s.matches, "note": s.note}
                        for s in (cold, cached, astg, diff, *half)},
