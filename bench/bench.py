@@ -412,7 +412,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         return [*burn_errors, "extract", "--repo", str(repo_path), "--sha", rev, "--out", str(out), *jobs, *extra]
 
     def env_with(cache: Path) -> dict:
-        return {**os.environ, "BURN_ERRORS_CACHE": str(cache), "PYTHONDONTWRITEBYTECODE": "0"}
+        return {**os.environ, "BURN_ERRORS_CACHE": str(cache)}
 
     def astgrep_cmd(path: Path) -> list[str]:
         return [ast_grep, "scan", "--rule", str(RULE), "--json=stream", str(path)]
@@ -430,13 +430,14 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     cold = Series("burn-errors extract, cold cache")
     cached = Series("burn-errors extract, warm cache")
     astg = Series("ast-grep scan")
-    diff = Series(f"burn-errors diff BASE HEAD")
+    diff = Series("burn-errors diff BASE HEAD")
     if base is None:
         diff.note = ("skipped: this burn-errors has no `diff` command" if not diff_ok
                      else "skipped: no commit a week before --sha; pass --base")
     diff_warm = work / "cache-diff-template"
     if base is not None:
         shutil.copytree(warm, diff_warm)
+
     def run_cold(i: int) -> None:
         fresh = work / f"cache-cold-{i}"
         cold.runs.append(run_child(extract_cmd(work / "out-cold"), env=env_with(fresh)))
