@@ -142,5 +142,29 @@ class FactsCache:
                 if attempt == 2 or not self._rebuild(e):
                     return
 
+    # -- whole results --------------------------------------------------------------------
+    # A rerun at the same commit with the same rules, tool version and options gives the same
+    # outputs but for the dates: they are kept whole (one row), so such a run neither reads
+    # blobs nor parses nor classifies.
+
+    def get_result(self, key: str) -> dict | None:
+        try:
+            self.db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT NOT NULL, tag TEXT NOT NULL, "
+                            "data BLOB NOT NULL, PRIMARY KEY (key, tag))")
+            row = self.db.execute("SELECT data FROM results WHERE key = ? AND tag = ?", (key, self.tag)).fetchone()
+            return decode(row[0]) if row else None
+        except (sqlite3.DatabaseError, zlib.error, ValueError):
+            return None
+
+    def put_result(self, key: str, value: dict) -> None:
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT NOT NULL, tag TEXT NOT NULL, "
+                                "data BLOB NOT NULL, PRIMARY KEY (key, tag))")
+                self.db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", (key, self.tag, encode(value)))
+        except sqlite3.DatabaseError:
+            pass  # an optimisation only
+
     def close(self) -> None:
         self.db.close()

@@ -100,7 +100,7 @@ def open_cache(no_cache: bool):
     if no_cache:
         return None
     from .cache import FactsCache, default_cache_dir
-    from .extract import rules_hash
+    from .ruleset import rules_hash
     try:
         return FactsCache(default_cache_dir(), rules_hash(), __version__)
     except OSError as e:
@@ -163,21 +163,81 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
       burn-errors extract --repo ../burn --previous old/records.jsonl --all-sites
     """
     from .outputs import ensure_writable_dir, write_files
-    from .sinks import audit, jsonl, manifest
     from .ui import summary
 
     out = Path(out_dir)
     ensure_writable_dir(out)
+    command = ["extract", *sys.argv[2:]]
+    if previous is None and not no_cache:
+        done = _extract_from_results(repo, rev, repo_name, out, all_sites, command)
+        if done is not None:
+            write_files(done[0])
+            summary(done[1], [str(p) for p in done[0]])
+            return
+    from .sinks import audit, jsonl, manifest
+
     prev = None
     if previous:
         prev = {line.record.id: line for line in jsonl.read(previous)}
     git_repo, ex = run_extract(repo, rev, repo_name, no_cache, jobs, previous=prev)
-    files = {out / "records.jsonl": jsonl.dumps(ex.lines),
-             out / "manifest.json": manifest.dumps(manifest.build(ex, git_repo.origin, ["extract", *sys.argv[2:]]))}
-    if all_sites:
-        files[out / "sites.jsonl"] = audit.dumps(ex)
+    man = manifest.build(ex, git_repo.origin, command)
+    records_text = jsonl.dumps(ex.lines)
+    audit_text = audit.dumps(ex) if all_sites else None
+    files = {out / "records.jsonl": records_text, out / "manifest.json": manifest.dumps(man)}
+    if audit_text is not None:
+        files[out / "sites.jsonl"] = audit_text
     write_files(files)
-    summary(ex, [str(p) for p in files])
+    summary(man, [str(p) for p in files])
+    if prev is None and not no_cache:
+        _store_results(git_repo, ex.sha, all_sites, records_text, audit_text, man)
+
+
+def _results_key(name: str, sha: str, all_sites: bool) -> str:
+    return f"extract|{name}|{sha}|{int(all_sites)}"
+
+
+def _extract_from_results(repo, rev, repo_name, out: Path, all_sites: bool, command: list[str]):
+    """The outputs of an earlier run at the same commit with the same rules, tool version and
+    options, with this run's dates: (files, manifest), or None when there is none."""
+    import json
+    import time
+
+    from .extract import utc_now
+
+    t0 = time.perf_counter()
+    git_repo = open_repo(repo, repo_name, False, want=rev)
+    sha = git_repo.resolve(rev)
+    cache = open_cache(False)
+    try:
+        hit = cache.get_result(_results_key(git_repo.name, sha, all_sites))
+    finally:
+        cache.close()
+    if hit is None:
+        return None
+    now = utc_now()
+    lines = []
+    for raw in hit["records"]:
+        line = json.loads(raw)
+        line["record"]["analyzedAt"] = line["record"]["contentChangedAt"] = now
+        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
+    man = dict(hit["manifest"])
+    man.update(source=git_repo.origin, command=command,
+               cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
+               timings={"total": round(time.perf_counter() - t0, 3)})
+    files = {out / "records.jsonl": "".join(ln + "\n" for ln in lines),
+             out / "manifest.json": json.dumps(man, indent=2, ensure_ascii=False) + "\n"}
+    if all_sites:
+        files[out / "sites.jsonl"] = hit["sites"]
+    return files, man
+
+
+def _store_results(git_repo, sha: str, all_sites: bool, records_text: str, audit_text, man: dict) -> None:
+    cache = open_cache(False)
+    try:
+        cache.put_result(_results_key(git_repo.name, sha, all_sites),
+                         {"records": records_text.splitlines(), "sites": audit_text, "manifest": man})
+    finally:
+        cache.close()
 
 
 @main.command()

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from .cli import debug_option, main, open_cache, open_repo, repo_options
-from .diff import FAIL_ON
+from .config import FAIL_ON
 from .errors import CheckFailed, UserError
 
 FORMATS = ("markdown", "json", "sarif")

@@ -5,7 +5,6 @@ Sinks (jsonl, manifest, coverage, pages, diff) take the `Extraction` this return
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import re
@@ -13,18 +12,19 @@ import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import resources
 from pathlib import Path
-from typing import Callable
+import threading
+from typing import TYPE_CHECKING, Callable
 
 from . import __version__
 from .classify import BACKGROUND_TAG, CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
 from .config import WINDOW_RADIUS
 from .errors import UserError
 from .ids import arm_slot, assign_ids, site_key
-from .parse import ENUM_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, rules_sources
-from .record import (ANNOTATION_FIELDS, Analysis, ErrorRecord, RecordLine, content_hash,
-                     github_url, slug, window)
+from .parse import ENUM_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, plain_aliases
+if TYPE_CHECKING:
+    from .record import RecordLine
+from .ruleset import rules_hash  # noqa: F401  (re-exported: the manifest and tests use it)
 from .source import Blob, GitRepository
 
 _OPERATION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)\s*:")
@@ -34,18 +34,6 @@ _STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
 def utc_now() -> str:
     now = datetime.now(timezone.utc)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
-def rules_hash() -> str:
-    """Hash of everything that decides what is found: the query/rule data and the code that
-    applies it. Part of the cache key and of the manifest."""
-    h = hashlib.sha256()
-    for name, data in rules_sources():
-        h.update(name.encode() + b"\0" + data + b"\0")
-    pkg = resources.files("analyzer")
-    for module in ("parse.py", "messages.py", "classify.py"):
-        h.update(module.encode() + b"\0" + pkg.joinpath(module).read_bytes() + b"\0")
-    return h.hexdigest()[:16]
 
 
 @dataclass
@@ -87,6 +75,18 @@ class Extraction:
             if not a.decision.record:
                 out[a.decision.reason] = out.get(a.decision.reason, 0) + 1
         return out
+
+
+def crates_of(paths: list[str], crate_roots: list[str]) -> dict[str, str]:
+    """crate_of for many paths, worked out once per folder."""
+    by_dir: dict[str, str] = {}
+    out = {}
+    for p in paths:
+        d = posixpath.dirname(p)
+        if d not in by_dir:
+            by_dir[d] = crate_of(d + "/x" if d else "x", crate_roots)
+        out[p] = by_dir[d]
+    return out
 
 
 def crate_of(path: str, crate_roots: list[str]) -> str:
@@ -137,8 +137,8 @@ CHUNK_FILES = 64
 
 
 def _prefilter() -> Callable[[bytes], bool]:
-    """Whether a file may hold a panic-family call, an enum or a type alias: PANIC_HINT or
-    ENUM_HINT, as one regex when their flags agree (one pass over the bytes, not two; the search
+    """Whether a file may hold a panic-family call or an enum (plain aliases are read without a
+    parse): PANIC_HINT or ENUM_HINT, as one regex when their flags agree (one pass over the bytes, not two; the search
     is what costs, about 8 ns a byte)."""
     if PANIC_HINT.flags == ENUM_HINT.flags:
         both = re.compile(PANIC_HINT.pattern + b"|" + ENUM_HINT.pattern, PANIC_HINT.flags)
@@ -195,6 +195,11 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
         for oid, data in repo.read_blobs(order):
             if not worth_parsing(data):
                 bad = _not_utf8(data)
+                aliases = plain_aliases(data)
+                if aliases:  # an alias-only file: its facts without a parse
+                    d = FileFacts([], [], False, bad, aliases).to_json()
+                    out[oid] = (FileFacts.from_json(d), encode(d))
+                    continue
                 if bad not in empty:
                     d = FileFacts([], [], False, bad).to_json()
                     empty[bad] = (FileFacts.from_json(d), encode(d))
@@ -227,6 +232,9 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
             now: str | None = None, jobs: int | None = None,
             progress: Callable[[str], None] | None = None) -> Extraction:
     t0 = time.perf_counter()
+    # The record stage needs pydantic (~0.1 s to import): import it on a thread now, while git
+    # and the parser processes work, instead of after them.
+    threading.Thread(target=_import_record_stage, daemon=True).start()
     timings: dict[str, float] = {}
     now = now or utc_now()
     tree = repo.tree(sha)
@@ -255,7 +263,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
 
     # -- classify ------------------------------------------------------------------------
     t2 = time.perf_counter()
-    crates = {b.path: crate_of(b.path, crate_roots) for b in rust}
+    crates = crates_of([b.path for b in rust], crate_roots)
     catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
                                  [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases])
     audit: list[AuditEntry] = []
@@ -315,7 +323,13 @@ def _not_utf8(data: bytes) -> bool:
         return True
 
 
+def _import_record_stage() -> None:
+    from . import record  # noqa: F401
+
+
 def _record_line(repo: str, sha: str, now: str, a: AuditEntry, file_lines: list[str]) -> RecordLine:
+    from .record import Analysis, ErrorRecord, RecordLine, content_hash, github_url, slug, window
+
     s, d = a.site, a.decision
     source, start, end = window(file_lines, s.line, WINDOW_RADIUS)
     category = d.category
@@ -341,6 +355,8 @@ def _record_line(repo: str, sha: str, now: str, a: AuditEntry, file_lines: list[
 
 
 def carry_over(lines: list[RecordLine], previous: dict[str, RecordLine]) -> dict[str, int]:
+    from .record import ANNOTATION_FIELDS, RecordLine
+
     """Keep the annotations and contentChangedAt of records whose id and content did not change."""
     counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": 0}
     seen = set()

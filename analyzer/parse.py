@@ -8,7 +8,7 @@ calls are records happens later, in `classify`, because it needs the dtype enums
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -22,7 +22,16 @@ LANGUAGE = Language(tree_sitter_rust.language())
 # Text a file must contain before it is worth parsing: every site is one of these macros, and the
 # dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
 PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
-ENUM_HINT = re.compile(rb"\benum\s|\btype\s+\w+\s*=\s*[\w:]+\s*;")
+ENUM_HINT = re.compile(rb"\benum\s")
+# A plain type alias (`pub type BoolDType = BoolStore;`), read without parsing: `pub type` is never
+# an associated type of a trait impl (those take no visibility), and an unindented `type` is a
+# module item. Alias-only files are thus never parsed (about 1 MB of burn).
+PLAIN_ALIAS = re.compile(rb"(?m)^(?:[ \t]*pub(?:\([^)\n]*\))?[ \t]+|)type[ \t]+(\w+)[ \t]*=[ \t]*([\w:]+)[ \t]*;")
+
+
+def plain_aliases(source: bytes) -> list[tuple[str, str]]:
+    """(alias, last segment of the target) for every plain type alias of the file."""
+    return [(m.group(1).decode(), m.group(2).decode().split("::")[-1]) for m in PLAIN_ALIAS.finditer(source)]
 
 # Prefix that turns a token tree into a function body for the shadow parse. It has no newline,
 # so every row in the shadow is the row of the original file.
@@ -136,7 +145,12 @@ class FileFacts:
     aliases: list[tuple[str, str]] = field(default_factory=list)  # (alias, target type name)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        # A direct walk: the same dict as dataclasses.asdict, a third of its cost (measured).
+        return {"sites": [_site_json(x) for x in self.sites],
+                "enums": [{"name": e.name, "variants": [list(v) for v in e.variants], "line": e.line}
+                          for e in self.enums],
+                "parse_errors": self.parse_errors, "not_utf8": self.not_utf8,
+                "aliases": [list(a) for a in self.aliases]}
 
     @staticmethod
     def from_json(d: dict) -> "FileFacts":
@@ -150,6 +164,18 @@ class FileFacts:
         enums = [EnumFacts(e["name"], [tuple(v) for v in e["variants"]], e["line"]) for e in d["enums"]]
         aliases = [tuple(a) for a in d.get("aliases", [])]
         return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"], aliases)
+
+
+def _ref_json(r: VariantRef) -> dict:
+    return {"enum": r.enum, "variant": r.variant,
+            "sub": [_ref_json(x) for x in r.sub] if r.sub is not None else None, "root": r.root}
+
+
+def _site_json(s: SiteFacts) -> dict:
+    d = dict(s.__dict__)
+    d["message_segments"] = [list(x) for x in s.message_segments]
+    d["arms"] = [{**a.__dict__, "refs": [_ref_json(r) for r in a.refs]} for a in s.arms]
+    return d
 
 
 # ---------------------------------------------------------------------------------------------
@@ -498,9 +524,9 @@ def parse_file(source: bytes) -> FileFacts:
     sites: list[SiteFacts] = []
     enums: list[EnumFacts] = []
     aliases: list[tuple[str, str]] = []
+    aliases = plain_aliases(source)
     if ENUM_HINT.search(source):
         enums = _enums(tree.root_node, source)
-        aliases = _aliases(tree.root_node, source)
     if PANIC_HINT.search(source):
         _collect_sites(tree.root_node, source, 0, "", None, sites, 0)
     sites.sort(key=lambda s: (s.start_byte, s.line))
@@ -532,19 +558,6 @@ def _repaired(source: bytes, tree):
         return tree
     retry = _parser().parse(fixed)
     return retry if _error_count(retry.root_node) < _error_count(tree.root_node) else tree
-
-
-def _aliases(root: Node, source: bytes) -> list[tuple[str, str]]:
-    out = []
-    for _, caps in _matches_at("type_aliases.scm", root, source, (b"type",)):
-        target = caps["target"][0]
-        # Associated types (`type FloatTensorPrimitive = X;` in an impl) are not aliases.
-        body = caps["alias"][0].parent
-        if body is not None and body.parent is not None and body.parent.type in ("impl_item", "trait_item"):
-            continue
-        if target.type in ("type_identifier", "scoped_type_identifier"):
-            out.append((caps["name"][0].text.decode(), target.text.decode().split("::")[-1]))
-    return out
 
 
 # Queries run only around the words their matches must contain (a macro's name, `enum`, `type`):

@@ -55,18 +55,26 @@ def status(message: str):
         yield lambda text: None
 
 
-def summary(ex, written: list[str]) -> None:
-    counts = ex.counts()
+def summary(manifest: dict, written: list[str]) -> None:
+    """The closing lines of `extract`, from its manifest (so a run served from the results cache
+    prints what a full run prints)."""
+    counts = manifest["counts"]
     parts = ", ".join(f"{n} {c}" for c, n in counts.items())
-    cache = f", {ex.cache_hits} cached" if ex.cache_hits else ""
-    click.echo(f"Analysed {ex.repo}@{ex.sha[:12]}: {ex.files_scanned} Rust files, {ex.files_parsed} parsed"
-               f"{cache}, {len(ex.audit)} panic-family calls in {ex.timings.get('total', 0):.2f}s", err=True)
-    if ex.parse_errors:
-        click.echo(f"note: {len(ex.parse_errors)} files did not parse cleanly; their sites were still read "
+    cache = manifest.get("cache") or {}
+    if cache.get("result") == "hit":
+        how = ", unchanged since the last run (results cache)"
+    else:
+        how = f", {cache['hits']} cached" if cache.get("hits") else ""
+    click.echo(f"Analysed {manifest['repo']}@{manifest['sha'][:12]}: {manifest['filesScanned']} Rust files, "
+               f"{manifest['filesParsed']} parsed{how}, {manifest['panicCalls']} panic-family calls in "
+               f"{manifest['timings'].get('total', 0):.2f}s", err=True)
+    bad = manifest.get("filesWithParseErrors") or []
+    if bad:
+        click.echo(f"note: {len(bad)} files did not parse cleanly; their sites were still read "
                    f"where the tree allows (listed in manifest.json)", err=True)
-    if ex.carry:
-        c = ex.carry
-        click.echo(f"Annotations: {c['unchanged']} kept, {c['changed']} changed, {c['new']} new, "
-                   f"{c['dropped']} dropped", err=True)
-    click.echo(f"Found {len(ex.lines)} records ({parts}).")
+    carry = manifest.get("annotation")
+    if carry:
+        click.echo(f"Annotations: {carry['unchanged']} kept, {carry['changed']} changed, {carry['new']} new, "
+                   f"{carry['dropped']} dropped", err=True)
+    click.echo(f"Found {sum(counts.values())} records ({parts}).")
     click.echo("Wrote " + ", ".join(written))

@@ -3,6 +3,7 @@ one process, a cold run and a cached run; and the cache survives damage."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -117,3 +118,59 @@ def test_a_cache_with_damaged_pages_is_moved_aside_and_rebuilt(tmp_path):
     cache.put_many({"c" * 40: {"ok": 1}})
     cache.close()
     assert FactsCache(tmp_path, "rules", "v").get_many(["c" * 40]) == {"c" * 40: {"ok": 1}}
+
+
+def test_a_rerun_at_the_same_commit_is_served_whole_from_the_results_cache(git_repo, tmp_path):
+    from conftest import read_records, run_cli
+
+    git_repo.crate("burn-x", {"src/lib.rs": "fn f(x: T) { match x.dtype() { DType::F32 => 1, _ => panic!(\"no\") }; }\n"})
+    git_repo.commit()
+    args = ["extract", "--repo", str(git_repo.path), "--sha", "HEAD"]
+    first = run_cli(*args, "--out", str(tmp_path / "a"), "--all-sites")
+    second = run_cli(*args, "--out", str(tmp_path / "b"), "--all-sites")
+    assert first.code == second.code == 0, second.stderr
+    ma = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    mb = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert "result" not in ma["cache"] and mb["cache"]["result"] == "hit"
+    assert "results cache" in second.stderr
+    for k in ("counts", "excluded", "filesScanned", "rulesHash", "sha", "dtypeEnums"):
+        assert ma[k] == mb[k]
+
+    def undated(folder):
+        recs = read_records(folder)
+        for r in recs:
+            r["record"]["analyzedAt"] = r["record"]["contentChangedAt"] = None
+        return recs
+    assert undated(tmp_path / "a") == undated(tmp_path / "b")
+    assert read_records(tmp_path / "a")[0]["record"]["analyzedAt"] < read_records(tmp_path / "b")[0]["record"]["analyzedAt"]
+    assert (tmp_path / "a" / "sites.jsonl").read_text() == (tmp_path / "b" / "sites.jsonl").read_text()
+    # Another option set, --previous, --no-cache or a new commit are not served from it.
+    third = run_cli(*args, "--out", str(tmp_path / "c"))
+    assert "result" not in json.loads((tmp_path / "c" / "manifest.json").read_text())["cache"]
+    assert not (tmp_path / "c" / "sites.jsonl").exists()
+    prev = run_cli(*args, "--out", str(tmp_path / "d"), "--previous", str(tmp_path / "a" / "records.jsonl"))
+    assert prev.code == 0 and "result" not in json.loads((tmp_path / "d" / "manifest.json").read_text())["cache"]
+    git_repo.write("crates/burn-x/src/other.rs", "fn g() {}\n")
+    git_repo.commit()
+    fourth = run_cli(*args, "--out", str(tmp_path / "e"))
+    assert "result" not in json.loads((tmp_path / "e" / "manifest.json").read_text())["cache"]
+
+
+def test_cached_facts_are_exactly_what_dataclasses_give():
+    """FileFacts.to_json is a hand-written walk (for speed); it must equal dataclasses.asdict."""
+    import dataclasses
+    import tomllib
+    from pathlib import Path
+
+    from analyzer.parse import FileFacts, parse_file
+
+    rules = Path(__file__).parent / "rules"
+    snippets = [(rules / "context.rs").read_text()]
+    for f in sorted(rules.glob("*.toml")):
+        data = tomllib.loads(f.read_text())
+        snippets += [c["code"] for kind in ("valid", "invalid") for c in data.get(kind, [])]
+    for code in snippets:
+        facts = parse_file(code.encode())
+        as_json = json.loads(json.dumps(facts.to_json()))
+        assert as_json == json.loads(json.dumps(dataclasses.asdict(facts)))
+        assert FileFacts.from_json(as_json) == facts

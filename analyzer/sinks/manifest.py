@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from .. import __version__
-from ..extract import Extraction, rules_hash
+from ..extract import Extraction
+from ..ruleset import rules_hash
 
 
 def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict:
