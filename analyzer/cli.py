@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -17,6 +18,7 @@ from .config import DEFAULT_REPO_URL, PINNED_SHA
 from .errors import CheckFailed, UserError
 
 PROG = "burn-errors"
+_STARTED = time.perf_counter()
 
 
 class CliGroup(click.Group):
@@ -163,57 +165,57 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
       burn-errors extract --repo ../burn --previous old/records.jsonl --all-sites
     """
     from .outputs import ensure_writable_dir, write_files
-    from .ui import summary
+    from .ui import status, summary
 
     out = Path(out_dir)
     ensure_writable_dir(out)
     command = ["extract", *sys.argv[2:]]
-    if previous is None and not no_cache:
-        done = _extract_from_results(repo, rev, repo_name, out, all_sites, command)
-        if done is not None:
-            write_files(done[0])
-            summary(done[1], [str(p) for p in done[0]])
-            return
-    from .sinks import audit, jsonl, manifest
-
     prev = None
     if previous:
+        from .sinks import jsonl
         prev = {line.record.id: line for line in jsonl.read(previous)}
-    git_repo, ex = run_extract(repo, rev, repo_name, no_cache, jobs, previous=prev)
-    man = manifest.build(ex, git_repo.origin, command)
-    records_text = jsonl.dumps(ex.lines)
-    audit_text = audit.dumps(ex) if all_sites else None
-    files = {out / "records.jsonl": records_text, out / "manifest.json": manifest.dumps(man)}
-    if audit_text is not None:
-        files[out / "sites.jsonl"] = audit_text
-    write_files(files)
-    summary(man, [str(p) for p in files])
-    if prev is None and not no_cache:
-        _store_results(git_repo, ex.sha, all_sites, records_text, audit_text, man)
+    git_repo = open_repo(repo, repo_name, no_cache, want=rev)
+    sha = git_repo.resolve(rev)
+    cache = open_cache(no_cache)
+    try:
+        key = _results_key(git_repo.name, sha, all_sites)
+        hit = cache.get_result(key) if cache is not None and prev is None else None
+        if hit is not None:
+            files, man = _files_from_result(hit, git_repo.origin, out, all_sites, command)
+            write_files(files)
+            summary(man, [str(p) for p in files])
+            return
+        from .extract import extract as run
+        from .sinks import audit, jsonl, manifest
+
+        with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
+            ex = run(git_repo, sha, cache=cache, previous=prev, jobs=jobs, progress=say)
+        man = manifest.build(ex, git_repo.origin, command)
+        records_text = jsonl.dumps(ex.lines)
+        audit_text = audit.dumps(ex) if all_sites else None
+        files = {out / "records.jsonl": records_text, out / "manifest.json": manifest.dumps(man)}
+        if audit_text is not None:
+            files[out / "sites.jsonl"] = audit_text
+        write_files(files)
+        summary(man, [str(p) for p in files])
+        if cache is not None and prev is None:
+            cache.put_result(key, {"records": records_text.splitlines(), "sites": audit_text, "manifest": man})
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 def _results_key(name: str, sha: str, all_sites: bool) -> str:
     return f"extract|{name}|{sha}|{int(all_sites)}"
 
 
-def _extract_from_results(repo, rev, repo_name, out: Path, all_sites: bool, command: list[str]):
+def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, command: list[str]):
     """The outputs of an earlier run at the same commit with the same rules, tool version and
-    options, with this run's dates: (files, manifest), or None when there is none."""
+    options (a results-cache row), with this run's dates: (files, manifest)."""
     import json
-    import time
 
-    from .extract import utc_now
+    from .timestamps import utc_now
 
-    t0 = time.perf_counter()
-    git_repo = open_repo(repo, repo_name, False, want=rev)
-    sha = git_repo.resolve(rev)
-    cache = open_cache(False)
-    try:
-        hit = cache.get_result(_results_key(git_repo.name, sha, all_sites))
-    finally:
-        cache.close()
-    if hit is None:
-        return None
     now = utc_now()
     lines = []
     for raw in hit["records"]:
@@ -221,23 +223,13 @@ def _extract_from_results(repo, rev, repo_name, out: Path, all_sites: bool, comm
         line["record"]["analyzedAt"] = line["record"]["contentChangedAt"] = now
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
     man = dict(hit["manifest"])
-    man.update(source=git_repo.origin, command=command,
-               cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
-               timings={"total": round(time.perf_counter() - t0, 3)})
+    man.update(source=origin, command=command, cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
+               timings={"total": round(time.perf_counter() - _STARTED, 3)})
     files = {out / "records.jsonl": "".join(ln + "\n" for ln in lines),
              out / "manifest.json": json.dumps(man, indent=2, ensure_ascii=False) + "\n"}
     if all_sites:
         files[out / "sites.jsonl"] = hit["sites"]
     return files, man
-
-
-def _store_results(git_repo, sha: str, all_sites: bool, records_text: str, audit_text, man: dict) -> None:
-    cache = open_cache(False)
-    try:
-        cache.put_result(_results_key(git_repo.name, sha, all_sites),
-                         {"records": records_text.splitlines(), "sites": audit_text, "manifest": man})
-    finally:
-        cache.close()
 
 
 @main.command()

@@ -11,7 +11,6 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 import threading
 from typing import TYPE_CHECKING, Callable
@@ -24,16 +23,12 @@ from .ids import arm_slot, assign_ids, site_key
 from .parse import ENUM_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, plain_aliases
 if TYPE_CHECKING:
     from .record import RecordLine
+from .timestamps import utc_now  # noqa: F401  (re-exported)
 from .ruleset import rules_hash  # noqa: F401  (re-exported: the manifest and tests use it)
 from .source import Blob, GitRepository
 
 _OPERATION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)\s*:")
 _STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
-
-
-def utc_now() -> str:
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 @dataclass
@@ -182,6 +177,11 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
     order = sorted(oids, key=lambda o: (-sizes.get(o, 0), o))  # biggest first
     total = sum(sizes.get(o, 0) for o in oids)
     pool = _pool(jobs) if jobs > 1 and total >= PARALLEL_MIN_BYTES else None
+    if pool is not None:
+        # The record stage needs pydantic (~0.1 s to import): import it on a thread while git and
+        # the parsers work. Only after the fork: a child forked while a thread holds the import
+        # lock would deadlock on its first import.
+        threading.Thread(target=_import_record_stage, daemon=True).start()
     worth_parsing = _prefilter()
     out: dict[str, tuple[FileFacts, bytes]] = {}
     empty: dict[bool, tuple[FileFacts, bytes]] = {}
@@ -232,9 +232,6 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
             now: str | None = None, jobs: int | None = None,
             progress: Callable[[str], None] | None = None) -> Extraction:
     t0 = time.perf_counter()
-    # The record stage needs pydantic (~0.1 s to import): import it on a thread now, while git
-    # and the parser processes work, instead of after them.
-    threading.Thread(target=_import_record_stage, daemon=True).start()
     timings: dict[str, float] = {}
     now = now or utc_now()
     tree = repo.tree(sha)
