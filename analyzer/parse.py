@@ -513,26 +513,97 @@ def _message_of(call: Node, source: bytes, offset: int, macro: str):
 
 
 def parse_file(source: bytes) -> FileFacts:
-    """All facts of one Rust file."""
+    """All facts of one Rust file. A file with no panic-family call is read only for its enums:
+    each `enum` item is parsed on its own, not the whole file."""
     not_utf8 = False
     try:
         source.decode("utf-8")
     except UnicodeDecodeError:
         not_utf8 = True
+    aliases = plain_aliases(source)
+    if not PANIC_HINT.search(source):
+        items = _enum_items(source)
+        if items is not None:
+            return FileFacts([], items, False, not_utf8, aliases)
     tree = _parser().parse(source)
     parse_errors = tree.root_node.has_error
     if parse_errors:
         tree = _repaired(source, tree)
     sites: list[SiteFacts] = []
     enums: list[EnumFacts] = []
-    aliases: list[tuple[str, str]] = []
-    aliases = plain_aliases(source)
     if ENUM_HINT.search(source):
         enums = _enums(tree.root_node, source)
     if PANIC_HINT.search(source):
         _collect_sites(tree.root_node, source, 0, "", None, sites, 0)
     sites.sort(key=lambda s: (s.start_byte, s.line))
     return FileFacts(sites, enums, parse_errors, not_utf8, aliases)
+
+
+_ENUM_ITEM = re.compile(rb"\benum\s+[A-Za-z_]\w*")
+
+
+def _enum_items(source: bytes) -> list[EnumFacts] | None:
+    """The enums of a file, each `enum Name ... { ... }` item parsed alone (a few hundred bytes
+    instead of the file). None when an item's braces cannot be matched: parse the whole file."""
+    out: list[EnumFacts] = []
+    for m in _ENUM_ITEM.finditer(source):
+        if _in_comment_or_string(source, m.start()):
+            continue
+        open_at = source.find(b"{", m.end())
+        semi = source.find(b";", m.end())
+        if open_at < 0 or (0 <= semi < open_at):
+            continue  # not an item with a body (`enum` in a path, a macro fragment)
+        close = _matching_brace(source, open_at)
+        if close < 0:
+            return None
+        snippet = source[m.start():close + 1]
+        tree = _parser().parse(snippet)
+        rows = source.count(b"\n", 0, m.start())
+        for e in _enums(tree.root_node, snippet):
+            out.append(EnumFacts(e.name, e.variants, e.line + rows))
+    return out
+
+
+_QUOTE = re.compile(rb'(?<!\\)"')
+
+
+def _in_comment_or_string(source: bytes, at: int) -> bool:
+    """Whether `at` is inside a line comment or a one-line string (`/// an enum of ...`,
+    `"enum Fake { .. }"`). Multi-line strings holding an enum item are not caught; the parse of
+    such a snippet finds no enum item, or one the whole-file parse would not."""
+    line_start = source.rfind(b"\n", 0, at) + 1
+    before = source[line_start:at]
+    return b"//" in before or len(_QUOTE.findall(before)) % 2 == 1
+
+
+def _matching_brace(source: bytes, open_at: int) -> int:
+    """Index of the `}` closing the `{` at open_at, skipping strings, chars and comments; -1 if none."""
+    depth = 0
+    i, n = open_at, len(source)
+    while i < n:
+        c = source[i]
+        if c == 0x7B:  # {
+            depth += 1
+        elif c == 0x7D:  # }
+            depth -= 1
+            if depth == 0:
+                return i
+        elif c == 0x22:  # a string literal
+            i += 1
+            while i < n and source[i] != 0x22:
+                i += 2 if source[i] == 0x5C else 1
+        elif c == 0x2F and i + 1 < n and source[i + 1] == 0x2F:  # a line comment
+            nl = source.find(b"\n", i)
+            i = n if nl < 0 else nl
+        elif c == 0x2F and i + 1 < n and source[i + 1] == 0x2A:  # a block comment
+            end = source.find(b"*/", i + 2)
+            if end < 0:
+                return -1
+            i = end + 1
+        elif c == 0x27 and i + 2 < n and source[i + 2] == 0x27:  # a char literal 'x'
+            i += 2
+        i += 1
+    return -1
 
 
 # Attributes on struct-pattern fields (`#[cfg(..)] value: QuantValue::Q8S`) are valid Rust that

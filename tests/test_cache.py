@@ -174,3 +174,30 @@ def test_cached_facts_are_exactly_what_dataclasses_give():
         as_json = json.loads(json.dumps(facts.to_json()))
         assert as_json == json.loads(json.dumps(dataclasses.asdict(facts)))
         assert FileFacts.from_json(as_json) == facts
+
+
+def test_enums_of_a_file_without_panics_are_read_item_by_item_as_a_whole_parse_reads_them():
+    from analyzer import parse
+
+    src = b'''//! An enum of dtypes { not code }
+/// The enum Shape describes { stuff }
+pub enum DType<T: Clone> where T: Copy {
+    /// "braces" { in docs }
+    F32,
+    Bool(BoolStore),
+    Named { a: u8, b: [u8; 2] },
+    Tagged = 3,
+}
+const X: &str = "enum Fake { A, B }";
+const C: char = '{';
+mod inner {
+    pub(crate) enum Inner { A /* } */, B }
+}
+fn f() -> std::mem::Discriminant<u8> { todo_not_a_macro() }
+'''
+    items = parse._enum_items(src)
+    tree = parse._parser().parse(src)
+    whole = parse._enums(tree.root_node, src)
+    assert [(e.name, e.variants, e.line) for e in items] == [(e.name, e.variants, e.line) for e in whole]
+    assert [e.name for e in items] == ["DType", "Inner"]
+    assert parse.parse_file(src).enums == items
