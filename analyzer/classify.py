@@ -11,7 +11,6 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 
 from .parse import ArmFacts, EnumFacts, SiteFacts, VariantRef
 
@@ -45,7 +44,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @lru_cache(maxsize=None)
 def rule_data() -> dict:
-    text = resources.files("analyzer.queries").joinpath("classifier.toml").read_text(encoding="utf-8")
+    from .ruleset import queries_root
+    text = queries_root().joinpath("classifier.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 
 import tree_sitter_rust
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from .messages import LiteralError, build_message, decode_string_literal
+from .ruleset import queries_root
 
 LANGUAGE = Language(tree_sitter_rust.language())
 
@@ -49,7 +49,7 @@ _WS = re.compile(r"\s+")
 
 
 def _query_text(name: str) -> str:
-    return resources.files("analyzer.queries").joinpath(name).read_text(encoding="utf-8")
+    return queries_root().joinpath(name).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=None)
@@ -60,7 +60,7 @@ def query(name: str) -> Query:
 
 def rules_sources() -> list[tuple[str, bytes]]:
     """The rule data files (name, bytes) that define what is found; part of the rules hash."""
-    root = resources.files("analyzer.queries")
+    root = queries_root()
     out = []
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if entry.name.endswith((".scm", ".toml")):

@@ -6,6 +6,27 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
+
+from .errors import UserError
+
+
+@lru_cache(maxsize=None)
+def queries_root():
+    """The folder of rule data: `analyzer.queries` in an installed package, else the top-level
+    `queries/` folder beside the source package (running from a checkout, where `analyzer/` is
+    imported from the source tree and has no `queries` subpackage)."""
+    try:
+        root = resources.files("analyzer.queries")
+        if root.joinpath("panic_calls.scm").is_file():
+            return root
+    except ModuleNotFoundError:
+        pass
+    source = Path(__file__).resolve().parent.parent / "queries"
+    if (source / "panic_calls.scm").is_file():
+        return source
+    raise UserError("the rule data (queries/*.scm, classifier.toml) is missing from this installation; "
+                    "reinstall burn-errors")
 
 
 @lru_cache(maxsize=None)
@@ -13,7 +34,7 @@ def rules_hash() -> str:
     """Hash of the query/rule data and of the code that applies it. Part of every cache key and
     of the manifest."""
     h = hashlib.sha256()
-    queries = resources.files("analyzer.queries")
+    queries = queries_root()
     for entry in sorted(queries.iterdir(), key=lambda e: e.name):
         if entry.name.endswith((".scm", ".toml")):
             h.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
