@@ -375,8 +375,7 @@ def bench(args) -> int:
         raise BenchError("--rounds must be at least 1")
     if not RULE.exists():
         raise BenchError(f"the ast-grep rule file {RULE} is missing")
-    ast_grep = find_ast_grep(args.ast_grep)
-    burn_errors = find_burn_errors(args.burn_errors)
+    # The user's inputs first, then the tools: a wrong revision is named even where ast-grep is missing.
     repo = Path(args.repo).expanduser()
     if not repo.exists():
         raise BenchError(f"no such repository: {args.repo}")
@@ -384,6 +383,8 @@ def bench(args) -> int:
     n_rs, rs_bytes = rust_stats(repo, sha)
     if n_rs == 0:
         raise BenchError(f"no Rust files at {sha[:12]} in {repo}")
+    ast_grep = find_ast_grep(args.ast_grep)
+    burn_errors = find_burn_errors(args.burn_errors)
     base = None
     diff_ok = has_diff_command(burn_errors)
     if diff_ok:
