@@ -209,7 +209,7 @@ def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: P
                 shutil.rmtree(tmp, ignore_errors=True)
         except git.GitCommandError as e:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise UserError(f"cannot clone {url}: {_git_reason(e)}; check the URL and your network, "
+            raise UserError(f"cannot clone {url}: {_git_reason(e, handler)}; check the URL and your network, "
                             f"or pass a local clone with --repo PATH") from None
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -220,13 +220,16 @@ def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: P
             # The mirror's origin fetches +refs/*:refs/*, so every branch and tag comes along.
             git.Repo(mirror).remote("origin").fetch(prune=True, progress=handler)
         except git.GitCommandError as e:
-            raise UserError(f"cannot fetch {url}: {_git_reason(e)}; check your network, or pass a "
+            raise UserError(f"cannot fetch {url}: {_git_reason(e, handler)}; check your network, or pass a "
                             f"local clone with --repo PATH") from None
     return repo
 
 
-def _git_reason(e) -> str:
-    text = (getattr(e, "stderr", "") or str(e)).strip().splitlines()
+def _git_reason(e, handler=None) -> str:
+    """git's own words for a failed clone or fetch: with a progress handler attached, gitpython
+    hands git's stderr to the handler (error_lines), not to the exception."""
+    told = [ln for ln in (getattr(handler, "error_lines", None) or []) if ln.strip()]
+    text = told or (getattr(e, "stderr", "") or str(e)).strip().splitlines()
     lines = [ln.strip().removeprefix("stderr:").strip(" '") for ln in text if ln.strip()]
     fatal = [ln for ln in lines if "fatal:" in ln]
     return (fatal[-1] if fatal else (lines[-1] if lines else "git failed")).replace("fatal: ", "")
