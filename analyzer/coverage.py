@@ -146,6 +146,10 @@ class Matrix:
     def dispatches_of(self, crate: str, operation: str | None = None) -> list[Dispatch]:
         return [d for d in self.dispatches if d.crate == crate and (operation is None or d.operation == operation)]
 
+    def sites_of(self, crate: str, operation: str, enum: str) -> list:
+        """The panicking arms behind an operation's row in one enum's column group."""
+        return [s for d in self.dispatches_of(crate, operation) if d.enum == enum for s in d.sites]
+
     def groups_of(self, crate: str) -> list[Group]:
         """The column groups a backend has cells in (every column of such a group, so backends
         line up)."""

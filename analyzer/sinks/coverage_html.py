@@ -135,13 +135,10 @@ def _backend(matrix: Matrix, crate: str) -> dict:
 
 def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> dict:
     locs = []
-    for d in matrix.dispatches_of(crate, op):
-        if d.enum != group.enum:
-            continue
-        for s in d.sites:
-            fn = f" · fn {s.function}" if s.function and s.function != op else ""
-            locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": s.url,
-                         "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
+    for s in matrix.sites_of(crate, op, group.enum):
+        fn = f" · fn {s.function}" if s.function and s.function != op else ""
+        locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": s.url,
+                     "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
     cells = [_cell(crate, op, d, matrix.get(crate, op, d)) for d in group.dtypes]
     return {"label": label_text, "locs": locs, "cells": cells,
             "panics": " ".join(d for d, c in zip(group.dtypes, cells) if c["status"] in (PANICS, PARTIAL))}

@@ -58,12 +58,9 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
             cell = matrix.get(crate, op, dtype)
             marks.append(MARK[cell.status] if cell else " ")
         links = []
-        for d in matrix.dispatches_of(crate, op):
-            if d.enum != group.enum:
-                continue
-            for s in d.sites:
-                fn = f" `{_cell(s.function)}`" if s.function and s.function != op else ""
-                links.append(f"[{_cell(short_path(s.path, crate))}:{s.line}]({s.url}){fn}")
+        for s in matrix.sites_of(crate, op, group.enum):
+            fn = f" `{_cell(s.function)}`" if s.function and s.function != op else ""
+            links.append(f"[{_cell(short_path(s.path, crate))}:{s.line}]({s.url}){fn}")
         rows.append("| " + " | ".join([f"`{_cell(op)}`", *marks, "<br>".join(links)]) + " |")
     return "\n".join(rows) + "\n"
 
