@@ -553,7 +553,7 @@ def _enum_items(source: bytes) -> list[EnumFacts] | None:
         semi = source.find(b";", m.end())
         if open_at < 0 or (0 <= semi < open_at):
             continue  # not an item with a body (`enum` in a path, a macro fragment)
-        close = _matching_brace(source, open_at)
+        close = _matching_close(source, open_at)
         if close < 0:
             return None
         snippet = source[m.start():close + 1]
@@ -576,15 +576,21 @@ def _in_comment_or_string(source: bytes, at: int) -> bool:
     return b"//" in before or len(_QUOTE.findall(before)) % 2 == 1
 
 
-def _matching_brace(source: bytes, open_at: int) -> int:
-    """Index of the `}` closing the `{` at open_at, skipping strings, chars and comments; -1 if none."""
+_PAIRS = {0x7B: 0x7D, 0x28: 0x29, 0x5B: 0x5D}  # { } ( ) [ ]
+
+
+def _matching_close(source: bytes | bytearray, open_at: int) -> int:
+    """Index of the delimiter closing the `{`, `(` or `[` at open_at, skipping strings, chars and
+    comments; -1 if none."""
+    opener = source[open_at]
+    closer = _PAIRS[opener]
     depth = 0
     i, n = open_at, len(source)
     while i < n:
         c = source[i]
-        if c == 0x7B:  # {
+        if c == opener:
             depth += 1
-        elif c == 0x7D:  # }
+        elif c == closer:
             depth -= 1
             if depth == 0:
                 return i
@@ -814,7 +820,7 @@ def _unwrap_repetitions(buf: bytearray) -> None:
     n = len(buf)
     while i < n - 1:
         if buf[i] in b"$#" and buf[i + 1] == ord("("):
-            close = _matching_paren(buf, i + 1)
+            close = _matching_close(buf, i + 1)
             if close < 0:
                 i += 1
                 continue
@@ -837,23 +843,3 @@ def _unwrap_repetitions(buf: bytearray) -> None:
             i += 2
             continue
         i += 1
-
-
-def _matching_paren(buf: bytearray, open_at: int) -> int:
-    depth = 0
-    i = open_at
-    n = len(buf)
-    while i < n:
-        c = buf[i]
-        if c == ord('"'):  # skip a string literal
-            i += 1
-            while i < n and buf[i] != ord('"'):
-                i += 2 if buf[i] == ord("\\") else 1
-        elif c == ord("("):
-            depth += 1
-        elif c == ord(")"):
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
