@@ -18,8 +18,6 @@ from ..diff import DiffResult
 from ..record import RecordLine
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-# Where `informationUri` points when the installed package names no homepage of its own.
-FALLBACK_INFORMATION_URI = "https://pypi.org/project/burn-errors/"
 FINGERPRINT = "burnErrorsId/v1"
 AUTOMATION_ID = "burn-errors-diff/"
 
@@ -52,8 +50,9 @@ def rule_id(category: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def information_uri() -> str:
-    """The tool's homepage from its installed metadata (pyproject's [project.urls]), else PyPI."""
+def information_uri() -> str | None:
+    """The tool's homepage from its installed metadata (pyproject's [project.urls]); None when
+    it names none (the property is optional in SARIF, and no address is made up)."""
     try:
         from importlib.metadata import metadata
         meta = metadata("burn-errors")
@@ -66,7 +65,7 @@ def information_uri() -> str:
             return home
     except Exception:  # noqa: BLE001 - metadata is a nicety; never fail the run over it
         pass
-    return FALLBACK_INFORMATION_URI
+    return None
 
 
 def _rule(category: str) -> dict:
@@ -115,9 +114,13 @@ def _result(line: RecordLine, index: dict[str, int]) -> dict:
 def build(result: DiffResult) -> dict:
     categories = list(CATEGORIES)
     index = {c: i for i, c in enumerate(categories)}
+    driver: dict = {"name": "burn-errors", "version": __version__, "semanticVersion": __version__}
+    home = information_uri()
+    if home is not None:
+        driver["informationUri"] = home
+    driver["rules"] = [_rule(c) for c in categories]
     run: dict = {
-        "tool": {"driver": {"name": "burn-errors", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": information_uri(), "rules": [_rule(c) for c in categories]}},
+        "tool": {"driver": driver},
         "automationDetails": {"id": AUTOMATION_ID},
         "invocations": [{"executionSuccessful": True}],
         "results": [_result(line, index) for line in result.added],
