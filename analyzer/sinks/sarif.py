@@ -70,16 +70,19 @@ def information_uri() -> str | None:
 
 def _rule(category: str) -> dict:
     r = RULES[category]
-    return {
+    rule = {
         "id": rule_id(category),
         "name": r["name"],
         "shortDescription": {"text": r["short"]},
         "fullDescription": {"text": r["full"]},
         "help": {"text": r["help"], "markdown": r["help"]},
-        "helpUri": information_uri(),
         "defaultConfiguration": {"level": "warning"},
         "properties": {"tags": ["burn", "panic", r["tag"]], "precision": "high"},
     }
+    home = information_uri()
+    if home is not None:
+        rule["helpUri"] = home
+    return rule
 
 
 def _message(line: RecordLine) -> str:
