@@ -15,6 +15,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 LAYOUT = "facts-v1"
+# Parse facts per blob, and whole extraction results per commit; both under the tag of the tool
+# version and rules hash that made them.
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS facts (blob TEXT NOT NULL, tag TEXT NOT NULL, "
+    "data BLOB NOT NULL, PRIMARY KEY (blob, tag))",
+    "CREATE TABLE IF NOT EXISTS results (key TEXT NOT NULL, tag TEXT NOT NULL, "
+    "data BLOB NOT NULL, PRIMARY KEY (key, tag))",
+)
 _MISSING = object()
 
 
@@ -60,8 +68,8 @@ class FactsCache:
         elif row[0] != LAYOUT:
             db.close()
             raise sqlite3.DatabaseError(f"cache layout {row[0]} is not {LAYOUT}")
-        db.execute("CREATE TABLE IF NOT EXISTS facts (blob TEXT NOT NULL, tag TEXT NOT NULL, "
-                   "data BLOB NOT NULL, PRIMARY KEY (blob, tag))")
+        for table in _TABLES:
+            db.execute(table)
         # No `PRAGMA quick_check` here: it reads the whole file on every run (0.1 s for a 43 MB
         # cache, more than a whole cached run of burn). A file that is not a database fails the
         # statements above; damaged pages fail the query that reads them, and then the file is
@@ -82,8 +90,8 @@ class FactsCache:
             self.db = self._open()
         except (OSError, sqlite3.DatabaseError):
             self.db = sqlite3.connect(":memory:", isolation_level=None)  # run on, uncached
-            self.db.execute("CREATE TABLE facts (blob TEXT NOT NULL, tag TEXT NOT NULL, "
-                            "data BLOB NOT NULL, PRIMARY KEY (blob, tag))")
+            for table in _TABLES:
+                self.db.execute(table)
         return True
 
     def _move_aside(self) -> None:
@@ -149,8 +157,6 @@ class FactsCache:
 
     def get_result(self, key: str) -> dict | None:
         try:
-            self.db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT NOT NULL, tag TEXT NOT NULL, "
-                            "data BLOB NOT NULL, PRIMARY KEY (key, tag))")
             row = self.db.execute("SELECT data FROM results WHERE key = ? AND tag = ?", (key, self.tag)).fetchone()
             return decode(row[0]) if row else None
         except (sqlite3.DatabaseError, zlib.error, ValueError):
@@ -160,8 +166,6 @@ class FactsCache:
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
-                self.db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT NOT NULL, tag TEXT NOT NULL, "
-                                "data BLOB NOT NULL, PRIMARY KEY (key, tag))")
                 self.db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", (key, self.tag, encode(value)))
         except sqlite3.DatabaseError:
             pass  # an optimisation only

@@ -6,6 +6,7 @@ reported as one line on stderr (a traceback only with --debug).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -110,21 +111,33 @@ def open_cache(no_cache: bool):
                         f"BURN_ERRORS_CACHE to a writable folder or pass --no-cache") from None
 
 
-def run_extract(repo: str, rev: str, repo_name: str | None, no_cache: bool, jobs: int | None = None,
-                previous=None):
-    """Open the repository, resolve the revision and extract; shared by every command."""
-    from .extract import extract
-    from .ui import status
-
+@contextlib.contextmanager
+def opened(repo: str, rev: str, repo_name: str | None, no_cache: bool):
+    """(repository, full SHA of rev, cache or None), the cache closed on leaving."""
     git_repo = open_repo(repo, repo_name, no_cache, want=rev)
     sha = git_repo.resolve(rev)
     cache = open_cache(no_cache)
     try:
-        with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
-            return git_repo, extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say)
+        yield git_repo, sha, cache
     finally:
         if cache is not None:
             cache.close()
+
+
+def analyse(git_repo, sha: str, cache, jobs: int | None = None, previous=None):
+    """Extract at `sha`, with a status line on a terminal."""
+    from .extract import extract
+    from .ui import status
+
+    with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
+        return extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say)
+
+
+def run_extract(repo: str, rev: str, repo_name: str | None, no_cache: bool, jobs: int | None = None,
+                previous=None):
+    """Open the repository, resolve the revision and extract; shared by every command."""
+    with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
+        return git_repo, analyse(git_repo, sha, cache, jobs, previous)
 
 
 @click.group(cls=CliGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -165,7 +178,7 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
       burn-errors extract --repo ../burn --previous old/records.jsonl --all-sites
     """
     from .outputs import ensure_writable_dir, write_files
-    from .ui import status, summary
+    from .ui import summary
 
     out = Path(out_dir)
     ensure_writable_dir(out)
@@ -174,10 +187,7 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
     if previous:
         from .sinks import jsonl
         prev = {line.record.id: line for line in jsonl.read(previous)}
-    git_repo = open_repo(repo, repo_name, no_cache, want=rev)
-    sha = git_repo.resolve(rev)
-    cache = open_cache(no_cache)
-    try:
+    with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
         key = _results_key(git_repo.name, sha, all_sites)
         hit = cache.get_result(key) if cache is not None and prev is None else None
         if hit is not None:
@@ -185,11 +195,9 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
             write_files(files)
             summary(man, [str(p) for p in files])
             return
-        from .extract import extract as run
         from .sinks import audit, jsonl, manifest
 
-        with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
-            ex = run(git_repo, sha, cache=cache, previous=prev, jobs=jobs, progress=say)
+        ex = analyse(git_repo, sha, cache, jobs, prev)
         man = manifest.build(ex, git_repo.origin, command)
         records_text = jsonl.dumps(ex.lines)
         audit_text = audit.dumps(ex) if all_sites else None
@@ -200,9 +208,6 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         summary(man, [str(p) for p in files])
         if cache is not None and prev is None:
             cache.put_result(key, {"records": records_text.splitlines(), "sites": audit_text, "manifest": man})
-    finally:
-        if cache is not None:
-            cache.close()
 
 
 def _results_key(name: str, sha: str, all_sites: bool) -> str:
@@ -214,6 +219,7 @@ def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, comma
     options (a results-cache row), with this run's dates: (files, manifest)."""
     import json
 
+    from .sinks import manifest
     from .timestamps import utc_now
 
     now = utc_now()
@@ -226,7 +232,7 @@ def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, comma
     man.update(source=origin, command=command, cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
                timings={"total": round(time.perf_counter() - _STARTED, 3)})
     files = {out / "records.jsonl": "".join(ln + "\n" for ln in lines),
-             out / "manifest.json": json.dumps(man, indent=2, ensure_ascii=False) + "\n"}
+             out / "manifest.json": manifest.dumps(man)}
     if all_sites:
         files[out / "sites.jsonl"] = hit["sites"]
     return files, man

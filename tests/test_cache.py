@@ -146,13 +146,18 @@ def test_a_rerun_at_the_same_commit_is_served_whole_from_the_results_cache(git_r
     assert (tmp_path / "a" / "sites.jsonl").read_text() == (tmp_path / "b" / "sites.jsonl").read_text()
     # Another option set, --previous, --no-cache or a new commit are not served from it.
     third = run_cli(*args, "--out", str(tmp_path / "c"))
+    assert third.code == 0, third.stderr
     assert "result" not in json.loads((tmp_path / "c" / "manifest.json").read_text())["cache"]
     assert not (tmp_path / "c" / "sites.jsonl").exists()
     prev = run_cli(*args, "--out", str(tmp_path / "d"), "--previous", str(tmp_path / "a" / "records.jsonl"))
     assert prev.code == 0 and "result" not in json.loads((tmp_path / "d" / "manifest.json").read_text())["cache"]
+    uncached = run_cli(*args, "--out", str(tmp_path / "n"), "--all-sites", "--no-cache")
+    assert uncached.code == 0, uncached.stderr
+    assert json.loads((tmp_path / "n" / "manifest.json").read_text())["cache"] == {"hits": 0, "misses": 2}
     git_repo.write("crates/burn-x/src/other.rs", "fn g() {}\n")
     git_repo.commit()
     fourth = run_cli(*args, "--out", str(tmp_path / "e"))
+    assert fourth.code == 0, fourth.stderr
     assert "result" not in json.loads((tmp_path / "e" / "manifest.json").read_text())["cache"]
 
 
@@ -160,7 +165,6 @@ def test_cached_facts_are_exactly_what_dataclasses_give():
     """FileFacts.to_json is a hand-written walk (for speed); it must equal dataclasses.asdict."""
     import dataclasses
     import tomllib
-    from pathlib import Path
 
     from analyzer.parse import FileFacts, parse_file
 

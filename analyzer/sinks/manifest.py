@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..extract import Extraction
 from ..ruleset import rules_hash
+
+if TYPE_CHECKING:  # a type only: the results-cache path writes manifests without the parser
+    from ..extract import Extraction
 
 
 def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict:
