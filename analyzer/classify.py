@@ -11,6 +11,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from .parse import ArmFacts, EnumFacts, SiteFacts, VariantRef
 
@@ -49,21 +50,21 @@ def rule_data() -> dict:
     return tomllib.loads(text)
 
 
+class _Patterns(NamedTuple):
+    enum_name: re.Pattern
+    scrutinee_ident: re.Pattern
+    unsupported: re.Pattern
+    variant_cannot: re.Pattern
+    transient_state: re.Pattern
+
+
 @lru_cache(maxsize=None)
-def _compiled():
+def _patterns() -> _Patterns:
+    """The regexes of classifier.toml, compiled once."""
     d = rule_data()
-    return (re.compile(d["dtype"]["enum_name"]), re.compile(d["dtype"]["scrutinee_ident"]),
-            re.compile(d["mode"]["unsupported"]))
-
-
-@lru_cache(maxsize=None)
-def _transient_state():
-    return re.compile(rule_data()["mode"]["transient_state"])
-
-
-@lru_cache(maxsize=None)
-def _variant_cannot():
-    return re.compile(rule_data()["mode"]["variant_cannot"])
+    return _Patterns(re.compile(d["dtype"]["enum_name"]), re.compile(d["dtype"]["scrutinee_ident"]),
+                     re.compile(d["mode"]["unsupported"]), re.compile(d["mode"]["variant_cannot"]),
+                     re.compile(d["mode"]["transient_state"]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,7 +111,7 @@ class DtypeCatalog:
               aliases: list[tuple[str, str, str, str]] = ()) -> "DtypeCatalog":
         """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
         (path, crate, alias, target) for every plain type alias."""
-        enum_name, _, _ = _compiled()
+        enum_name = _patterns().enum_name
         rules = rule_data()["dtype"]
         by_name: dict[str, list[DtypeEnum]] = {}
         local: dict[str, set[str]] = {}
@@ -229,7 +230,7 @@ _STRING = re.compile(r'r#*"(?:.|\n)*?"#*|"(?:\\.|[^"\\])*"')
 
 
 def _scrutinee_is_dtype(scrutinee: str) -> bool:
-    _, ident, _ = _compiled()
+    ident = _patterns().scrutinee_ident
     code = _STRING.sub('""', scrutinee)  # `value.get("DType")` names no dtype value
     return any(ident.match(tok) for tok in _IDENT.findall(code))
 
@@ -273,19 +274,20 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
         fired.append("dtype/arm-variants")
     if _scrutinee_is_foreign_kind(site.scrutinee, all_arms, crate, catalog):
         fired.append("dtype/foreign-kind")
-    if _foreign_dtype_enum(all_arms, catalog):
+    outside = _foreign_dtype_enum(all_arms, catalog)
+    if outside:
         fired.append("dtype/foreign-variants")
     if fired:
         dec = Decision(True, DTYPE, fired[0], fired, pattern=arm.pattern, catch_all=arm.catch_all)
-        _dtype_sets(dec, arm, others, crate, catalog, site.scrutinee)
+        _dtype_sets(dec, arm, others, crate, catalog, outside)
         return dec
 
-    _, _, unsupported = _compiled()
+    pats = _patterns()
     if site.macro in rule_data()["mode"]["macros"]:
         fired.append("mode/unimplemented-macro")
-    says_unsupported = unsupported.search(site.message) or (
-        not arm.catch_all and arm.refs and _variant_cannot().search(site.message))
-    if says_unsupported and not _transient_state().search(site.message):
+    says_unsupported = pats.unsupported.search(site.message) or (
+        not arm.catch_all and arm.refs and pats.variant_cannot.search(site.message))
+    if says_unsupported and not pats.transient_state.search(site.message):
         fired.append("mode/unsupported-message")
     if fired:
         return Decision(True, MODE, fired[0], fired, pattern=arm.pattern, catch_all=arm.catch_all,
@@ -323,15 +325,15 @@ def _variant_names(refs: list[VariantRef]) -> list[str]:
 
 
 def _dtype_sets(dec: Decision, arm: ArmFacts, others: list[ArmFacts], crate: str,
-                catalog: DtypeCatalog, scrutinee: str) -> None:
-    """Fill enum, handled, rejected and partial for a dtype-dispatch decision."""
+                catalog: DtypeCatalog, outside: str | None) -> None:
+    """Fill enum, handled, rejected and partial for a dtype-dispatch decision; `outside` is the
+    dtype enum from outside the tree the arms name, if any."""
     counts: dict[str, int] = {}
     for a in [arm, *others]:
         for r in a.refs:
             if catalog.names(r):
                 counts[r.enum] = counts.get(r.enum, 0) + 1
     foreign = rule_data()["dtype"]["foreign_kind_enum"]
-    outside = _foreign_dtype_enum([arm, *others], catalog)
     if counts:
         enum = max(counts, key=lambda n: (counts[n], n == "DType"))
     elif outside:

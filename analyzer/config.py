@@ -10,5 +10,6 @@ WINDOW_RADIUS = 18
 # The three macros a site can be; `unreachable!` is seen (for the audit) but never a record.
 PANIC_MACROS = ("panic", "unimplemented", "todo")
 
-# What `diff --fail-on` accepts (kept here so the CLI does not import the diff engine to list them).
+# What `diff --fail-on` accepts; `any` is added, changed or removed (a move never fails). Kept
+# here so the CLI does not import the diff engine to list them.
 FAIL_ON = ("added", "changed", "removed", "any", "none")

@@ -36,8 +36,6 @@ from .record import RecordLine
 
 # The content fields compared for `changed`, in the order they are reported.
 CONTENT_FIELDS = ("message", "category", "pattern", "rejected")
-# What `--fail-on` accepts; `any` is added, changed or removed (a move is never a failure).
-from .config import FAIL_ON  # noqa: E402  (the one list; the CLI reads it without this module)
 
 
 @dataclass

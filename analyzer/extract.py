@@ -9,23 +9,22 @@ import os
 import posixpath
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-import threading
 from typing import TYPE_CHECKING, Callable
 
-from . import __version__
 from .classify import BACKGROUND_TAG, CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
 from .config import WINDOW_RADIUS
 from .errors import UserError
 from .ids import arm_slot, assign_ids, site_key
 from .parse import ENUM_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, plain_aliases
-if TYPE_CHECKING:
+from .ruleset import rules_hash  # noqa: F401  (re-exported: tests use it)
+from .source import GitRepository
+from .timestamps import utc_now  # noqa: F401  (re-exported: diff and annotate use it)
+
+if TYPE_CHECKING:  # the record stage (pydantic) is imported when it runs
     from .record import RecordLine
-from .timestamps import utc_now  # noqa: F401  (re-exported)
-from .ruleset import rules_hash  # noqa: F401  (re-exported: the manifest and tests use it)
-from .source import Blob, GitRepository
 
 _OPERATION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)\s*:")
 _STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
@@ -79,7 +78,7 @@ def crates_of(paths: list[str], crate_roots: list[str]) -> dict[str, str]:
     for p in paths:
         d = posixpath.dirname(p)
         if d not in by_dir:
-            by_dir[d] = crate_of(d + "/x" if d else "x", crate_roots)
+            by_dir[d] = crate_of(p, crate_roots)  # every file of a folder has that folder's crate
         out[p] = by_dir[d]
     return out
 
@@ -114,7 +113,8 @@ def operation_of(message: str, function: str, in_macro: str, impl: str = "") -> 
 # -- parse stage: blobs to facts, across processes --------------------------------------------
 #
 # Cold, the parent streams the blobs from one `git cat-file --batch`, keeps back every file that
-# cannot hold a site, an enum or an alias (one regex over the bytes; most of the tree), and hands
+# holds no panic-family call and no enum (one regex over the bytes; most of the tree; its plain
+# type aliases, if any, are read with another regex), and hands
 # the rest to parser processes in chunks as it reads, biggest files first so they finish
 # together. A worker returns each file's facts already turned into FileFacts (through the JSON
 # the cache keeps, so a cold run sees exactly what a cached run sees) and the encoded cache row,
@@ -133,8 +133,8 @@ CHUNK_FILES = 64
 
 def _prefilter() -> Callable[[bytes], bool]:
     """Whether a file may hold a panic-family call or an enum (plain aliases are read without a
-    parse): PANIC_HINT or ENUM_HINT, as one regex when their flags agree (one pass over the bytes, not two; the search
-    is what costs, about 8 ns a byte)."""
+    parse): PANIC_HINT or ENUM_HINT, as one regex when their flags agree (one pass over the
+    bytes, not two; the search is what costs, about 8 ns a byte)."""
     if PANIC_HINT.flags == ENUM_HINT.flags:
         both = re.compile(PANIC_HINT.pattern + b"|" + ENUM_HINT.pattern, PANIC_HINT.flags)
         return lambda data: both.search(data) is not None
@@ -184,7 +184,7 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
         threading.Thread(target=_import_record_stage, daemon=True).start()
     worth_parsing = _prefilter()
     out: dict[str, tuple[FileFacts, bytes]] = {}
-    empty: dict[bool, tuple[FileFacts, bytes]] = {}
+    unparsed: dict[tuple, tuple[FileFacts, bytes]] = {}
     futures = []
     chunk: list[tuple[str, bytes]] = []
     chunk_bytes = 0
@@ -194,16 +194,15 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
             progress(f"reading {len(oids)} files")
         for oid, data in repo.read_blobs(order):
             if not worth_parsing(data):
+                # No call and no enum: the facts are its plain aliases, if any, without a parse.
+                # Most such files have none and share one row.
                 bad = _not_utf8(data)
                 aliases = plain_aliases(data)
-                if aliases:  # an alias-only file: its facts without a parse
+                key = (bad, tuple(aliases))
+                if key not in unparsed:
                     d = FileFacts([], [], False, bad, aliases).to_json()
-                    out[oid] = (FileFacts.from_json(d), encode(d))
-                    continue
-                if bad not in empty:
-                    d = FileFacts([], [], False, bad).to_json()
-                    empty[bad] = (FileFacts.from_json(d), encode(d))
-                out[oid] = empty[bad]
+                    unparsed[key] = (FileFacts.from_json(d), encode(d))
+                out[oid] = unparsed[key]
                 continue
             n_parse += 1
             if pool is None:
@@ -352,9 +351,9 @@ def _record_line(repo: str, sha: str, now: str, a: AuditEntry, file_lines: list[
 
 
 def carry_over(lines: list[RecordLine], previous: dict[str, RecordLine]) -> dict[str, int]:
+    """Keep the annotations and contentChangedAt of records whose id and content did not change."""
     from .record import ANNOTATION_FIELDS, RecordLine
 
-    """Keep the annotations and contentChangedAt of records whose id and content did not change."""
     counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": 0}
     seen = set()
     for i, line in enumerate(lines):

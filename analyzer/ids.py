@@ -72,12 +72,8 @@ def assign_ids(keys: Sequence[tuple[str, ...]], paths: Sequence[str], lines: Seq
         for i in members:
             by_file[paths[i]].append(i)
         for path, same in by_file.items():
-            rest = [i for i in sorted(same, key=lambda j: lines[j]) if i != first]
-            if len(same) == 1:
-                if rest:
-                    ids[rest[0]] = _digest(*k, path)
-            else:
-                for ordinal, i in enumerate(sorted(same, key=lambda j: lines[j])):
-                    if i != first:
-                        ids[i] = _digest(*k, path, str(ordinal))
+            same.sort(key=lambda j: lines[j])
+            for ordinal, i in enumerate(same):
+                if i != first:
+                    ids[i] = _digest(*k, path) if len(same) == 1 else _digest(*k, path, str(ordinal))
     return ids

@@ -35,6 +35,7 @@ def plain_aliases(source: bytes) -> list[tuple[str, str]]:
         return []
     return [(m.group(1).decode(), m.group(2).decode().split("::")[-1]) for m in PLAIN_ALIAS.finditer(source)]
 
+
 # Prefix that turns a token tree into a function body for the shadow parse. It has no newline,
 # so every row in the shadow is the row of the original file.
 _SHADOW_PREFIX = b"fn __m()"
@@ -42,6 +43,12 @@ _SHADOW_PREFIX = b"fn __m()"
 # same length, still Rust tree-sitter can read.
 _METAVAR = re.compile(rb"[$#](?=[A-Za-z_(])")
 _NOT_NEWLINE = re.compile(rb"[^\n]")
+
+
+def _blanked(m: re.Match) -> bytes:
+    """A regex match turned into spaces, newlines kept: offsets and rows stay the file's."""
+    return _NOT_NEWLINE.sub(b" ", m.group(0))
+
 _MAX_SHADOW_DEPTH = 4
 
 _TEST_ATTR = re.compile(r"^#\[\s*(?:[\w:]*::)?(?:test|rstest|test_case|bench)\b|cfg\(\s*(?:all\(\s*)?test\b")
@@ -56,16 +63,6 @@ def _query_text(name: str) -> str:
 def query(name: str) -> Query:
     """A query from the queries/ folder, compiled once."""
     return Query(LANGUAGE, _query_text(name))
-
-
-def rules_sources() -> list[tuple[str, bytes]]:
-    """The rule data files (name, bytes) that define what is found; part of the rules hash."""
-    root = queries_root()
-    out = []
-    for entry in sorted(root.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith((".scm", ".toml")):
-            out.append((entry.name, entry.read_bytes()))
-    return out
 
 
 @lru_cache(maxsize=None)
@@ -632,7 +629,7 @@ def _error_count(node: Node) -> int:
 
 def _repaired(source: bytes, tree):
     """A parse of `source` with constructs tree-sitter rejects blanked, if it has fewer errors."""
-    fixed = _FIELD_ATTRIBUTE.sub(lambda m: _NOT_NEWLINE.sub(b" ", m.group(0)), source)
+    fixed = _FIELD_ATTRIBUTE.sub(_blanked, source)
     if fixed == source:
         return tree
     retry = _parser().parse(fixed)
@@ -798,7 +795,7 @@ def _shadow(source: bytes, start: int, end: int) -> tuple[bytes, int]:
     and the offset to subtract from a shadow byte to get the file's byte."""
     mid = bytearray(source[start:end])
     _unwrap_repetitions(mid)
-    mid = bytearray(_LONE_INTERPOLATION.sub(lambda m: _NOT_NEWLINE.sub(b" ", m.group(0)), bytes(mid)))
+    mid = bytearray(_LONE_INTERPOLATION.sub(_blanked, bytes(mid)))
     mid = bytearray(_METAVAR.sub(b"_", bytes(mid)))
     mid[0:1] = b"{"
     mid[-1:] = b"}"

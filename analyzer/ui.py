@@ -18,7 +18,7 @@ def _tty() -> bool:
 def git_progress():
     """A callback (stage, done, total) for cloning and fetching, shown as a progress bar."""
     if _tty():
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeElapsedColumn(), transient=True, console=_console()) as bar:
             tasks: dict[str, int] = {}
