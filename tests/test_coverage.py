@@ -55,7 +55,7 @@ pub fn to_contiguous(x: &Tensor) -> Tensor {
         DType::Bool(BoolStore::U32) => {
             panic!("to_contiguous: Bool(U32) storage is not yet supported")
         }
-        _ => panic!("Unsupported dtype for contiguous copy: {:?}", x.dtype),
+        _ => panic!("Unsupported dtype for dense copy: {:?}", x.dtype),
     }
 }
 
@@ -90,7 +90,7 @@ pub fn interpolate_backward(x: Tensor, mode: InterpolateMode) -> Tensor {
 LINE = {name: FLEX_OPS.splitlines().index(text) + 1 for name, text in [
     ("conv3d", '        dtype => panic!("conv3d: unsupported dtype {:?}", dtype),'),
     ("u32", '            panic!("to_contiguous: Bool(U32) storage is not yet supported")'),
-    ("contiguous_rest", '        _ => panic!("Unsupported dtype for contiguous copy: {:?}", x.dtype),'),
+    ("contiguous_rest", '        _ => panic!("Unsupported dtype for dense copy: {:?}", x.dtype),'),
 ]}
 
 TCH_TENSOR = '''\
