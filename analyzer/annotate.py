@@ -86,7 +86,7 @@ FIELD_GUIDE: dict[str, tuple[str, str]] = {
         "3 to 5 short imperative tips that keep this panic from happening again."),
 }
 
-# The style example: the annotation of the dataset's sample record (seeds/004), told in words.
+# The style example: the annotation of the dataset's sample record, told in words.
 STYLE_EXAMPLE = (
     "For a panic raised when the LibTorch backend is asked for the backward pass of an interpolation "
     "mode it does not implement, a good answer reads like this. `documentation` says the backend "

@@ -1,4 +1,4 @@
-"""`burn-errors coverage`: the dtype support matrix per backend and operation (issue 4)."""
+"""`burn-errors coverage`: the dtype support matrix per backend and operation."""
 
 from __future__ import annotations
 

@@ -131,7 +131,7 @@ def split_format(fmt: str) -> list[Segment]:
 
 @dataclass(frozen=True)
 class PanicMessage:
-    """The message a site prints, as SPEC.md defines `errorMessage`, and its parts."""
+    """The message a site prints, as the record's `errorMessage` holds it, and its parts."""
 
     text: str
     segments: tuple[Segment, ...]

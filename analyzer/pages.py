@@ -1,4 +1,4 @@
-"""Pages: one page per record, in the shape of the published pages (seed 000), and an index.
+"""Pages: one page per record, in the shape of the published pages, and an index.
 
 This module holds what the Markdown and HTML sinks share: which records are related to which,
 page names, the values a page template sees, and the jinja2 environment with its filters. The

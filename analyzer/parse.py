@@ -483,7 +483,7 @@ def _has_test_attribute(item: Node) -> bool:
 
 
 def _message_of(call: Node, source: bytes, offset: int, macro: str):
-    """Decode the call's first argument as SPEC.md's errorMessage. Text comes from the original
+    """Decode the call's first argument as the record's errorMessage. Text comes from the original
     bytes (`offset` maps shadow positions back), so shadow substitutions never leak in."""
     tt = next((c for c in call.children if c.type == "token_tree"), None)
     if tt is None:

@@ -1,6 +1,6 @@
 """Record stage: the schema (one pydantic model, schema version 2) and how a site becomes a record.
 
-`ErrorRecord` holds exactly the 32 keys of the seed record, in its order, with its JSON types.
+`ErrorRecord` holds exactly the 32 keys of a published record, in its order, with its JSON types.
 `Analysis` holds what the extractor knows beyond them. A records.jsonl line is a `RecordLine`.
 """
 
@@ -22,7 +22,7 @@ _Strict = ConfigDict(extra="forbid", strict=True)
 
 
 class ErrorRecord(BaseModel):
-    """One error record, schema version 2 (the seed record's 32 keys)."""
+    """One error record, schema version 2 (a published record's 32 keys)."""
 
     model_config = _Strict
 
@@ -125,7 +125,7 @@ _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 
 
 def slug(message: str, record_id: str) -> str:
-    """SPEC.md: lower-cased, runs of other characters to `-`, cut to 50, then `-` + id[:6]."""
+    """The message lower-cased, runs of other characters to `-`, cut to 50, then `-` + id[:6]."""
     return _SLUG_RUN.sub("-", message.lower())[:50] + "-" + record_id[:6]
 
 

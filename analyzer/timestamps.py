@@ -1,4 +1,4 @@
-"""Record dates: UTC, ISO 8601 with milliseconds and `Z`, like the seed record."""
+"""Record dates: UTC, ISO 8601 with milliseconds and `Z`, like the published records."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 """Shared fixtures: real git repositories built from small Rust fixtures in a temporary folder,
-and a runner for the real `burn-errors` command (in-process, through click's entry point)."""
+and runners for the `burn-errors` command: in-process through click's entry point (the working
+tree's code), and as a subprocess of the same code for what only a real process shows."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -100,19 +101,51 @@ class Result:
     stderr: str
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def _command() -> list[str]:
-    """The installed console script beside this interpreter, else `python -m analyzer`."""
-    script = Path(sys.executable).parent / "burn-errors"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("burn-errors")
-    return [found] if found else [sys.executable, "-m", "analyzer"]
+    """`python -m analyzer` from this checkout (see `subprocess_env`), never an installed copy."""
+    return [sys.executable, "-m", "analyzer"]
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> Result:
-    """Run the installed `burn-errors` command for real, in a subprocess."""
+def subprocess_env(extra: dict | None = None) -> dict:
+    """The environment for a real `burn-errors` subprocess: the working tree first on sys.path, so
+    the code under test is this checkout's even when another copy is installed."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "COLUMNS": "100", "PYTHONPATH": path, **(extra or {})}
+
+
+@contextlib.contextmanager
+def _working_dir(path: Path | None):
+    before = os.getcwd()
+    if path is not None:
+        os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None) -> Result:
+    """Run `burn-errors` in-process through click's entry point (the working tree's code), with
+    stdout and stderr kept apart and the exit code the shell would see."""
+    from click.testing import CliRunner
+
+    from analyzer.cli import main
+
+    runner = CliRunner()
+    with _working_dir(cwd):
+        res = runner.invoke(main, list(args), prog_name="burn-errors", env={"COLUMNS": "100", **(env or {})}, input=input,
+                            catch_exceptions=False)
+    return Result(res.exit_code, res.stdout, res.stderr)
+
+
+def run_cli_subprocess(*args: str, cwd: Path | None = None, env: dict | None = None) -> Result:
+    """Run `burn-errors` as a separate process, for what only a real process shows (signals,
+    inherited pipes, the console entry point)."""
     proc = subprocess.run([*_command(), *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "100", **(env or {})})
+                          env=subprocess_env(env))
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 

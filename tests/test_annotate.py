@@ -1,4 +1,4 @@
-"""`burn-errors annotate export|import`: the annotation hand-off, both directions (issue 6)."""
+"""`burn-errors annotate export|import`: the annotation hand-off, both directions."""
 
 from __future__ import annotations
 

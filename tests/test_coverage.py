@@ -1,4 +1,4 @@
-"""`burn-errors coverage` end to end on fixture repositories (issue 4): explicit arms and catch-alls,
+"""`burn-errors coverage` end to end on fixture repositories: explicit arms and catch-alls,
 partial arms, tuple scrutinees, a foreign enum, two matches of one operation, the four formats,
 --backend, --records, --out and the errors."""
 

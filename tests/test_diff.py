@@ -1,4 +1,4 @@
-"""`burn-errors diff` end to end on fixture repositories (issue 5): added, removed, changed and
+"""`burn-errors diff` end to end on fixture repositories: added, removed, changed and
 moved sites, coverage flips, the three formats, --fail-on, records-file mode, the cache, and the
 id stability promises the diff relies on."""
 

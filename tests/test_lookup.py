@@ -1,4 +1,4 @@
-"""`burn-errors lookup`: which record a runtime panic message comes from (issue 6)."""
+"""`burn-errors lookup`: which record a runtime panic message comes from."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 import subprocess
 
-from conftest import _command
+from conftest import _command, subprocess_env
 
 from analyzer.lookup import Panic, literal_length, parse_panic
 from analyzer.messages import build_message
@@ -151,7 +151,7 @@ def test_multi_line_messages_match_across_lines(cli, records):
 
 def test_text_output_and_stdin(cli, records):
     proc = subprocess.run([*_command(), "lookup", "-", "--records", str(records), "--limit", "1"],
-                          input=PANICS["rust 1.73+"], capture_output=True, text=True)
+                          input=PANICS["rust 1.73+"], capture_output=True, text=True, env=subprocess_env())
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.startswith("3 records match this panic at crates/burn-tch/src/ops.rs:6 (best first):")

@@ -1,9 +1,9 @@
-"""`burn-errors render`: one page per record in the shape of the published pages (seed 000).
+"""`burn-errors render`: one page per record in the shape of the published pages.
 
 The fixture `fixtures/pages/records.jsonl` holds six records extracted from a small Rust tree
 written for these tests (see fixtures/pages/README.md); one is fully annotated by hand, one has
 only solutions. `fixtures/pages/expected/` holds pages written by hand: the Markdown file as it
-must be, and for each page the text a reader sees (`.txt`, the shape of seed 000), which both the
+must be, and for each page the text a reader sees (`.txt`, the shape of a published page), which both the
 HTML page and the Markdown page (read by a CommonMark parser) must show.
 """
 
@@ -24,7 +24,7 @@ from analyzer.record import RecordLine
 FIXTURE = Path(__file__).parent / "fixtures" / "pages"
 RECORDS = FIXTURE / "records.jsonl"
 EXPECTED = FIXTURE / "expected"
-SEED_PAGE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_ec90902a0c8c7cf2.txt"
+PUBLISHED_PAGE = FIXTURE.parent / "published" / "page.txt"  # a published page's text, invented content
 
 POOL3D = "pool3d-unsupported-dtype--c89dee"  # fully annotated
 TCH = "pool3d-dtype-has-no-kernel-in-tch-a772a9"  # not annotated
@@ -372,14 +372,12 @@ def _shape(text: str) -> list[str]:
     return kinds
 
 
-def test_page_has_the_shape_of_seed_000(cli, tmp_path):
+def test_page_has_the_shape_of_a_published_page(cli, tmp_path):
     want = _shape((EXPECTED / f"{POOL3D}.txt").read_text())
     assert want[0] == "title" and want[-1] == "footer" and "pinned link" in want
     out = _render(cli, tmp_path, "html")
     assert _shape(html_text((out / f"{POOL3D}.html").read_text())) == want
-    if not SEED_PAGE.exists():
-        pytest.skip("seed 000 is not beside the repository (../shared/seeds)")
-    assert _shape(SEED_PAGE.read_text()) == want
+    assert _shape(PUBLISHED_PAGE.read_text()) == want
 
 
 def test_fixture_records_are_valid(cli):
