@@ -23,6 +23,8 @@ def main() -> int:
     ap.add_argument("labels", nargs="+")
     ap.add_argument("--sites", required=True)
     ap.add_argument("--show", action="store_true", help="list every disagreement")
+    ap.add_argument("--all-calls", action="store_true",
+                    help="the labels cover every call: count a call the tool saw but nobody labelled as `none`")
     args = ap.parse_args()
     gold: dict[tuple[str, int], tuple[str, str]] = {}
     for path in args.labels:
@@ -35,9 +37,11 @@ def main() -> int:
     for raw in open(args.sites, encoding="utf-8"):
         r = json.loads(raw)
         pred[(r["filePath"], r["lineNumber"])] = r
-    keys = sorted(set(gold) | set(pred))
+    # A label set may be a random sample of the calls: measure on the labelled calls only (a call
+    # the tool saw but nobody labelled says nothing either way), and say how many those are.
+    keys = sorted(set(gold) | set(pred)) if args.all_calls else sorted(gold)
     missing_pred = [k for k in keys if k not in pred]
-    missing_gold = [k for k in keys if k not in gold]
+    missing_gold = [k for k in pred if k not in gold]
     print(f"labelled calls: {len(gold)}, calls the tool saw: {len(pred)}, "
           f"labelled but not seen: {len(missing_pred)}, seen but not labelled: {len(missing_gold)}")
     worst = 1.0
