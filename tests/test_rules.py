@@ -55,19 +55,38 @@ def test_every_rule_has_valid_and_invalid_examples():
         assert covered.get(rule) == {"valid", "invalid"}, f"{rule} needs valid and invalid examples"
 
 
+def _line_list(case: dict, key: str) -> set[int]:
+    value = case.get(key, [])
+    assert isinstance(value, list) and all(isinstance(n, int) for n in value), f"{key} must be a list of line numbers"
+    return set(value)
+
+
 @pytest.mark.parametrize("rule,kind,case", list(_cases()))
 def test_rule(rule, kind, case):
+    """The rule fires on exactly the case's `lines` (none for a valid case), those calls get the
+    case's `category`, and the snippet's records are exactly `records` (for an invalid case of a
+    record rule, by default its `lines`; otherwise none)."""
     found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"))
     if kind == "invalid" or rule not in QUERY_RULES:
         assert found, "the snippet holds no panic-family call"
-    firing = [(s, d) for s, d in found if _fires(rule, s, d)]
     want = case.get("category")
+    lines = _line_list(case, "lines")
     if kind == "invalid":
-        assert firing, f"{rule} did not fire: {[(s.line, d.reason) for s, d in found]}"
-        if want is not None:
-            for s, d in firing:
-                assert (d.category or "none") == want, (s.line, s.message, d.category, d.reason)
+        assert lines, "an invalid case names the lines (1-based, in `code`) the rule fires on"
+        assert want is not None, "an invalid case names the category its lines get (`none`: not a record)"
     else:
-        assert not firing, f"{rule} fired on valid code at {[(s.line, s.message) for s, _ in firing]}"
-        if want is not None:
-            assert any((d.category or "none") == want for _, d in found), [(d.category, d.reason) for _, d in found]
+        assert not lines, "a valid case fires nowhere; name its records with `records`"
+    firing = {s.line for s, d in found if _fires(rule, s, d)}
+    assert firing == lines, (f"{rule} fires on lines {sorted(firing)}, the case names {sorted(lines)}: "
+                             f"{[(s.line, d.reason) for s, d in found]}")
+    if "records" in case:
+        record_lines = _line_list(case, "records")
+    else:
+        record_lines = lines if kind == "invalid" and want != "none" else set()
+    got_records = {s.line for s, d in found if d.record}
+    assert got_records == record_lines, (f"records on lines {sorted(got_records)}, the case names "
+                                         f"{sorted(record_lines)}: {[(s.line, d.reason) for s, d in found]}")
+    checked = lines if kind == "invalid" else record_lines
+    for s, d in found:
+        if s.line in checked and want is not None:
+            assert (d.category or "none") == want, (s.line, s.message, d.category, d.reason)
