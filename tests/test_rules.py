@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.classify import RULES, DtypeCatalog, classify
+from analyzer.classify import RULE_ORDER, DtypeCatalog, classify
 from analyzer.parse import parse_file
 
 RULE_DIR = Path(__file__).parent / "rules"
@@ -46,13 +46,24 @@ def _fires(rule: str, site, decision) -> bool:
     return rule in decision.rules
 
 
-def test_every_rule_has_valid_and_invalid_examples():
-    covered: dict[str, set[str]] = {}
-    for f in RULE_DIR.glob("*.toml"):
-        data = tomllib.loads(f.read_text())
-        covered[data["rule"]] = {k for k in ("valid", "invalid") if data.get(k)}
-    for rule in [*RULES, *QUERY_RULES]:
-        assert covered.get(rule) == {"valid", "invalid"}, f"{rule} needs valid and invalid examples"
+def test_every_rule_has_its_test_file_with_valid_and_invalid_examples():
+    files = {f.name: tomllib.loads(f.read_text()) for f in RULE_DIR.glob("*.toml")}
+    for rule in RULE_ORDER:
+        assert rule.test in files, f"{rule.id}: its test file tests/rules/{rule.test} is missing"
+        data = files[rule.test]
+        assert data["rule"] == rule.id, f"tests/rules/{rule.test} tests {data['rule']}, not {rule.id}"
+        assert data.get("valid") and data.get("invalid"), f"{rule.id} needs valid and invalid examples"
+    tested = {data["rule"] for data in files.values()}
+    assert tested == {r.id for r in RULE_ORDER} | QUERY_RULES, "a rule-test file for no rule"
+
+
+def test_rule_ids_are_unique_and_the_walk_ends_in_an_exclusion():
+    ids = [r.id for r in RULE_ORDER]
+    assert len(ids) == len(set(ids))
+    assert RULE_ORDER[-1].decides == "none"
+    # One category's rules stand together: the walk decides when it leaves the group.
+    groups = [r.decides for r in RULE_ORDER if r.decides != "none"]
+    assert all(groups.index(g) == i or groups[i - 1] == g for i, g in enumerate(groups))
 
 
 def _line_list(case: dict, key: str) -> set[int]:
