@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import tomllib
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 
 from analyzer.classify import RULE_ORDER, DtypeCatalog, classify
 from analyzer.parse import parse_file
+from analyzer.ruleset import HASHED_MODULES
 
 RULE_DIR = Path(__file__).parent / "rules"
 CONTEXT = (RULE_DIR / "context.rs").read_bytes()
@@ -64,6 +67,21 @@ def test_rule_ids_are_unique_and_the_walk_ends_in_an_exclusion():
     # One category's rules stand together: the walk decides when it leaves the group.
     groups = [r.decides for r in RULE_ORDER if r.decides != "none"]
     assert all(groups.index(g) == i or groups[i - 1] == g for i, g in enumerate(groups))
+
+
+def test_the_rubric_lists_the_rules_in_the_order_the_classifier_walks_them():
+    rubric = (Path(__file__).parent.parent / "docs" / "classifier-rubric.md").read_text()
+    section = rubric.split("## The order the rules are checked in", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\d+\. `([a-z-]+/[a-z-]+)`", section, flags=re.M)
+    assert listed == [r.id for r in RULE_ORDER]
+
+
+def test_every_rule_is_code_the_rules_hash_covers():
+    """A rule's check lives in a module the rules hash reads, so changing a rule changes the
+    hash and no cached result made by the old rule is reused."""
+    for rule in RULE_ORDER:
+        module = Path(inspect.getsourcefile(rule.applies)).name
+        assert module in HASHED_MODULES, f"{rule.id} is checked in {module}, which the rules hash does not read"
 
 
 def _line_list(case: dict, key: str) -> set[int]:
