@@ -374,7 +374,8 @@ def _catch_all_unreachable(c: _Call) -> bool:
     enums = {r.enum for o in others for r in o.refs}
     if len(enums) != 1:
         return False
-    enum = enums.pop()
+    written = enums.pop()
+    enum = _self_type(c.site.impl) if written == "Self" else written
     covered: set[str] = set()
     for o in others:
         if o.gated or o.catch_all:
@@ -386,11 +387,19 @@ def _catch_all_unreachable(c: _Call) -> bool:
         covered.update(r.variant for r in o.refs if r.sub is None)
     if any(c.catalog.outside(r.root) for o in others for r in o.refs):
         return False
-    d = c.catalog.resolve(enum, c.named_variants.get(enum, set()), c.path, c.crate)
+    d = c.catalog.resolve(enum, c.named_variants.get(written, set()), c.path, c.crate)
     if d is None or not d.fields:
         return False
     left = [v for v, _ in d.variants if v not in covered]
     return all(c.catalog.uninhabited(d, v) for v in left)
+
+
+def _self_type(impl_header: str) -> str:
+    """The type `Self` names in an impl: `impl<P> Trait<P> for Op<P>` -> Op."""
+    typ = impl_header.split(" for ", 1)[1] if " for " in impl_header else impl_header.removeprefix("impl")
+    if typ.lstrip().startswith("<"):  # `impl<P> Op<P>`: skip the impl's own generics
+        typ = typ.split(">", 1)[-1]
+    return typ.strip().split("<")[0].split("::")[-1].strip()
 
 
 # A pattern that matches part of a variant only: a literal or a nested payload pattern.
