@@ -422,12 +422,15 @@ def _error_handling(c: _Call) -> bool:
     # arms name variants of an inner enum and the message says the rest is not supported: then
     # the catch-all also takes every other inner variant, a dispatch on the inner enum (R7b).
     if arm.catch_all and others and all(o.error_handling for o in others):
-        inner = all(any(r.variant not in _OPTION_RESULT for r in o.refs) for o in others)
-        return not (inner and c.says_unsupported)
+        inner = [o for o in others if any(r.variant not in _OPTION_RESULT for r in o.refs)]
+        # A `Some(x)` arm takes every inner value: then the catch-all is the None case alone.
+        whole = [o for o in others if o not in inner and _VALUE_ARM.match(o.pattern)]
+        return not (inner and not whole and c.says_unsupported)
     return False
 
 
 _OPTION_RESULT = {"Some", "None", "Ok", "Err"}
+_VALUE_ARM = re.compile(r"^&?\s*(?:\w+::)*(?:Some|Ok)\b")
 
 
 # --- dtype-dispatch ---------------------------------------------------------------------------
