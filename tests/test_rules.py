@@ -72,7 +72,7 @@ def test_rule_ids_are_unique_and_the_walk_ends_in_an_exclusion():
 def test_the_rubric_lists_the_rules_in_the_order_the_classifier_walks_them():
     rubric = (Path(__file__).parent.parent / "docs" / "classifier-rubric.md").read_text()
     section = rubric.split("## The order the rules are checked in", 1)[1].split("\n## ", 1)[0]
-    listed = re.findall(r"^\d+\. `([a-z-]+/[a-z-]+)`", section, flags=re.M)
+    listed = re.findall(r"^\d+\. `([a-z-]+/[a-z-]+)`", section, flags=re.MULTILINE)
     assert listed == [r.id for r in RULE_ORDER]
 
 
