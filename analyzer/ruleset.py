@@ -29,6 +29,11 @@ def queries_root():
                     "reinstall burn-errors")
 
 
+# The modules whose code decides what is found: the parse facts, the messages, the classifier and
+# its rule list (classify.RULE_ORDER), the ids, the record shape and the extraction.
+HASHED_MODULES = ("parse.py", "messages.py", "classify.py", "ids.py", "record.py", "extract.py")
+
+
 @lru_cache(maxsize=None)
 def rules_hash() -> str:
     """Hash of the query/rule data and of the code that applies it. Part of every cache key and
@@ -39,6 +44,6 @@ def rules_hash() -> str:
         if entry.name.endswith((".scm", ".toml")):
             h.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
     pkg = resources.files("analyzer")
-    for module in ("parse.py", "messages.py", "classify.py", "ids.py", "record.py", "extract.py"):
+    for module in HASHED_MODULES:
         h.update(module.encode() + b"\0" + pkg.joinpath(module).read_bytes() + b"\0")
     return h.hexdigest()[:16]

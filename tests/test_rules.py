@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from analyzer.classify import RULES, DtypeCatalog, classify
+from analyzer.classify import RULE_ORDER, DtypeCatalog, classify
 from analyzer.parse import parse_file
+from analyzer.ruleset import HASHED_MODULES
 
 RULE_DIR = Path(__file__).parent / "rules"
 CONTEXT = (RULE_DIR / "context.rs").read_bytes()
@@ -46,28 +49,73 @@ def _fires(rule: str, site, decision) -> bool:
     return rule in decision.rules
 
 
-def test_every_rule_has_valid_and_invalid_examples():
-    covered: dict[str, set[str]] = {}
-    for f in RULE_DIR.glob("*.toml"):
-        data = tomllib.loads(f.read_text())
-        covered[data["rule"]] = {k for k in ("valid", "invalid") if data.get(k)}
-    for rule in [*RULES, *QUERY_RULES]:
-        assert covered.get(rule) == {"valid", "invalid"}, f"{rule} needs valid and invalid examples"
+def test_every_rule_has_its_test_file_with_valid_and_invalid_examples():
+    files = {f.name: tomllib.loads(f.read_text()) for f in RULE_DIR.glob("*.toml")}
+    for rule in RULE_ORDER:
+        assert rule.test in files, f"{rule.id}: its test file tests/rules/{rule.test} is missing"
+        data = files[rule.test]
+        assert data["rule"] == rule.id, f"tests/rules/{rule.test} tests {data['rule']}, not {rule.id}"
+        assert data.get("valid") and data.get("invalid"), f"{rule.id} needs valid and invalid examples"
+    tested = {data["rule"] for data in files.values()}
+    assert tested == {r.id for r in RULE_ORDER} | QUERY_RULES, "a rule-test file for no rule"
+
+
+def test_rule_ids_are_unique_and_the_walk_ends_in_an_exclusion():
+    ids = [r.id for r in RULE_ORDER]
+    assert len(ids) == len(set(ids))
+    assert RULE_ORDER[-1].decides == "none"
+    # One category's rules stand together: the walk decides when it leaves the group.
+    groups = [r.decides for r in RULE_ORDER if r.decides != "none"]
+    assert all(groups.index(g) == i or groups[i - 1] == g for i, g in enumerate(groups))
+
+
+def test_the_rubric_lists_the_rules_in_the_order_the_classifier_walks_them():
+    rubric = (Path(__file__).parent.parent / "docs" / "classifier-rubric.md").read_text()
+    section = rubric.split("## The order the rules are checked in", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\d+\. `([a-z-]+/[a-z-]+)`", section, flags=re.MULTILINE)
+    assert listed == [r.id for r in RULE_ORDER]
+
+
+def test_every_rule_is_code_the_rules_hash_covers():
+    """A rule's check lives in a module the rules hash reads, so changing a rule changes the
+    hash and no cached result made by the old rule is reused."""
+    for rule in RULE_ORDER:
+        module = Path(inspect.getsourcefile(rule.applies)).name
+        assert module in HASHED_MODULES, f"{rule.id} is checked in {module}, which the rules hash does not read"
+
+
+def _line_list(case: dict, key: str) -> set[int]:
+    value = case.get(key, [])
+    assert isinstance(value, list) and all(isinstance(n, int) for n in value), f"{key} must be a list of line numbers"
+    return set(value)
 
 
 @pytest.mark.parametrize("rule,kind,case", list(_cases()))
 def test_rule(rule, kind, case):
+    """The rule fires on exactly the case's `lines` (none for a valid case), those calls get the
+    case's `category`, and the snippet's records are exactly `records` (for an invalid case of a
+    record rule, by default its `lines`; otherwise none)."""
     found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"))
     if kind == "invalid" or rule not in QUERY_RULES:
         assert found, "the snippet holds no panic-family call"
-    firing = [(s, d) for s, d in found if _fires(rule, s, d)]
     want = case.get("category")
+    lines = _line_list(case, "lines")
     if kind == "invalid":
-        assert firing, f"{rule} did not fire: {[(s.line, d.reason) for s, d in found]}"
-        if want is not None:
-            for s, d in firing:
-                assert (d.category or "none") == want, (s.line, s.message, d.category, d.reason)
+        assert lines, "an invalid case names the lines (1-based, in `code`) the rule fires on"
+        assert want is not None, "an invalid case names the category its lines get (`none`: not a record)"
     else:
-        assert not firing, f"{rule} fired on valid code at {[(s.line, s.message) for s, _ in firing]}"
-        if want is not None:
-            assert any((d.category or "none") == want for _, d in found), [(d.category, d.reason) for _, d in found]
+        assert not lines, "a valid case fires nowhere; name its records with `records`"
+    firing = {s.line for s, d in found if _fires(rule, s, d)}
+    assert firing == lines, (f"{rule} fires on lines {sorted(firing)}, the case names {sorted(lines)}: "
+                             f"{[(s.line, d.reason) for s, d in found]}")
+    if "records" in case:
+        record_lines = _line_list(case, "records")
+    else:
+        record_lines = lines if kind == "invalid" and want != "none" else set()
+    got_records = {s.line for s, d in found if d.record}
+    assert got_records == record_lines, (f"records on lines {sorted(got_records)}, the case names "
+                                         f"{sorted(record_lines)}: {[(s.line, d.reason) for s, d in found]}")
+    checked = lines if kind == "invalid" else record_lines
+    for s, d in found:
+        if s.line in checked and want is not None:
+            assert (d.category or "none") == want, (s.line, s.message, d.category, d.reason)

@@ -52,3 +52,10 @@ pub enum InterpolateMode {
     NearestExact,
     Bilinear,
 }
+
+pub enum Constant {
+    Float32(f32),
+    Float64(f64),
+    Int64(i64),
+    Bool(bool),
+}
