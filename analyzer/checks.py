@@ -263,8 +263,8 @@ def _message_problems(r: ErrorRecord) -> list[str]:
 
 def _tag_problems(r: ErrorRecord, analysis: Analysis | None) -> list[str]:
     if analysis is not None and r.backgroundTag != BACKGROUND_TAG[analysis.category]:
-        return [(f"record.backgroundTag: a {analysis.category} record has backgroundTag "
-                 f"{BACKGROUND_TAG[analysis.category]!r} (analysis.category), is {r.backgroundTag!r}")]
+        return [(f"record.backgroundTag: must be {BACKGROUND_TAG[analysis.category]!r} for analysis.category "
+                 f"{analysis.category}, is {r.backgroundTag!r}")]
     return []
 
 

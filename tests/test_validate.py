@@ -147,7 +147,7 @@ CROSS_FIELD = {
     "githubUrl lines": (_link_other_lines, "record.githubUrl: must be the window pinned to analyzedSha"),
     "messagePattern": (_pattern_not_message, "record.messagePattern: must be the same text as errorMessage"),
     "backgroundTag": (_tag_against_category,
-                      "record.backgroundTag: a unsupported-mode record has backgroundTag 'unsupported-op-backend'"),
+                      "record.backgroundTag: must be 'unsupported-op-backend' for analysis.category unsupported-mode"),
     "dates": (_changed_after_analysed, "record.contentChangedAt: 2026-03-04T05:06:07.090Z is after analyzedAt"),
     "filePath": (_path_outside, "record.filePath: must be a path inside the repository"),
 }
