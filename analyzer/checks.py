@@ -190,7 +190,7 @@ def _schema_problems(error: ValidationError) -> list[str]:
     errors = error.errors()
     for item in errors[:MAX_SCHEMA_ERRORS]:
         where = ".".join(str(p) for p in item["loc"])
-        problems.append(f"{where}: {item['msg']}")
+        problems.append(f"{where}: {item['msg']}" if where else f"not an object holding a record: {item['msg']}")
     if len(errors) > MAX_SCHEMA_ERRORS:
         problems.append(f"and {len(errors) - MAX_SCHEMA_ERRORS} more schema errors")
     return problems

@@ -316,6 +316,7 @@ def test_a_5000_digit_integer_names_the_line(cli, tmp_path):
     ('{"record": {}, "record": {}}', 'key "record" appears twice in one object'),
     ('{"record": NaN}', "not JSON (NaN is not a JSON number)"),
     ("not json", "not JSON (Expecting value at column 1)"),
+    ("[1, 2]", "not an object holding a record: Input should be a valid dictionary"),
 ])
 def test_json_other_commands_cannot_read(cli, tmp_path, text, why):
     path, res = validate_third_line(cli, tmp_path, text)
