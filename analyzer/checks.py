@@ -14,7 +14,8 @@ folder. For each document, in order:
 3. the record agrees with itself (`record_problems`): the source window, the slug, the GitHub
    link, the message pattern, the background tag against the analysis, the dates, the file path.
 
-Across documents, an id or a slug found twice is reported with every place it was found.
+Across documents, an id or a slug found twice is reported on every document that has it, the
+first of them listing every place.
 """
 
 from __future__ import annotations
@@ -298,9 +299,11 @@ def check_documents(documents: Iterable[Document]) -> Report:
     for kind, seen in (("id", ids), ("slug", slugs)):
         for value, docs in seen.items():
             if len(docs) > 1:
-                places = _places(docs)
-                report.problems.extend((doc, f"record.{kind}: {value} appears {len(docs)} times, {places}")
-                                       for doc in docs)
+                # Every place once, on the first; the others point back to it (output linear in
+                # the file, even when one id fills every line).
+                first, times = docs[0], f"record.{kind}: {value} appears {len(docs)} times"
+                report.problems.append((first, f"{times}, {_places(docs)}"))
+                report.problems.extend((doc, f"{times}, first {_place(first, doc)}") for doc in docs[1:])
     report.good = report.checked - len({doc for doc, _ in report.problems})
     # Stable sort: a document's own problems first, then what it shares with others.
     report.problems.sort(key=lambda p: (p[0].path, p[0].line))
@@ -311,6 +314,10 @@ def _places(docs: list[Document]) -> str:
     if len({d.path for d in docs}) == 1:
         return "on lines " + ", ".join(str(d.line) for d in docs)
     return "in " + ", ".join(d.where for d in docs)
+
+
+def _place(doc: Document, seen_from: Document) -> str:
+    return f"on line {doc.line}" if doc.path == seen_from.path else f"in {doc.where}"
 
 
 def _document_problems(doc: Document, report: Report, ids: dict[str, list[Document]],

@@ -225,8 +225,9 @@ def test_duplicate_ids_name_every_line(cli, tmp_path):
     path = write(tmp_path, a, b, a, a)
     res = cli("validate", str(path))
     assert res.code == 1
-    for n in (1, 3, 4):
-        assert f"{path}:{n}: record.id: aaaaaaaaaaaaaaaa appears 3 times, on lines 1, 3, 4" in res.stdout
+    assert f"{path}:1: record.id: aaaaaaaaaaaaaaaa appears 3 times, on lines 1, 3, 4" in res.stdout
+    for n in (3, 4):
+        assert f"{path}:{n}: record.id: aaaaaaaaaaaaaaaa appears 3 times, first on line 1" in res.stdout
     assert f"{path}:2:" not in res.stdout
 
 
@@ -236,8 +237,8 @@ def test_duplicate_slugs_name_every_line(cli, tmp_path):
     path = write(tmp_path, good_line("abcdef0000000001"), good_line("abcdef0000000002"))
     res = cli("validate", str(path))
     assert res.code == 1
-    want = f"record.slug: {slug(PUBLISHED['record']['errorMessage'], 'abcdef')} appears 2 times, on lines 1, 2"
-    assert f"{path}:1: {want}" in res.stdout and f"{path}:2: {want}" in res.stdout
+    want = f"record.slug: {slug(PUBLISHED['record']['errorMessage'], 'abcdef')} appears 2 times"
+    assert f"{path}:1: {want}, on lines 1, 2" in res.stdout and f"{path}:2: {want}, first on line 1" in res.stdout
 
 
 def _string_fields(value, path=""):
