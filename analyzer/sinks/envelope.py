@@ -31,6 +31,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .. import __version__
+from ..config import SCHEMA_VERSION
 from ..errors import UserError
 from ..record import Envelope, ErrorRecord
 from ..timestamps import utc_time
@@ -53,7 +54,7 @@ def index(records: list[ErrorRecord], dataset_version: str) -> dict:
     rows = sorted(records, key=lambda r: (r.filePath, r.lineNumber, r.id))
     return {
         "tool": "burn-errors", "toolVersion": __version__, "formatVersion": FORMAT_VERSION,
-        "datasetVersion": dataset_version, "schemaVersion": records[0].schemaVersion if records else 2,
+        "datasetVersion": dataset_version, "schemaVersion": SCHEMA_VERSION,
         "count": len(rows),
         "records": [{"id": r.id, "slug": r.slug, "file": file_name(r.id), "errorMessage": r.errorMessage,
                      "filePath": r.filePath, "lineNumber": r.lineNumber, "backgroundTag": r.backgroundTag}
@@ -128,7 +129,11 @@ def write(out: Path, files: dict[str, bytes]) -> Path:
 def _check_target(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"cannot export to {out}: it is a file, not a folder; choose a folder with --out")
-    if out.is_dir() and any(out.iterdir()) and not _is_export(out):
+    try:
+        occupied = out.is_dir() and any(out.iterdir())
+    except OSError as e:
+        raise UserError(f"cannot read {out}: {e.strerror or e}; choose another folder with --out") from None
+    if occupied and not _is_export(out):
         raise UserError(f"{out} holds files that are not an export of burn-errors; choose a new or empty "
                         f"folder with --out (an earlier export there is replaced whole)")
 
