@@ -153,6 +153,7 @@ def main():
       burn-errors extract --repo ../burn --sha main --out output/
       burn-errors coverage --repo ../burn --sha main
       burn-errors diff v0.18.0 main --repo ../burn --fail-on added
+      burn-errors export output/records.jsonl --out site/data/
     """
 
 
