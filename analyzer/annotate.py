@@ -32,11 +32,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import get_args
 
 from pydantic import ValidationError
 
 from .errors import UserError
-from .record import ANNOTATION_FIELDS, Annotation, RecordLine
+from .record import ANNOTATION_FIELDS, Annotation, HandlingStrategy, RecordLine
 
 EXPORT_MANIFEST = "export.json"
 PROMPT_SUFFIX = ".prompt.md"
@@ -67,8 +68,7 @@ FIELD_GUIDE: dict[str, tuple[str, str]] = {
         "Rust: the smallest change that avoids the panic, as `// before` lines then `// after` lines."),
     "handlingStrategy": (
         "string",
-        "One lower-case word for the main way to handle it, such as validation, conversion, fallback "
-        "or configuration."),
+        "The main way to handle it, one of: " + ", ".join(get_args(HandlingStrategy)) + "."),
     "validationCode": (
         "string or null",
         "Rust: a function that checks the input before the call and fails with a clear message that "
@@ -108,13 +108,7 @@ STYLE_EXAMPLE = (
 def needs_annotation(line: RecordLine) -> bool:
     if not line.record.is_annotated():
         return True
-    return line.analysis.annotationStatus in ("new", "changed") and not _annotated_at(line)
-
-
-def _annotated_at(line: RecordLine) -> str | None:
-    extra = line.analysis.model_extra or {}
-    value = extra.get("annotatedAt")
-    return value if isinstance(value, str) else None
+    return line.analysis.annotationStatus in ("new", "changed") and line.analysis.annotatedAt is None
 
 
 def skeleton(record_id: str) -> dict:

@@ -153,6 +153,7 @@ def main():
       burn-errors extract --repo ../burn --sha main --out output/
       burn-errors coverage --repo ../burn --sha main
       burn-errors diff v0.18.0 main --repo ../burn --fail-on added
+      burn-errors export output/records.jsonl --out site/data/
     """
 
 
@@ -239,31 +240,100 @@ def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, comma
 
 
 @main.command()
-@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("records", type=click.Path())
 @debug_option
 def validate(records):
-    """Check a records file against the schema; exit 1 and list the bad line numbers.
+    """Check a records file, or a folder written by `export`, record by record; exit 1 and list
+    every problem as FILE:LINE: FIELD: WHY.
+
+    Each line is checked against the schema (the pydantic models in analyzer/record.py: types,
+    value sets, no unknown keys), for text that cannot be written as UTF-8 and for JSON the
+    other commands cannot read (nested too deep, a number too long); then each record as a whole:
+    sourceCode is the window lineNumber-18..lineNumber+18 cut at the file's ends, the slug ends in
+    "-" and the id's first 6 digits (and is made from errorMessage on a new record), githubUrl
+    pins that window at analyzedSha, messagePattern is errorMessage, backgroundTag agrees with
+    analysis.category, contentChangedAt is not after analyzedAt. An id or slug found twice is
+    reported on every line that has it.
 
     \b
-    Example:
+    Examples:
       burn-errors validate output/records.jsonl
+      burn-errors validate site/data/        # a folder written by burn-errors export
     """
+    from .checks import check_documents
+
+    documents, unit = _documents(records)
+    report = check_documents(documents)
+    for line in report.lines():
+        click.echo(line)
+    bad = report.checked - report.good
+    if bad:
+        raise CheckFailed(f"Found {len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} "
+                          f"on {bad} {unit}{'s' if bad != 1 else ''} of {records}.")
+    click.echo(f"All checks passed! {report.good} records in {records} match schema version 2.")
+
+
+def _documents(records: str):
+    """The JSON documents of a records file (one per line) or of an exported folder (one per
+    file), and what one is called ("line" or "file")."""
+    from .checks import Document
+
+    path = Path(records)
+    if path.is_dir():
+        from .sinks import envelope
+        return [Document(str(f), 1, envelope.read_text(f)) for f in envelope.envelope_files(path)], "file"
     from .sinks import jsonl
+    text = jsonl.read_text(records)
+    return [Document(records, n, raw) for n, raw in enumerate(text.split("\n"), start=1) if raw.strip()], "line"
 
-    good, bad = jsonl.validate_lines(jsonl.read_text(records))
-    ids: dict[str, int] = {}
-    for line in good:
-        ids[line.record.id] = ids.get(line.record.id, 0) + 1
-    dupes = sorted(i for i, n in ids.items() if n > 1)
-    for number, reason in bad:
-        click.echo(f"{records}:{number}: {reason}")
-    for i in dupes:
-        click.echo(f"{records}: id {i} appears {ids[i]} times")
-    if bad or dupes:
-        raise CheckFailed(f"Found {len(bad)} bad line{'s' if len(bad) != 1 else ''}"
-                          + (f" and {len(dupes)} duplicate ids" if dupes else "") + f" in {records}.")
-    click.echo(f"All checks passed! {len(good)} records in {records} match schema version 2.")
 
+def _dataset_version(ctx, param, value):
+    if value is None:
+        return None
+    from .sinks.envelope import dataset_version
+    try:
+        return dataset_version(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+@main.command()
+@click.argument("records", type=click.Path())
+@click.option("--out", "out_dir", required=True, type=click.Path(),
+              help="Folder to write; an earlier export there is replaced whole.")
+@click.option("--dataset-version", metavar="TIME", callback=_dataset_version,
+              help="When this dataset version is published, ISO 8601 with a zone "
+                   "(default: now), written as UTC with milliseconds and Z.")
+@debug_option
+def export(records, out_dir, dataset_version):
+    """Write the records as the published dataset serves them: OUT/<id>.json holds
+    {"record": {the 32 keys}, "datasetVersion": TIME} for each record, and OUT/index.json lists
+    them (id, slug, file, errorMessage, filePath, lineNumber, backgroundTag). RECORDS is a
+    records file or an earlier export's folder (to publish it again under a new version).
+
+    The records must pass `burn-errors validate`. The folder is written whole or not at all: a
+    failed export leaves the previous one exactly as it was.
+
+    \b
+    Examples:
+      burn-errors export output/records.jsonl --out site/data/
+      burn-errors export output/records.jsonl --out site/data/ --dataset-version 2026-09-12T17:17:11.597Z
+    """
+    from .checks import check_documents
+    from .sinks import envelope
+    from .timestamps import utc_now
+
+    report = check_documents(_documents(records)[0])
+    if report.problems:
+        first, count = report.lines()[0], len(report.problems)
+        more = f" (and {count - 1} more problems)" if count > 1 else ""
+        raise UserError(f"{first}{more}; only valid records are exported, run `burn-errors validate "
+                        f"{records}` to list every problem")
+    if not report.records:
+        raise UserError(f"{records} holds no records; nothing to export")
+    version = dataset_version or utc_now()
+    folder = envelope.write(Path(out_dir), envelope.build(report.records, version))
+    click.echo(f"Wrote {len(report.records)} envelopes and {folder / envelope.INDEX} (dataset version {version})")
 
 
 # Commands kept in modules of their own register themselves on `main` when imported here.

@@ -1,6 +1,6 @@
 """Record stage: the schema (one pydantic model, schema version 2) and how a site becomes a record.
 
-`ErrorRecord` holds exactly the 32 keys of a published record, in its order, with its JSON types.
+`ErrorRecord` holds exactly the 32 keys of a published record, in their order, with their JSON types.
 `Analysis` holds what the extractor knows beyond them. A records.jsonl line is a `RecordLine`.
 """
 
@@ -11,7 +11,15 @@ import json
 import re
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    create_model,
+    model_serializer,
+)
 
 from .config import SCHEMA_VERSION
 
@@ -20,9 +28,19 @@ ANNOTATION_FIELDS = ("documentation", "triggerScenarios", "commonSituations", "s
 
 _Strict = ConfigDict(extra="forbid", strict=True)
 
+# A record date: UTC, ISO 8601 with milliseconds and `Z` (2026-01-31T12:00:00.000Z).
+UTC_TIME = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"
+
+# The main way to handle an error, one word an annotator picks (`handlingStrategy`):
+# check the input first, convert it to a supported dtype, fall back to another op or backend,
+# change a setting or a feature, guard with a predicate, catch the panic, move to a version that
+# supports it, or a workaround that fits none of these.
+HandlingStrategy = Literal["validation", "conversion", "fallback", "configuration", "type-guard",
+                           "try-catch", "upgrade", "workaround"]
+
 
 class ErrorRecord(BaseModel):
-    """One error record, schema version 2 (a published record's 32 keys)."""
+    """One error record, schema version 2 (the 32 keys of a published record)."""
 
     model_config = _Strict
 
@@ -47,7 +65,7 @@ class ErrorRecord(BaseModel):
     commonSituations: Optional[StrictStr] = None
     solutions: Optional[list[StrictStr]] = None
     exampleFix: Optional[StrictStr] = None
-    handlingStrategy: Optional[StrictStr] = None
+    handlingStrategy: Optional[HandlingStrategy] = None
     validationCode: Optional[StrictStr] = None
     typeGuard: Optional[StrictStr] = None
     tryCatchPattern: Optional[StrictStr] = None
@@ -55,8 +73,8 @@ class ErrorRecord(BaseModel):
     tags: list[StrictStr]
     backgroundTag: Literal["unsupported-dtype", "unsupported-op-backend"]
     analyzedSha: StrictStr = Field(pattern=r"^[0-9a-f]{40}$")
-    analyzedAt: StrictStr = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-    contentChangedAt: StrictStr = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+    analyzedAt: StrictStr = Field(pattern=UTC_TIME)
+    contentChangedAt: StrictStr = Field(pattern=UTC_TIME)
     schemaVersion: Literal[2] = SCHEMA_VERSION
 
     def annotations(self) -> dict:
@@ -78,17 +96,18 @@ Annotation = create_model(
 
 
 class Analysis(BaseModel):
-    """What the extractor knows about a record beyond the 32 keys."""
+    """What the extractor knows about a record beyond the 32 keys. Every key is declared: an
+    unknown key is refused, so a typo never passes for data."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     category: Literal["dtype-dispatch", "unsupported-mode"]
-    macro: StrictStr
+    macro: Literal["panic", "unimplemented", "todo"]
     crate: StrictStr
     function: StrictStr
     impl: StrictStr = ""
     itemPath: StrictStr = ""
-    context: StrictStr = "match-arm"  # match-arm | let-else | if-let-else | if-let
+    context: Literal["match-arm", "let-else", "if-let-else", "if-let"] = "match-arm"
     scrutinee: StrictStr
     pattern: StrictStr
     enum: Optional[StrictStr] = None
@@ -104,6 +123,16 @@ class Analysis(BaseModel):
     contentHash: StrictStr
     # new | changed | unchanged, against --previous (new without it)
     annotationStatus: Literal["new", "changed", "unchanged"] = "new"
+    # When `annotate import` last merged an answer; absent until then.
+    annotatedAt: StrictStr | None = Field(default=None, pattern=UTC_TIME)
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset_dates(self, handler):
+        # A record never annotated has no annotatedAt key, rather than a null one.
+        data = handler(self)
+        if data.get("annotatedAt") is None:
+            data.pop("annotatedAt", None)
+        return data
 
 
 class RecordLine(BaseModel):
@@ -118,6 +147,16 @@ class RecordLine(BaseModel):
         return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
 
 
+class Envelope(BaseModel):
+    """One record as the published dataset serves it: `{"record": ..., "datasetVersion": ...}`,
+    the version being when the dataset was published (a record date)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    record: ErrorRecord
+    datasetVersion: StrictStr = Field(pattern=UTC_TIME)
+
+
 # ---------------------------------------------------------------------------------------------
 # Derived fields
 
@@ -125,7 +164,8 @@ _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 
 
 def slug(message: str, record_id: str) -> str:
-    """The message lower-cased, runs of other characters to `-`, cut to 50, then `-` + id[:6]."""
+    """The message lower-cased, runs of other characters than a-z and 0-9 turned into `-`, cut to
+    50 characters, then `-` and the first 6 digits of the id."""
     return _SLUG_RUN.sub("-", message.lower())[:50] + "-" + record_id[:6]
 
 

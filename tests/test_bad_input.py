@@ -99,9 +99,10 @@ def test_validate_names_the_bad_lines(cli, repo_with_site, tmp_path, broken):
     bad.write_text(good + broken + good)
     res = cli("validate", str(bad))
     assert res.code == 1
-    assert f"{bad}:2:" in res.stdout and f"{bad}:1:" not in res.stdout
-    # The same id twice is a bad file too.
-    assert "appears 2 times" in res.stdout
+    assert f"{bad}:2:" in res.stdout
+    # The same id twice is a bad file too, reported on both lines; line 1 has nothing else.
+    assert "appears 2 times, on lines 1, 3" in res.stdout and "appears 2 times, first on line 1" in res.stdout
+    assert all("appears 2 times" in ln for ln in res.stdout.splitlines() if ln.startswith(f"{bad}:1:"))
 
 
 def test_validate_of_a_missing_file(cli, tmp_path):

@@ -1,0 +1,240 @@
+"""The published form: one envelope file per record, and an index.
+
+An envelope is `{"record": {the 32 keys, in the schema's order}, "datasetVersion": TIME}`, written
+as the published dataset serves it: compact JSON (no spaces after `,` and `:`), non-ASCII text as
+UTF-8 rather than `\\u` escapes, and no newline at the end. Each file is named `<id>.json`: the
+record id is the address of the record's page and data (`/api/errors/<id>`) and is kept across
+regenerations, so a file keeps its name from one dataset version to the next.
+
+`index.json` lists every record (id, slug, file, errorMessage, filePath, lineNumber,
+backgroundTag, sorted by filePath then lineNumber then id), so a site can map a slug to its file
+and build its list pages without opening every envelope.
+
+The folder is written whole or not at all: every file goes into a new folder beside the target,
+which then takes the target's place in one rename (on Linux an atomic exchange with the previous
+export; elsewhere the previous export is moved aside first and put back if the rename fails).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import shutil
+import sys
+import tempfile
+import uuid
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .. import __version__
+from ..config import SCHEMA_VERSION
+from ..errors import UserError
+from ..record import Envelope, ErrorRecord
+from ..timestamps import utc_time
+
+INDEX = "index.json"
+FORMAT_VERSION = 1
+
+
+def file_name(record_id: str) -> str:
+    return f"{record_id}.json"
+
+
+def dumps(record: ErrorRecord, dataset_version: str) -> str:
+    """One envelope, byte for byte as the published dataset serves it."""
+    envelope = {"record": record.model_dump(mode="json"), "datasetVersion": dataset_version}
+    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+
+
+def index(records: list[ErrorRecord], dataset_version: str) -> dict:
+    rows = sorted(records, key=lambda r: (r.filePath, r.lineNumber, r.id))
+    return {
+        "tool": "burn-errors", "toolVersion": __version__, "formatVersion": FORMAT_VERSION,
+        "datasetVersion": dataset_version, "schemaVersion": SCHEMA_VERSION,
+        "count": len(rows),
+        "records": [{"id": r.id, "slug": r.slug, "file": file_name(r.id), "errorMessage": r.errorMessage,
+                     "filePath": r.filePath, "lineNumber": r.lineNumber, "backgroundTag": r.backgroundTag}
+                    for r in rows],
+    }
+
+
+def build(records: list[ErrorRecord], dataset_version: str) -> dict[str, bytes]:
+    """The export's files by name: one envelope per record, then the index. A record whose text
+    cannot be written as UTF-8 (a lone surrogate) is a UserError naming it."""
+    files: dict[str, bytes] = {}
+    for r in records:
+        name = file_name(r.id)
+        if name in files:
+            raise UserError(f"record id {r.id} appears twice; ids name the files, so each must be unique "
+                            f"(run `burn-errors validate` to list the lines)")
+        files[name] = _utf8(dumps(r, dataset_version), r.id)
+    files[INDEX] = _utf8(json.dumps(index(records, dataset_version), ensure_ascii=False, indent=2) + "\n",
+                         "index")
+    return files
+
+
+def _utf8(text: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError(f"record {what} holds text that cannot be written as UTF-8 (a lone surrogate); "
+                        f"run `burn-errors validate` to find it") from None
+
+
+def dataset_version(text: str) -> str:
+    """A `--dataset-version` value as a record date (UTC, milliseconds, `Z`). Any ISO 8601 time
+    with a zone is accepted and converted; a time without a zone is refused as ambiguous."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO 8601 time; give one such as 2026-01-31T12:00:00.000Z") from None
+    if when.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone; end it with Z for UTC, e.g. 2026-01-31T12:00:00.000Z")
+    return utc_time(when)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the folder
+
+
+def write(out: Path, files: dict[str, bytes]) -> Path:
+    """Put `files` in folder `out`, replacing a previous export there whole; returns the folder."""
+    out = Path(os.path.realpath(out))
+    _check_target(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    except OSError as e:
+        raise UserError(f"cannot write to {out.parent}: {e.strerror or e}; choose another folder with --out") from None
+    try:
+        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; the export is not
+        for name, data in files.items():
+            with open(staging / name, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        _replace_folder(staging, out)
+    except OSError as e:
+        raise UserError(f"cannot write the export to {out}: {e.strerror or e}; check the folder's "
+                        f"permissions and free space (the previous export, if any, is unchanged)") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out
+
+
+def _check_target(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"cannot export to {out}: it is a file, not a folder; choose a folder with --out")
+    try:
+        occupied = out.is_dir() and any(out.iterdir())
+    except OSError as e:
+        raise UserError(f"cannot read {out}: {e.strerror or e}; choose another folder with --out") from None
+    if occupied and not _is_export(out):
+        raise UserError(f"{out} holds files that are not an export of burn-errors; choose a new or empty "
+                        f"folder with --out (an earlier export there is replaced whole)")
+
+
+def _is_export(folder: Path) -> bool:
+    try:
+        head = json.loads((folder / INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(head, dict) and head.get("tool") == "burn-errors" and "formatVersion" in head
+
+
+def _replace_folder(staging: Path, out: Path) -> None:
+    """Make `staging` the folder `out`. The previous export ends up in `staging` (after an
+    exchange, for the caller to remove) or is removed here."""
+    if not out.exists():
+        os.rename(staging, out)
+        return
+    if _exchange(staging, out):
+        return
+    aside = out.parent / f".{out.name}.{uuid.uuid4().hex[:8]}.old"
+    os.rename(out, aside)
+    try:
+        os.rename(staging, out)
+    except OSError:
+        os.rename(aside, out)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux renameat2 RENAME_EXCHANGE); False when the
+    system cannot, so the caller falls back to two renames."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading envelopes back
+
+
+def envelope_files(folder: Path) -> list[Path]:
+    """The envelope files of a folder: those its index lists, in its order, else every visible
+    file but the index, by name."""
+    listed = folder / INDEX
+    if listed.is_file():
+        try:
+            head = json.loads(listed.read_text(encoding="utf-8"))
+            names = [row["file"] for row in head["records"]]
+        except (OSError, ValueError, RecursionError, KeyError, TypeError):
+            raise UserError(f"{listed} is not an index written by burn-errors export; remove it or export again") from None
+        for name in names:
+            if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+                raise UserError(f"{listed} lists {name!r}, which is not a file name in the folder")
+        return [folder / name for name in names]
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.name != INDEX and not p.name.startswith("."))
+
+
+def read_envelopes(path: str | Path) -> list[Envelope]:
+    """The envelopes of an exported folder (see `envelope_files`), or of a file holding one
+    envelope per line; any bad one is a UserError naming its file and line."""
+    where = Path(path)
+    if where.is_dir():
+        texts = [(f"{p}", read_text(p)) for p in envelope_files(where)]
+    else:
+        texts = [(f"{where}:{n}", raw) for n, raw in enumerate(read_text(where).split("\n"), start=1) if raw.strip()]
+    envelopes = []
+    for label, text in texts:
+        try:
+            envelopes.append(Envelope.model_validate_json(text))
+        except ValidationError as e:
+            first = e.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            raise UserError(f"{label}: {loc + ': ' if loc else ''}{first['msg']}; run `burn-errors validate "
+                            f"{path}` to list every problem") from None
+    return envelopes
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"no such envelope file: {path}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text") from None
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror or e}") from None
