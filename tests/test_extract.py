@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import read_records
 
 # One record as the published dataset serves it (invented values): the shape records must keep.
-PUBLISHED = Path(__file__).resolve().parent / "fixtures" / "published" / "record.json"
+PUBLISHED = Path(__file__).resolve().parent / "fixtures" / "envelope" / "published.json"
 
 FLEX_OPS = r'''
 use burn_std::DType;
