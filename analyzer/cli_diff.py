@@ -29,9 +29,12 @@ FORMATS = ("markdown", "json", "sarif")
                    "more than one kind. any = added, changed or removed; moves never fail.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False),
               help="Write the output to this file (whole or not at all) instead of stdout.")
+@click.option("--artifacts-url", metavar="URL",
+              help="markdown only: an https link to the full JSON and SARIF (e.g. a workflow run's "
+                   "artifact), shown under the summary and under every table cut short.")
 @click.option("--jobs", type=click.IntRange(1, 64), help="Parser processes (default: one per core).")
 @debug_option
-def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
+def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifacts_url, jobs):
     """Compare the records of BASE and HEAD: sites added, removed, changed and moved, and the
     coverage cells that flipped.
 
@@ -45,6 +48,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
       burn-errors diff origin/main HEAD --repo . --fail-on added --format markdown --out comment.md
       burn-errors diff $BASE_SHA $HEAD_SHA --repo . --format sarif --out burn-errors.sarif
       burn-errors diff old/records.jsonl new/records.jsonl --format json
+      burn-errors diff $BASE $HEAD --repo . --artifacts-url "$ARTIFACT_URL" --out comment.md
     """
     from .diff import diff_records, diff_revisions, records_mode
     from .outputs import ensure_writable_dir, write_file
@@ -54,6 +58,11 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
     kinds = [k for k in fail_on if k != "none"]
     if "none" in fail_on and kinds:
         raise UserError(f"--fail-on none cannot be combined with --fail-on {','.join(kinds)}; drop one")
+    if artifacts_url is not None:
+        if fmt != "markdown":
+            raise UserError(f"--artifacts-url is for --format markdown (the comment links the full "
+                            f"output); drop it with --format {fmt}")
+        artifacts_url = diff_markdown.checked_url(artifacts_url, "--artifacts-url")
     out = Path(out_file) if out_file else None
     if out is not None:
         if out.is_dir():
@@ -80,7 +89,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
     elif fmt == "sarif":
         document = sarif.dumps(result)
     else:
-        document = diff_markdown.render(result, kinds)
+        document = diff_markdown.render(result, kinds, artifacts_url=artifacts_url)
     if out is not None:
         write_file(out, document)
     else:

@@ -11,11 +11,13 @@ GitHub's limit of 65,536 characters; the JSON format always has everything.
 from __future__ import annotations
 
 import re
+from urllib.parse import quote, urlsplit
 
 import jinja2
 
 from .. import __version__
 from ..diff import DiffResult
+from ..errors import UserError
 from ..record import RecordLine
 
 MARKER = "<!-- burn-errors:diff -->"
@@ -81,11 +83,31 @@ def where(line: RecordLine) -> str:
     return text(a.crate) + (" · " + code(inside) if inside else "")
 
 
-def more(items: list, limit: int) -> str:
-    """The note under a table cut at `limit` rows (empty when nothing was cut)."""
+def more(items: list, limit: int, artifacts_url: str | None = None) -> str:
+    """The note under a table cut at `limit` rows (empty when nothing was cut): where the rest is,
+    the workflow's artifact when there is one (a reader of a pull request cannot run the tool)."""
     if len(items) <= limit:
         return ""
+    if artifacts_url:
+        return f"\n…and {len(items) - limit} more; the [full JSON and SARIF]({artifacts_url}) list them all.\n"
     return f"\n…and {len(items) - limit} more; `burn-errors diff --format json` lists them all.\n"
+
+
+# Characters left as they are in a link to the artifacts: RFC 3986's unreserved and reserved ones
+# but for those that end or break a markdown link destination (`(`, `)`, `[`, `]`); the rest
+# (spaces, `<`, `>`, quotes, backticks...) is percent-encoded.
+_URL_SAFE = "-._~:/?#@!$&'*+,;=%"
+
+
+def checked_url(url: str, option: str) -> str:
+    """An https URL, percent-encoded where markdown would read it otherwise; anything else is a
+    UserError naming `option`."""
+    if any(ord(ch) < 0x20 or ch.isspace() or ord(ch) == 0x7F for ch in url):
+        raise UserError(f"{option} must be one URL without spaces or control characters")
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.netloc:
+        raise UserError(f"{option} must be an https:// URL, got {url[:80]!r}")
+    return quote(url, safe=_URL_SAFE)
 
 
 def contrast(before: str, after: str, limit: int) -> tuple[str, str]:
@@ -183,7 +205,9 @@ def header(result: DiffResult) -> str:
     return "".join(parts)
 
 
-def render(result: DiffResult, fail_on: list[str]) -> str:
+def render(result: DiffResult, fail_on: list[str], artifacts_url: str | None = None) -> str:
+    """The comment; `artifacts_url` (already checked with `checked_url`) links the full JSON and
+    SARIF, e.g. a workflow run's artifact."""
     template = _env.get_template("diff.md.j2")
     flips = flip_rows(result)
     rows = MAX_ROWS
@@ -191,7 +215,7 @@ def render(result: DiffResult, fail_on: list[str]) -> str:
         out = template.render(marker=MARKER, version=__version__, r=result, summary=summary_line(result),
                               header=header(result), max_rows=rows, max_message=MAX_MESSAGE, flips=flips,
                               failed=result.failed(fail_on), failed_text=_failed_text(result, fail_on),
-                              fail_on=fail_on)
+                              fail_on=fail_on, artifacts_url=artifacts_url)
         if len(out) <= MAX_CHARS or rows <= 1:
             return out
         rows //= 2
