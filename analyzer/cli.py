@@ -85,8 +85,12 @@ def repo_options(f):
 
 
 def sha_option(f):
-    return click.option("--sha", "rev", default=PINNED_SHA, show_default="the pin in analyzer/config.py",
-                        metavar="REV", help="Revision to analyse: full or short SHA, tag or branch.")(f)
+    # The pin itself, and how to move it: an installed user cannot see analyzer/config.py.
+    return click.option("--sha", "rev", default=PINNED_SHA, show_default=False, metavar="REV",
+                        help=f"Revision to analyse: full or short SHA, tag or branch. Default: the pinned "
+                             f"commit {PINNED_SHA}. For another revision pass --sha REV; to move the pin "
+                             f"for good, edit PINNED_SHA in analyzer/config.py in a clone of this tool's "
+                             f"source and install that clone (pip install .).")(f)
 
 
 def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None):

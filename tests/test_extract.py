@@ -228,3 +228,17 @@ def test_outputs_get_the_permissions_of_any_new_file(cli, git_repo, tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert (tmp_path / "o" / "records.jsonl").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("command", ["extract", "coverage"])
+def test_help_shows_the_pinned_sha_and_how_to_move_it(cli, command):
+    """An installed user cannot open analyzer/config.py: --help names the commit itself."""
+    from analyzer.config import PINNED_SHA
+
+    res = cli(command, "--help")
+    assert res.code == 0
+    text = " ".join(res.stdout.split())
+    assert f"Default: the pinned commit {PINNED_SHA}." in text
+    assert "pass --sha REV" in text
+    assert "edit PINNED_SHA in analyzer/config.py in a clone of this tool's source and install that clone" in text
+    assert "the pin in analyzer/config.py" not in text
