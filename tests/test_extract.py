@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import read_records
 
 # One record as the published dataset serves it (invented values): the shape records must keep.
