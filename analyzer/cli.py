@@ -17,6 +17,7 @@ import click
 from . import __version__
 from .config import DEFAULT_REPO_URL, PINNED_SHA
 from .errors import CheckFailed, UserError
+from .wording import plural
 
 PROG = "burn-errors"
 _STARTED = time.perf_counter()
@@ -262,11 +263,12 @@ def validate(records):
     for number, reason in bad:
         click.echo(f"{records}:{number}: {reason}")
     for i in dupes:
-        click.echo(f"{records}: id {i} appears {ids[i]} times")
+        click.echo(f"{records}: id {i} appears {ids[i]} times")  # always 2 or more
     if bad or dupes:
-        raise CheckFailed(f"Found {len(bad)} bad line{'s' if len(bad) != 1 else ''}"
-                          + (f" and {len(dupes)} duplicate ids" if dupes else "") + f" in {records}.")
-    click.echo(f"All checks passed! {len(good)} records in {records} match schema version 2.")
+        raise CheckFailed(f"Found {plural(len(bad), 'bad line')}"
+                          + (f" and {plural(len(dupes), 'duplicate id')}" if dupes else "") + f" in {records}.")
+    click.echo(f"All checks passed! {plural(len(good), 'record')} in {records} "
+               f"match{'es' if len(good) == 1 else ''} schema version 2.")
 
 
 

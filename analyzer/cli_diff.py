@@ -13,6 +13,7 @@ import click
 from .cli import debug_option, main, open_cache, open_repo, repo_options
 from .config import FAIL_ON
 from .errors import CheckFailed, UserError
+from .wording import plural
 
 FORMATS = ("markdown", "json", "sarif")
 
@@ -110,8 +111,8 @@ def _summary(result, out_file: str | None) -> None:
     names = (f"{b.sha[:12] if b.sha else b.label}..{h.sha[:12] if h.sha else h.label}")
     click.echo(f"Diff {result.repo or ''}{'@' if result.repo else ''}{names}: {n['added']} added, "
                f"{n['removed']} removed, {n['changed']} changed, {n['moved']} moved, {n['unchanged']} "
-               f"unchanged; {n['flipped']} coverage cells flipped "
-               f"({b.records} -> {h.records} records, {result.timings.get('total', 0):.2f}s)", err=True)
+               f"unchanged; {plural(n['flipped'], 'coverage cell')} flipped "
+               f"({b.records} -> {plural(h.records, 'record')}, {result.timings.get('total', 0):.2f}s)", err=True)
     if b.source == "git":
         click.echo(f"Read and parsed afresh: base {b.cache_misses} of {b.files_scanned} Rust files, head "
                    f"{h.cache_misses} of {h.files_scanned} (the rest from the cache)", err=True)

@@ -34,10 +34,12 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from .annotate import (
+    AI_TAG,  # only records tagged so are "AI-assisted"; other annotations are "Annotated"
+)
 from .record import RecordLine
 
 RELATED_LIMIT = 8
-API_PATH = "/api/errors/"
 
 _KIND_PREFIX = re.compile(r"^(?:float|int|bool|q)_(?=[a-z])")
 _SUFFIXES = ("_backward", "_forward", "_grad", "_with_indices", "_inplace", "_elem", "_ref", "_async", "_impl")
@@ -130,7 +132,7 @@ def issue_url(line: RecordLine, base: str | None = None) -> str:
     r = line.record
     base = base or f"https://github.com/{r.repo}/issues/new"
     title = f"Panic: {r.errorMessage[:120]}"
-    body = f"Panic thrown at {r.filePath}:{r.lineNumber}, {r.githubUrl}\n\nRecord: {API_PATH}{r.id}"
+    body = f"Panic thrown at {r.filePath}:{r.lineNumber}, {r.githubUrl}\n\nRecord id: {r.id}"
     return f"{base}{'&' if '?' in base else '?'}title={quote(title, safe='/:@')}&body={quote(body, safe='/:@')}"
 
 
@@ -170,7 +172,8 @@ def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str
                                 f"{o.analysis.crate} · {o.record.filePath}:{o.record.lineNumber}")
                     for o in related(line, lines, families=families)],
         "annotated": r.is_annotated(),
-        "api_url": f"{API_PATH}{r.id}",
+        "ai_assisted": r.is_annotated() and AI_TAG in r.tags,
+        "json_href": f"{names[r.id]}.json",
         "issue_url": issue_url(line, issues_url),
         "category": a.category,
         "crate": a.crate,
@@ -267,6 +270,17 @@ def md_fence(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
+def md_autolink(url: str) -> str:
+    """A URL as a CommonMark autolink `<https://...>`, exactly as written (no backslash escapes:
+    inside a URL they would become part of it). Characters an autolink cannot hold (space, `<`,
+    `>`, controls) are percent-encoded; anything but an http(s) URL is shown as code instead."""
+    text = str(url)
+    if not re.match(r"https?://", text):
+        return md_code_span(" ".join(text.split()))
+    encoded = "".join(f"%{ord(ch):02X}" if ch in "<> \"`" or ord(ch) < 0x20 or ord(ch) == 0x7F else ch for ch in text)
+    return f"<{encoded}>"
+
+
 def md_link_title(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -299,12 +313,14 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(md=md_inline, md_line=md_one_line, md_paras=md_paragraphs, md_code=md_code_span,
-                       md_fence=md_fence, md_title=md_link_title, html_paras=html_paragraphs, url=safe_url)
+                       md_fence=md_fence, md_title=md_link_title, md_autolink=md_autolink, html_paras=html_paragraphs, url=safe_url)
     return env
 
 
 def render_all(lines: list[RecordLine], ext: str, issues_url: str | None = None) -> dict[str, str]:
-    """{file name: text} for every record's page and `index.<ext>`."""
+    """{file name: text} for every record's page, `index.<ext>`, and beside each page
+    `<page>.json`: its record as one records.jsonl line (the page's "Data as JSON" link, which
+    `validate`, `lookup` and `diff` read as a records file)."""
     env = environment()
     page = env.get_template(f"page.{ext}.j2")
     index = env.get_template(f"page_index.{ext}.j2")
@@ -312,5 +328,6 @@ def render_all(lines: list[RecordLine], ext: str, issues_url: str | None = None)
     families = {ln.record.id: family(ln) for ln in lines}
     files = {f"{names[ln.record.id]}.{ext}": page.render(page_context(ln, lines, names, ext, issues_url, families))
              for ln in lines}
+    files.update((f"{names[ln.record.id]}.json", ln.to_json_line() + "\n") for ln in lines)
     files[f"index.{ext}"] = index.render(index_context(lines, names, ext))
     return files

@@ -102,6 +102,9 @@ def test_validate_names_the_bad_lines(cli, repo_with_site, tmp_path, broken):
     assert f"{bad}:2:" in res.stdout and f"{bad}:1:" not in res.stdout
     # The same id twice is a bad file too.
     assert "appears 2 times" in res.stdout
+    assert res.stderr.strip() == f"Found 1 bad line and 1 duplicate id in {bad}."
+    res = cli("validate", str(out / "records.jsonl"))
+    assert res.stdout.strip() == f"All checks passed! 1 record in {out / 'records.jsonl'} matches schema version 2."
 
 
 def test_validate_of_a_missing_file(cli, tmp_path):

@@ -200,7 +200,7 @@ def test_html_is_self_contained_and_escaped(cli, tmp_path):
 def test_index_lists_every_page_and_its_links_resolve(cli, tmp_path):
     for fmt in ("md", "html"):
         out = _render(cli, tmp_path, fmt)
-        files = sorted(p.name for p in out.iterdir())
+        files = sorted(p.name for p in out.iterdir() if p.suffix == f".{fmt}")
         assert len(files) == 7 and f"index.{fmt}" in files
         assert not any(f.startswith("-") for f in files)  # a file name a shell would read as an option
         index = (out / f"index.{fmt}").read_text()
@@ -362,8 +362,11 @@ def _shape(text: str) -> list[str]:
             kind = "bullet item"
         elif line.startswith(("Trigger: ", "Common situations: ")):
             kind = line.split(":")[0]
-        elif re.fullmatch(r"AI-assisted analysis of \S+@[0-9a-f]{10} \(\d{4}-\d\d-\d\d\)\. Data as JSON: "
-                          r"/api/errors/[0-9a-f]{16}\. Report an issue: GitHub\.", line):
+        # Published pages link their JSON at the site's API; rendered pages link the file written
+        # beside them. Who annotated: "AI-assisted" only for records tagged so.
+        elif re.fullmatch(r"(?:AI-assisted|Annotated) analysis of \S+@[0-9a-f]{10} \(\d{4}-\d\d-\d\d\)\. "
+                          r"Data as JSON: (?:/api/errors/[0-9a-f]{16}|[a-z0-9-]+\.json)\. Report an issue: GitHub\.",
+                          line):
             kind = "footer"
         else:
             continue
@@ -399,3 +402,39 @@ def test_page_names_are_unique_and_never_start_with_a_dash():
         "0000000000000003": "lead-123456",
         "0000000000000004": "0000000000000004",
     }
+
+
+def test_each_page_links_its_record_as_json_written_beside_it(cli, tmp_path):
+    """"Data as JSON" links `<page>.json`, a one-line records file that the other commands read."""
+    for fmt in ("md", "html"):
+        out = _render(cli, tmp_path, fmt)
+        pages_written = sorted(p for p in out.glob(f"*.{fmt}") if p.name != f"index.{fmt}")
+        assert sorted(p.stem for p in out.glob("*.json")) == [p.stem for p in pages_written]
+        for page in pages_written:
+            link = (re.search(r'Data as JSON: <a href="([^"]+)">', page.read_text()) if fmt == "html"
+                    else re.search(r"Data as JSON: \[[^\]]+\]\(([^)]+)\)", page.read_text()))
+            assert link and link.group(1) == f"{page.stem}.json", page.name
+            (line,) = (out / link.group(1)).read_text().splitlines()
+            assert RecordLine.model_validate_json(line).record.slug.lstrip("-") in page.stem
+        assert "/api/errors/" not in "".join(p.read_text() for p in out.iterdir())
+    res = cli("validate", str(out / f"{POOL3D}.json"))
+    assert res.code == 0, res.stdout + res.stderr
+    res = cli("lookup", "pool3d: unsupported dtype I64", "--records", str(out / f"{POOL3D}.json"))
+    assert res.code == 0 and "c89dee59f0c87f69" in res.stdout
+
+
+def test_footer_says_ai_assisted_only_when_the_record_is_tagged_so(cli, tmp_path):
+    lines = _lines()
+    pool = next(ln for ln in lines if ln.record.id == "c89dee59f0c87f69")
+    tch = next(ln for ln in lines if ln.record.id == "a772a962852ef8f3")
+
+    def footer(name: str, records: Path) -> str:
+        out = _render(cli, tmp_path / name, "html", records)
+        return html_text((out / f"{name}.html").read_text()).splitlines()[-1]
+
+    assert footer(POOL3D, RECORDS).startswith("Annotated analysis of fixture/tensors@9ac64a222a (2026-11-30).")
+    pool.record.tags = [*pool.record.tags, pages.AI_TAG]
+    tch.record.tags = [*tch.record.tags, pages.AI_TAG]  # tagged but not annotated: says so
+    tagged = _write(tmp_path / "tagged.jsonl", lines)
+    assert footer(POOL3D, tagged).startswith("AI-assisted analysis of fixture/tensors@9ac64a222a (2026-11-30).")
+    assert footer(TCH, tagged).startswith("Static analysis of fixture/tensors@9ac64a222a (2026-11-30); not annotated yet.")

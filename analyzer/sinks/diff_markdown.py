@@ -19,6 +19,7 @@ from .. import __version__
 from ..diff import DiffResult
 from ..errors import UserError
 from ..record import RecordLine
+from ..wording import plural
 
 MARKER = "<!-- burn-errors:diff -->"
 MAX_ROWS = 50
@@ -168,7 +169,7 @@ def summary_line(result: DiffResult) -> str:
     if n["moved"]:
         rest.append(f"{n['moved']} moved")
     if n["flipped"]:
-        rest.append(f"{n['flipped']} coverage cell{'s' if n['flipped'] != 1 else ''} flipped")
+        rest.append(f"{plural(n['flipped'], 'coverage cell')} flipped")
     if not main:
         head = "no panic site added, removed or changed"
     else:
@@ -198,7 +199,7 @@ def header(result: DiffResult) -> str:
         parts.append(code(result.repo) + " ")
     parts.append(f"{commit_link(result.repo, result.base.sha, result.base.label)} → "
                  f"{commit_link(result.repo, result.head.sha, result.head.label)}")
-    parts.append(f" · {result.base.records} → {result.head.records} records")
+    parts.append(f" · {result.base.records} → {plural(result.head.records, 'record')}")
     if result.repo and result.base.sha and result.head.sha and result.base.sha != result.head.sha:
         parts.append(f" · [compare](https://github.com/{result.repo}/compare/{result.base.sha}..."
                      f"{result.head.sha})")
