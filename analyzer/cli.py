@@ -210,7 +210,9 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         if audit_text is not None:
             files[out / "sites.jsonl"] = audit_text
         write_files(files)
-        summary(man, [str(p) for p in files])
+        # Records whose annotations were carried over: unchanged ones that had any to keep.
+        kept = sum(1 for ln in ex.lines if ln.analysis.annotationStatus == "unchanged" and ln.record.is_annotated())
+        summary(man, [str(p) for p in files], previous=previous, annotations_kept=kept)
         if cache is not None and prev is None:
             cache.put_result(key, {"records": records_text.splitlines(), "sites": audit_text, "manifest": man})
 
@@ -235,6 +237,7 @@ def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, comma
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
     man = dict(hit["manifest"])
     man.update(source=origin, command=command, cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
+               scan={"cached": man["filesScanned"], "parsed": 0, "prefiltered": 0},
                timings={"total": round(time.perf_counter() - _STARTED, 3)})
     files = {out / "records.jsonl": "".join(ln + "\n" for ln in lines),
              out / "manifest.json": manifest.dumps(man)}
