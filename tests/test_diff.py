@@ -757,3 +757,18 @@ def test_artifacts_url_is_for_markdown_only(cli, history):
     repo, base, head = history
     res = run_diff(cli, repo, base, head, "--format", "json", "--artifacts-url", "https://example.com/x")
     assert res.code == 2 and "--artifacts-url is for --format markdown" in res.stderr
+
+
+def test_an_empty_message_is_said_in_words(cli, git_repo):
+    git_repo.crate("burn-flex", {"src/module.rs": MODULE})
+    base = git_repo.commit()
+    git_repo.crate("burn-flex", {"src/empty.rs": "use burn_std::DType;\n\n" + _fn("cumprod").replace(
+        'panic!("cumprod: unsupported dtype {:?}", dtype)', 'panic!("")')})
+    head = git_repo.commit()
+    assert 'panic!("")' in (git_repo.path / "crates/burn-flex/src/empty.rs").read_text()
+    md = run_diff(cli, git_repo, base, head).stdout
+    (row,) = [ln for ln in md.splitlines() if "empty.rs" in ln]
+    assert "| *(empty panic message)* |" in row and "``" not in row
+    sarif = json.loads(run_diff(cli, git_repo, base, head, "--format", "sarif").stdout)
+    (result,) = sarif["runs"][0]["results"]
+    assert result["message"]["text"].startswith("New panic site in burn-flex::cumprod with an empty panic message")

@@ -336,3 +336,37 @@ def test_readme_example_has_the_shape_of_real_output(cli, git_repo, tmp_path):
     assert len(printed) == len(example), (printed, example)
     for want, got in zip(example, printed):
         assert re.fullmatch(_shape(want), got), (want, got)
+
+
+@pytest.mark.parametrize("message, words", [
+    ("conv3d: unsupported dtype {:?}", "conv3d-unsupported-dtype--"),  # the published rule, ends kept
+    ("{other:?} reduction is not supported", "-other-reduction-is-not-supported-"),
+    ("x" * 60, "x" * 50 + "-"),
+    ("", ""), ("{:?}", ""), (" -- ", ""),  # nothing to show: the id's 6 characters alone
+])
+def test_slug_rule(message, words):
+    from analyzer.record import slug
+
+    assert slug(message, "82d02b0123456789") == words + "82d02b"
+
+
+EMPTY_RS = '''\
+use burn_std::DType;
+
+pub fn cumprod(x: Tensor) -> Tensor {
+    match x.dtype() {
+        DType::F32 => cumprod_f32(x),
+        _ => panic!(""),
+    }
+}
+'''
+
+
+def test_an_empty_message_has_one_name_for_slug_and_page(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/cumprod.rs": EMPTY_RS})
+    git_repo.commit()
+    (line,) = _extract(cli, git_repo, tmp_path / "o")
+    rec = line["record"]
+    assert rec["errorMessage"] == "" and rec["slug"] == rec["id"][:6]
+    assert cli("render", str(tmp_path / "o" / "records.jsonl"), "--out", str(tmp_path / "pages")).code == 0
+    assert (tmp_path / "pages" / f"{rec['slug']}.md").exists()

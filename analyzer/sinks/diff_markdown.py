@@ -64,6 +64,13 @@ def dtypes(values: list[str], limit: int = 8) -> str:
     return shown + (f" +{len(values) - limit} more" if len(values) > limit else "")
 
 
+def message(line: RecordLine, limit: int = MAX_MESSAGE) -> str:
+    """The panic message as a code span; a message with nothing to show (`panic!("")`) is said so
+    in words, in italics so it cannot be taken for the text itself."""
+    text_ = line.record.errorMessage
+    return code(text_, limit) if text_.strip() else "*(empty panic message)*"
+
+
 def rejects(line: RecordLine) -> str:
     """What the site panics for: its rejected dtypes or variants, else its arm pattern."""
     a = line.analysis
@@ -141,7 +148,7 @@ def what_changed(c) -> str:
     for f in c.fields:
         if f == "message":
             x, y = contrast(b.record.errorMessage, h.record.errorMessage, 60)
-            out.append(f"message {code(x, 60)} → {code(y, 60)}")
+            out.append(f"message {code(x, 60) if x.strip() else message(b)} → {code(y, 60) if y.strip() else message(h)}")
         elif f == "category":
             out.append(f"category {b.analysis.category} → {h.analysis.category}")
         elif f == "pattern":
@@ -177,7 +184,7 @@ def summary_line(result: DiffResult) -> str:
     return head + (f" ({', '.join(rest)})" if rest else "")
 
 
-_env.filters.update(code=code, text=text, location=location, where=where, rejects=rejects,
+_env.filters.update(code=code, text=text, location=location, where=where, rejects=rejects, message=message,
                     what_changed=what_changed, dtypes=dtypes, more=more)
 
 
