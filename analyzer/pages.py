@@ -6,18 +6,21 @@ templates are `templates/page.{md,html}.j2` and `templates/page_index.{md,html}.
 
 Related errors
 --------------
-A page lists up to `RELATED_LIMIT` messages of other records, chosen in this order:
+A page lists up to `RELATED_LIMIT` messages of other records, the closest operations first:
 
 1. the same *operation family*: records whose `analysis.operation` has the same family key
    (`family_key`: the last `::` segment, lower-cased, without a tensor-kind prefix `float_`,
-   `int_`, `bool_`, `q_`, without suffixes such as `_backward`, `_grad`, `_with_indices`, and
-   without a dimension suffix `1d`/`2d`/`3d`, so `deform_conv2d_backward` -> `deform_conv` and
-   `float_cumsum` -> `cumsum`) *and* the same scope (`family_scope`): an operation that the
-   message names (`conv3d: unsupported dtype`) or that implements a backend operation trait
-   (`impl ModuleOps<..> for ..`) is the same operation in every crate; any other function name
-   (`forward`, `from`, `new`) only groups records of one crate. Same crate first, then by file
-   and line;
-2. the same file, nearest line first.
+   `int_`, `bool_`, `q_`, without a variant prefix `deform_` or `adaptive_`, without suffixes
+   such as `_backward`, `_grad`, `_with_indices`, and without a dimension suffix `1d`/`2d`/`3d`,
+   so `deform_conv2d_backward`, `conv1d` and `conv3d` are all `conv`, `adaptive_avg_pool2d` is
+   `avg_pool`, `float_cumsum` is `cumsum`) *and* the same scope (`family_scope`): an operation
+   that the message names (`conv3d: unsupported dtype`) or that implements a backend operation
+   trait (`impl ModuleOps<..> for ..`) is the same operation in every crate (every backend); any
+   other function name (`forward`, `from`, `new`) only groups records of one crate. Same crate
+   first, then same file, then by file and line;
+2. sibling operations: other methods of the same `impl` block (the same trait implemented for the
+   same backend, `analysis.impl`) in the same crate, same file first, nearest line first;
+3. the same file, nearest line first.
 
 A message equal to the page's own message, or already listed, is not listed again: the list
 shows messages, and the same text twice says nothing new.
@@ -42,6 +45,9 @@ from .record import RecordLine
 RELATED_LIMIT = 8
 
 _KIND_PREFIX = re.compile(r"^(?:float|int|bool|q)_(?=[a-z])")
+# Prefixes that name a variant of an operation, not another operation: a deformable convolution
+# is a convolution, an adaptive pooling a pooling.
+_VARIANT_PREFIX = re.compile(r"^(?:deform|adaptive)_(?=[a-z])")
 _SUFFIXES = ("_backward", "_forward", "_grad", "_with_indices", "_inplace", "_elem", "_ref", "_async", "_impl")
 _DIM_SUFFIX = re.compile(r"_?[1-9]d$")
 _OPS_TRAIT = re.compile(r"^impl(?:<.*?>)?\s+(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)Ops\b.*\bfor\b")
@@ -49,10 +55,11 @@ _STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
 
 
 def family_key(operation: str) -> str:
-    """`deform_conv2d_backward` -> `deform_conv`, `float_cumsum` -> `cumsum`, `burn_flex::layer_norm`
-    -> `layer_norm`. Never empty: a name that would strip to nothing stays as it was."""
+    """`deform_conv2d_backward` -> `conv`, `adaptive_avg_pool2d` -> `avg_pool`, `float_cumsum` ->
+    `cumsum`, `burn_flex::layer_norm` -> `layer_norm`. Never empty: a name that would strip to
+    nothing stays as it was."""
     name = operation.rsplit("::", 1)[-1].lower()
-    key = _KIND_PREFIX.sub("", name)
+    key = _VARIANT_PREFIX.sub("", _KIND_PREFIX.sub("", name))
     changed = True
     while changed:
         changed = False
@@ -87,22 +94,30 @@ def family(line: RecordLine) -> tuple[str, str]:
 
 def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMIT,
             families: dict[str, tuple[str, str]] | None = None) -> list[RecordLine]:
-    """Other records of the same operation family, then of the same file (see the module doc).
-    `families` ({id: family}) saves recomputing them for every page."""
-    me = line.record
+    """Other records of the same operation family, then sibling operations of the same impl, then
+    of the same file (see the module doc). `families` ({id: family}) saves recomputing them for
+    every page."""
+    me, crate, impl = line.record, line.analysis.crate, line.analysis.impl
     fam = families or {}
 
     def family_of(o: RecordLine) -> tuple[str, str]:
         return fam[o.record.id] if o.record.id in fam else family(o)
 
+    def nearest(o: RecordLine) -> tuple:
+        return (o.record.filePath != me.filePath, o.record.filePath,
+                abs(o.record.lineNumber - me.lineNumber), o.record.lineNumber)
+
     mine = family_of(line)
-    same_family = [o for o in lines if o.record.id != me.id and family_of(o) == mine]
-    same_family.sort(key=lambda o: (o.analysis.crate != line.analysis.crate, o.record.filePath, o.record.lineNumber))
-    same_file = [o for o in lines if o.record.id != me.id and o.record.filePath == me.filePath]
-    same_file.sort(key=lambda o: (abs(o.record.lineNumber - me.lineNumber), o.record.lineNumber))
+    others = [o for o in lines if o.record.id != me.id]
+    same_family = sorted((o for o in others if family_of(o) == mine),
+                         key=lambda o: (o.analysis.crate != crate, o.record.filePath != me.filePath,
+                                        o.record.filePath, o.record.lineNumber))
+    siblings = sorted((o for o in others if impl and o.analysis.impl == impl and o.analysis.crate == crate),
+                      key=nearest)
+    same_file = sorted((o for o in others if o.record.filePath == me.filePath), key=nearest)
     out: list[RecordLine] = []
     seen = {me.errorMessage}
-    for o in same_family + same_file:
+    for o in same_family + siblings + same_file:
         if o.record.errorMessage in seen:
             continue
         seen.add(o.record.errorMessage)
