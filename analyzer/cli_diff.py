@@ -114,8 +114,11 @@ def _summary(result, out_file: str | None) -> None:
                f"unchanged; {plural(n['flipped'], 'coverage cell')} flipped "
                f"({b.records} -> {plural(h.records, 'record')}, {result.timings.get('total', 0):.2f}s)", err=True)
     if b.source == "git":
-        click.echo(f"Read and parsed afresh: base {b.cache_misses} of {b.files_scanned} Rust files, head "
-                   f"{h.cache_misses} of {h.files_scanned} (the rest from the cache)", err=True)
+        # The cache counts file contents (git blobs): identical files share one, so the totals can
+        # be below the files scanned.
+        def read(side) -> str:
+            return f"{side.cache_misses} of {plural(side.cache_hits + side.cache_misses, 'distinct Rust file content')}"
+        click.echo(f"Read and parsed afresh: base {read(b)}, head {read(h)} (the rest from the cache)", err=True)
     if out_file:
         click.echo(f"Wrote {out_file}", err=True)
     sys.stderr.flush()

@@ -628,7 +628,7 @@ def test_head_parses_only_the_files_that_changed(cli, history):
     assert uncached["head"]["cache"] == {"hits": 0, "misses": 3}
     assert uncached["summary"] == cold["summary"]
     res = run_diff(cli, repo, base, head)
-    assert "base 0 of 3 Rust files, head 0 of 3" in res.stderr
+    assert "Read and parsed afresh: base 0 of 3 distinct Rust file contents, head 0 of 3 distinct Rust file contents" in res.stderr
 
 
 def test_revisions_are_read_from_git_objects_not_the_work_tree(cli, history):
