@@ -38,7 +38,7 @@ def render(records, fmt, out_dir, issues_url):
 
     A page has the message, what it means, the source with the line, a link to the source pinned to
     the analysed commit, solutions, an example fix, when it happens and related errors (same
-    operation family, then same file). Sections whose annotation is still missing are left out.
+    operation family, sibling operations of the same impl, then the same file). Sections whose annotation is still missing are left out.
     Pages are named after the record's slug; existing files of the same name are replaced. Beside
     each page, PAGE.json holds its record as one records.jsonl line: the page's "Data as JSON" link.
 
