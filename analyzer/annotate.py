@@ -269,7 +269,7 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
         try:
             ann = Annotation.model_validate(data)
         except ValidationError as e:
-            result.bad.append((path, _problems(e)))
+            result.bad.append((path, _problems(e, data)))
             continue
         problem = _check(ann, path, by_id, first_file, records_path, manifests)
         if problem:
@@ -280,21 +280,40 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
     return result
 
 
-def _problems(error: ValidationError) -> str:
-    """Every problem pydantic found in an answer, in the answer's order, so one round of fixes
-    is enough: `field solutions.1: Input should be a valid string; field severity: unknown field`."""
+def _problems(error: ValidationError, data: dict) -> str:
+    """Every problem of an answer, so one round of fixes is enough: what pydantic found, in the
+    answer's order, then the blank texts of the fields it had nothing against
+    (`field solutions.1: Input should be a valid string; field severity: unknown field`)."""
     out = []
     unknown = False
+    wrong = set()
     for err in error.errors():
+        wrong.add(err["loc"][0] if err["loc"] else None)
         where = ".".join(str(p) for p in err["loc"]) or "(the object)"
         if err["type"] == "extra_forbidden":
             unknown = True
             out.append(f"field {where}: unknown field")
         else:
             out.append(f"field {where}: {err['msg']}")
+    out += _blank_fields({k: v for k, v in data.items() if k in ANNOTATION_FIELDS and k not in wrong})
     if unknown:
         out.append("the answer holds only the id and the Annotation fields")
     return "; ".join(out)
+
+
+def _blank_fields(values: dict) -> list[str]:
+    """A problem for each blank text or empty list among the annotation `values` (in field order)."""
+    problems = []
+    for name in ANNOTATION_FIELDS:
+        value = values.get(name)
+        if isinstance(value, str) and not value.strip():
+            problems.append(f"field {name}: blank text; write null when there is nothing to say")
+        if isinstance(value, list):
+            if not value:
+                problems.append(f"field {name}: empty list; write null when there is nothing to say")
+            problems.extend(f"field {name}.{i}: blank text" for i, item in enumerate(value)
+                            if isinstance(item, str) and not item.strip())
+    return problems
 
 
 def _check(ann: Annotation, path: Path, by_id: dict[str, RecordLine], first_file: dict[str, Path],
@@ -306,15 +325,7 @@ def _check(ann: Annotation, path: Path, by_id: dict[str, RecordLine], first_file
         return f"field id: no record {ann.id} in {records_path}"
     if ann.id in first_file:
         return f"field id: record {ann.id} is already answered by {first_file[ann.id]}"
-    problems = []  # every blank field at once, so one round of fixes is enough
-    for name in ANNOTATION_FIELDS:
-        value = getattr(ann, name)
-        if isinstance(value, str) and not value.strip():
-            problems.append(f"field {name}: blank text; write null when there is nothing to say")
-        if isinstance(value, list):
-            if not value:
-                problems.append(f"field {name}: empty list; write null when there is nothing to say")
-            problems.extend(f"field {name}.{i}: blank text" for i, item in enumerate(value) if not item.strip())
+    problems = _blank_fields({name: getattr(ann, name) for name in ANNOTATION_FIELDS})  # all at once
     if problems:
         return "; ".join(problems)
     exported = _exported_hashes(path.parent, manifests).get(ann.id)

@@ -345,12 +345,13 @@ def test_a_bad_answer_lists_all_its_problems(cli, records, tmp_path):
     ids = _ids(records)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_answer(ids[POOL], solutions="Cast to F32", preventionTips=["ok", 3],
-                                      severity="high", owner="me")))
+                                      severity="high", owner="me", commonSituations=" ")))
     res = _import(cli, records, bad)
     assert res.code == 2
     (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith(f"{bad}: ")]
     assert line == (f"{bad}: field solutions: Input should be a valid list; field preventionTips.1: Input "
                     f"should be a valid string; field severity: unknown field; field owner: unknown field; "
+                    f"field commonSituations: blank text; write null when there is nothing to say; "
                     f"the answer holds only the id and the Annotation fields")
     assert "more problems" not in res.stderr
     blank = tmp_path / "blank.json"
