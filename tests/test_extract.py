@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import read_records
 
 # One record as the published dataset serves it (invented values): the shape records must keep.
@@ -82,7 +81,7 @@ def test_records_have_the_published_shape(cli, git_repo, tmp_path):
     assert an["scrutinee"] == "x.dtype()" and an["pattern"] == "dtype"
     assert an["handled"] == ["F64", "F32"]
     assert an["rejected"] == ["F16", "BF16", "I64", "I32", "U8", "Bool(Native)", "Bool(U8)", "Bool(U32)", "QFloat"]
-    assert re.fullmatch(an["messageRegex"], "conv3d: unsupported dtype I8", re.S)
+    assert re.fullmatch(an["messageRegex"], "conv3d: unsupported dtype I8", re.DOTALL)
     mode = by_msg["nearest exact interpolation backward is not supported by this backend"]
     assert mode["record"]["lineNumber"] == 19  # where `panic` starts, not the string's line
     assert mode["record"]["backgroundTag"] == "unsupported-op-backend"
@@ -303,7 +302,7 @@ def test_annotations_kept_counts_records_that_had_annotations(cli, git_repo, tmp
 
 def _readme_example() -> list[str]:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = re.search(r"```console\n\$ (burn-errors extract [^\n]*)\n(.*?)```", readme, re.S)
+    block = re.search(r"```console\n\$ (burn-errors extract [^\n]*)\n(.*?)```", readme, re.DOTALL)
     assert block, "README.md has an extract example"
     return block.group(2).splitlines()
 

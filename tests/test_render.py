@@ -535,5 +535,5 @@ def test_related_errors_rank_the_operation_family_then_siblings_then_the_file(cl
     assert cli("render", str(out / "records.jsonl"), "--out", str(pages_dir)).code == 0
     page = next(pages_dir.glob("deform-conv2d-backward-*.md")).read_text()
     related = page.split("## Related errors\n", 1)[1].split("\n---", 1)[0]
-    assert [m.split(":")[0] for m in re.findall(r"^- \[([^\]]+)\]", related, re.M)] == [
+    assert [m.split(":")[0] for m in re.findall(r"^- \[([^\]]+)\]", related, re.MULTILINE)] == [
         "conv1d", "conv3d", "conv2d", "conv_transpose2d", "avg_pool2d", "reflect padding is not supported by flex"]
