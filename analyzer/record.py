@@ -126,8 +126,8 @@ _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 
 def slug(message: str, record_id: str) -> str:
     """The message lower-cased, runs of other characters to `-`, cut to 50, then `-` + id[:6]
-    (the published rule, dashes at either end kept: `conv3d: unsupported dtype {:?}` gives
-    `conv3d-unsupported-dtype--<id6>`). A message with no letter or digit (`panic!("")`, `{:?}`)
+    (the published rule, dashes at either end kept: `resize: no kernel for {:?}` gives
+    `resize-no-kernel-for--<id6>`). A message with no letter or digit (`panic!("")`, `{:?}`)
     has no words to show: its slug is id[:6] alone, not `-<id6>` or `--<id6>`."""
     words = _SLUG_RUN.sub("-", message.lower())[:50]
     if not words.strip("-"):

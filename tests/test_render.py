@@ -451,35 +451,35 @@ impl ModuleOps<Flex> for Flex {
     fn avg_pool2d(x: Tensor) -> Tensor {
         match x.dtype() {
             DType::F32 => avg_pool2d_f32(x),
-            dtype => panic!("avg_pool2d: unsupported dtype {:?}", dtype),
+            dtype => panic!("avg_pool2d: no kernel for dtype {:?}", dtype),
         }
     }
 
     fn conv1d(x: Tensor) -> Tensor {
         match x.dtype() {
             DType::F32 => conv1d_f32(x),
-            dtype => panic!("conv1d: unsupported dtype {:?}", dtype),
+            dtype => panic!("conv1d: no kernel for dtype {:?}", dtype),
         }
     }
 
     fn deform_conv2d_backward(x: Tensor) -> Tensor {
         match x.dtype() {
             DType::F32 => deform_conv2d_backward_f32(x),
-            dtype => panic!("deform_conv2d_backward: unsupported dtype {:?}", dtype),
+            dtype => panic!("deform_conv2d_backward: no kernel for dtype {:?}", dtype),
         }
     }
 
     fn conv_transpose2d(x: Tensor) -> Tensor {
         match x.dtype() {
             DType::F32 => conv_transpose2d_f32(x),
-            dtype => panic!("conv_transpose2d: unsupported dtype {:?}", dtype),
+            dtype => panic!("conv_transpose2d: no kernel for dtype {:?}", dtype),
         }
     }
 
     fn conv3d(x: Tensor) -> Tensor {
         match x.dtype() {
             DType::F32 => conv3d_f32(x),
-            dtype => panic!("conv3d: unsupported dtype {:?}", dtype),
+            dtype => panic!("conv3d: no kernel for dtype {:?}", dtype),
         }
     }
 }
@@ -533,7 +533,7 @@ def test_related_errors_rank_the_operation_family_then_siblings_then_the_file(cl
     # The page lists them in that order.
     pages_dir = tmp_path / "pages"
     assert cli("render", str(out / "records.jsonl"), "--out", str(pages_dir)).code == 0
-    page = next(pages_dir.glob("deform-conv2d-backward-*.md")).read_text()
+    page = next(pages_dir.glob("deform-conv2d-backward-no-kernel-*.md")).read_text()
     related = page.split("## Related errors\n", 1)[1].split("\n---", 1)[0]
     assert [m.split(":")[0] for m in re.findall(r"^- \[([^\]]+)\]", related, re.MULTILINE)] == [
         "conv1d", "conv3d", "conv2d", "conv_transpose2d", "avg_pool2d", "reflect padding is not supported by flex"]
