@@ -40,6 +40,9 @@ from .errors import UserError
 from .record import ANNOTATION_FIELDS, Annotation, HandlingStrategy, RecordLine
 
 EXPORT_MANIFEST = "export.json"
+# The record tag that says a model helped write the annotation (`import --ai-assisted`); a page
+# says "AI-assisted analysis" only for records that carry it.
+AI_TAG = "ai-assisted"
 PROMPT_SUFFIX = ".prompt.md"
 _ID_NAME = re.compile(r"^[0-9a-f]{16}$")
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n(.*)\n[ \t]*```\s*$", re.S)
@@ -260,13 +263,7 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
         try:
             ann = Annotation.model_validate(data)
         except ValidationError as e:
-            errs = e.errors()
-            first = errs[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(the object)"
-            more = f" (and {len(errs) - 1} more problems)" if len(errs) > 1 else ""
-            msg = "unknown field; the answer holds only the Annotation fields" if first["type"] == "extra_forbidden" \
-                else first["msg"]
-            result.bad.append((path, f"field {where}: {msg}{more}"))
+            result.bad.append((path, _problems(e, data)))
             continue
         problem = _check(ann, path, by_id, first_file, records_path, manifests)
         if problem:
@@ -275,6 +272,42 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
         first_file[ann.id] = path
         result.good.append(Answer(path, ann))
     return result
+
+
+def _problems(error: ValidationError, data: dict) -> str:
+    """Every problem of an answer, so one round of fixes is enough: what pydantic found, in the
+    answer's order, then the blank texts of the fields it had nothing against
+    (`field solutions.1: Input should be a valid string; field severity: unknown field`)."""
+    out = []
+    unknown = False
+    wrong = set()
+    for err in error.errors():
+        wrong.add(err["loc"][0] if err["loc"] else None)
+        where = ".".join(str(p) for p in err["loc"]) or "(the object)"
+        if err["type"] == "extra_forbidden":
+            unknown = True
+            out.append(f"field {where}: unknown field")
+        else:
+            out.append(f"field {where}: {err['msg']}")
+    out += _blank_fields({k: v for k, v in data.items() if k in ANNOTATION_FIELDS and k not in wrong})
+    if unknown:
+        out.append("the answer holds only the id and the Annotation fields")
+    return "; ".join(out)
+
+
+def _blank_fields(values: dict) -> list[str]:
+    """A problem for each blank text or empty list among the annotation `values` (in field order)."""
+    problems = []
+    for name in ANNOTATION_FIELDS:
+        value = values.get(name)
+        if isinstance(value, str) and not value.strip():
+            problems.append(f"field {name}: blank text; write null when there is nothing to say")
+        if isinstance(value, list):
+            if not value:
+                problems.append(f"field {name}: empty list; write null when there is nothing to say")
+            problems.extend(f"field {name}.{i}: blank text" for i, item in enumerate(value)
+                            if isinstance(item, str) and not item.strip())
+    return problems
 
 
 def _check(ann: Annotation, path: Path, by_id: dict[str, RecordLine], first_file: dict[str, Path],
@@ -286,16 +319,9 @@ def _check(ann: Annotation, path: Path, by_id: dict[str, RecordLine], first_file
         return f"field id: no record {ann.id} in {records_path}"
     if ann.id in first_file:
         return f"field id: record {ann.id} is already answered by {first_file[ann.id]}"
-    for name in ANNOTATION_FIELDS:
-        value = getattr(ann, name)
-        if isinstance(value, str) and not value.strip():
-            return f"field {name}: blank text; write null when there is nothing to say"
-        if isinstance(value, list):
-            if not value:
-                return f"field {name}: empty list; write null when there is nothing to say"
-            for i, item in enumerate(value):
-                if not item.strip():
-                    return f"field {name}.{i}: blank text"
+    problems = _blank_fields({name: getattr(ann, name) for name in ANNOTATION_FIELDS})  # all at once
+    if problems:
+        return "; ".join(problems)
     exported = _exported_hashes(path.parent, manifests).get(ann.id)
     if exported is not None and exported != by_id[ann.id].analysis.contentHash:
         return (f"field id: record {ann.id} changed since this answer was exported (content "
@@ -303,8 +329,11 @@ def _check(ann: Annotation, path: Path, by_id: dict[str, RecordLine], first_file
     return None
 
 
-def merge(lines: list[RecordLine], answers: list[Answer], now: str) -> tuple[list[RecordLine], int]:
-    """Records with the answers merged in; also how many replaced an earlier annotation."""
+def merge(lines: list[RecordLine], answers: list[Answer], now: str,
+          ai_assisted: bool = False) -> tuple[list[RecordLine], int]:
+    """Records with the answers merged in; also how many replaced an earlier annotation. A merged
+    record carries the AI_TAG tag when `ai_assisted`, and loses it otherwise (the answer replaces
+    the whole annotation, so it also replaces who wrote it)."""
     by_id = {a.annotation.id: a.annotation for a in answers}
     out: list[RecordLine] = []
     replaced = 0
@@ -314,7 +343,9 @@ def merge(lines: list[RecordLine], answers: list[Answer], now: str) -> tuple[lis
             out.append(ln)
             continue
         replaced += ln.record.is_annotated()
-        record = ln.record.model_copy(update={k: getattr(ann, k) for k in ANNOTATION_FIELDS})
+        update = {k: getattr(ann, k) for k in ANNOTATION_FIELDS}
+        update["tags"] = [t for t in ln.record.tags if t != AI_TAG] + ([AI_TAG] if ai_assisted else [])
+        record = ln.record.model_copy(update=update)
         analysis = ln.analysis.model_copy(update={"annotatedAt": now})
         # Revalidate: the merged line must still be a valid records line.
         out.append(RecordLine.model_validate({"record": record.model_dump(mode="json"),

@@ -235,6 +235,12 @@ def _slug_problems(r: ErrorRecord, analysis: Analysis | None) -> list[str]:
     record is first made; a record carried over from an earlier run keeps its slug (the page's
     address) even if the message was edited since, so then only the slug's form is checked."""
     suffix = "-" + r.id[:6]
+    fresh = analysis is not None and analysis.annotationStatus == "new"
+    if r.slug == r.id[:6]:  # a message with no letter or digit has no words to show
+        if fresh and r.slug != slug(r.errorMessage, r.id):
+            return [(f"record.slug: is not made from errorMessage: expected {slug(r.errorMessage, r.id)!r}, "
+                     f"is {r.slug!r}")]
+        return []
     if not r.slug.endswith(suffix):
         return [(f"record.slug: must end in {suffix!r} (\"-\" and the first 6 digits of id), "
                  f"is {r.slug!r}")]
@@ -242,7 +248,6 @@ def _slug_problems(r: ErrorRecord, analysis: Analysis | None) -> list[str]:
     if len(stem) > SLUG_CUT or any(not (c.isascii() and (c.isdigit() or c.islower() or c == "-")) for c in stem):
         return [(f"record.slug: the part before {suffix!r} must be at most {SLUG_CUT} characters of "
                  f"a-z, 0-9 and '-', is {stem!r}")]
-    fresh = analysis is not None and analysis.annotationStatus == "new"
     if fresh and r.slug != slug(r.errorMessage, r.id):
         return [(f"record.slug: is not made from errorMessage (lower-cased, other characters to '-', "
                  f"cut to {SLUG_CUT}): expected {slug(r.errorMessage, r.id)!r}, is {r.slug!r}")]

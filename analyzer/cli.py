@@ -17,6 +17,7 @@ import click
 from . import __version__
 from .config import DEFAULT_REPO_URL, PINNED_SHA
 from .errors import CheckFailed, UserError
+from .wording import plural
 
 PROG = "burn-errors"
 _STARTED = time.perf_counter()
@@ -85,8 +86,12 @@ def repo_options(f):
 
 
 def sha_option(f):
-    return click.option("--sha", "rev", default=PINNED_SHA, show_default="the pin in analyzer/config.py",
-                        metavar="REV", help="Revision to analyse: full or short SHA, tag or branch.")(f)
+    # The pin itself, and how to move it: an installed user cannot see analyzer/config.py.
+    return click.option("--sha", "rev", default=PINNED_SHA, show_default=False, metavar="REV",
+                        help=f"Revision to analyse: full or short SHA, tag or branch. Default: the pinned "
+                             f"commit {PINNED_SHA}. For another revision pass --sha REV; to move the pin "
+                             f"for good, edit PINNED_SHA in analyzer/config.py in a clone of this tool's "
+                             f"source and install that clone (pip install .).")(f)
 
 
 def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None):
@@ -206,7 +211,9 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         if audit_text is not None:
             files[out / "sites.jsonl"] = audit_text
         write_files(files)
-        summary(man, [str(p) for p in files])
+        # Records whose annotations were carried over: unchanged ones that had any to keep.
+        kept = sum(1 for ln in ex.lines if ln.analysis.annotationStatus == "unchanged" and ln.record.is_annotated())
+        summary(man, [str(p) for p in files], previous=previous, annotations_kept=kept)
         if cache is not None and prev is None:
             cache.put_result(key, {"records": records_text.splitlines(), "sites": audit_text, "manifest": man})
 
@@ -231,6 +238,7 @@ def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, comma
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
     man = dict(hit["manifest"])
     man.update(source=origin, command=command, cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
+               scan={"cached": man["filesScanned"], "parsed": 0, "prefiltered": 0},
                timings={"total": round(time.perf_counter() - _STARTED, 3)})
     files = {out / "records.jsonl": "".join(ln + "\n" for ln in lines),
              out / "manifest.json": manifest.dumps(man)}
@@ -268,9 +276,10 @@ def validate(records):
         click.echo(line)
     bad = report.checked - report.good
     if bad:
-        raise CheckFailed(f"Found {len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} "
-                          f"on {bad} {unit}{'s' if bad != 1 else ''} of {records}.")
-    click.echo(f"All checks passed! {report.good} records in {records} match schema version 2.")
+        raise CheckFailed(f"Found {plural(len(report.problems), 'problem')} "
+                          f"on {plural(bad, unit)} of {records}.")
+    click.echo(f"All checks passed! {plural(report.good, 'record')} in {records} "
+               f"match{'es' if report.good == 1 else ''} schema version 2.")
 
 
 def _documents(records: str):

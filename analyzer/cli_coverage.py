@@ -9,6 +9,7 @@ from click.core import ParameterSource
 
 from .cli import debug_option, main, repo_options, run_extract, sha_option
 from .errors import UserError
+from .wording import plural
 
 FORMATS = ("table", "markdown", "json", "html")
 
@@ -83,7 +84,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, expand, no_cache,
         return
     write_file(out, text if text is not None else "")
     n_ops = len({(c, o) for c, o, _ in matrix.cells})
-    click.echo(f"Wrote {out} ({fmt}: {n_ops} operations in {len(matrix.crates())} backends).", err=True)
+    click.echo(f"Wrote {out} ({fmt}: {plural(n_ops, 'operation')} in {plural(len(matrix.crates()), 'backend')}).",
+               err=True)
 
 
 def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]:

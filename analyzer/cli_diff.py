@@ -13,6 +13,7 @@ import click
 from .cli import debug_option, main, open_cache, open_repo, repo_options
 from .config import FAIL_ON
 from .errors import CheckFailed, UserError
+from .wording import plural
 
 FORMATS = ("markdown", "json", "sarif")
 
@@ -29,9 +30,12 @@ FORMATS = ("markdown", "json", "sarif")
                    "more than one kind. any = added, changed or removed; moves never fail.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False),
               help="Write the output to this file (whole or not at all) instead of stdout.")
+@click.option("--artifacts-url", metavar="URL",
+              help="markdown only: an https link to the full JSON and SARIF (e.g. a workflow run's "
+                   "artifact), shown under the summary and under every table cut short.")
 @click.option("--jobs", type=click.IntRange(1, 64), help="Parser processes (default: one per core).")
 @debug_option
-def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
+def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifacts_url, jobs):
     """Compare the records of BASE and HEAD: sites added, removed, changed and moved, and the
     coverage cells that flipped.
 
@@ -45,6 +49,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
       burn-errors diff origin/main HEAD --repo . --fail-on added --format markdown --out comment.md
       burn-errors diff $BASE_SHA $HEAD_SHA --repo . --format sarif --out burn-errors.sarif
       burn-errors diff old/records.jsonl new/records.jsonl --format json
+      burn-errors diff $BASE $HEAD --repo . --artifacts-url "$ARTIFACT_URL" --out comment.md
     """
     from .diff import diff_records, diff_revisions, records_mode
     from .outputs import ensure_writable_dir, write_file
@@ -54,6 +59,11 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
     kinds = [k for k in fail_on if k != "none"]
     if "none" in fail_on and kinds:
         raise UserError(f"--fail-on none cannot be combined with --fail-on {','.join(kinds)}; drop one")
+    if artifacts_url is not None:
+        if fmt != "markdown":
+            raise UserError(f"--artifacts-url is for --format markdown (the comment links the full "
+                            f"output); drop it with --format {fmt}")
+        artifacts_url = diff_markdown.checked_url(artifacts_url, "--artifacts-url")
     out = Path(out_file) if out_file else None
     if out is not None:
         if out.is_dir():
@@ -80,7 +90,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, jobs):
     elif fmt == "sarif":
         document = sarif.dumps(result)
     else:
-        document = diff_markdown.render(result, kinds)
+        document = diff_markdown.render(result, kinds, artifacts_url=artifacts_url)
     if out is not None:
         write_file(out, document)
     else:
@@ -101,11 +111,14 @@ def _summary(result, out_file: str | None) -> None:
     names = (f"{b.sha[:12] if b.sha else b.label}..{h.sha[:12] if h.sha else h.label}")
     click.echo(f"Diff {result.repo or ''}{'@' if result.repo else ''}{names}: {n['added']} added, "
                f"{n['removed']} removed, {n['changed']} changed, {n['moved']} moved, {n['unchanged']} "
-               f"unchanged; {n['flipped']} coverage cells flipped "
-               f"({b.records} -> {h.records} records, {result.timings.get('total', 0):.2f}s)", err=True)
+               f"unchanged; {plural(n['flipped'], 'coverage cell')} flipped "
+               f"({b.records} -> {plural(h.records, 'record')}, {result.timings.get('total', 0):.2f}s)", err=True)
     if b.source == "git":
-        click.echo(f"Read and parsed afresh: base {b.cache_misses} of {b.files_scanned} Rust files, head "
-                   f"{h.cache_misses} of {h.files_scanned} (the rest from the cache)", err=True)
+        # The cache counts file contents (git blobs): identical files share one, so the totals can
+        # be below the files scanned.
+        def read(side) -> str:
+            return f"{side.cache_misses} of {plural(side.cache_hits + side.cache_misses, 'distinct Rust file content')}"
+        click.echo(f"Read and parsed afresh: base {read(b)}, head {read(h)} (the rest from the cache)", err=True)
     if out_file:
         click.echo(f"Wrote {out_file}", err=True)
     sys.stderr.flush()

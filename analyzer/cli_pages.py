@@ -13,6 +13,7 @@ import click
 
 from .cli import debug_option, main
 from .errors import CheckFailed, UserError
+from .wording import plural
 
 DEFAULT_RECORDS = "output/records.jsonl"
 
@@ -37,8 +38,9 @@ def render(records, fmt, out_dir, issues_url):
 
     A page has the message, what it means, the source with the line, a link to the source pinned to
     the analysed commit, solutions, an example fix, when it happens and related errors (same
-    operation family, then same file). Sections whose annotation is still missing are left out.
-    Pages are named after the record's slug; existing files of the same name are replaced.
+    operation family, sibling operations of the same impl, then the same file). Sections whose annotation is still missing are left out.
+    Pages are named after the record's slug; existing files of the same name are replaced. Beside
+    each page, PAGE.json holds its record as one records.jsonl line: the page's "Data as JSON" link.
 
     \b
     Examples:
@@ -57,7 +59,8 @@ def render(records, fmt, out_dir, issues_url):
     pages = sink.render(lines, issues_url)
     write_files({out / name: text for name, text in pages.items()})
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
-    click.echo(f"Wrote {len(pages) - 1} pages ({annotated} annotated) and {out / ('index.' + fmt)}")
+    click.echo(f"Wrote {plural(len(lines), 'page')} ({annotated} annotated), each with its record as "
+               f"<page>.json beside it, and {out / ('index.' + fmt)}")
 
 
 @main.command()
@@ -91,8 +94,10 @@ def lookup(message, records, fmt, limit):
         raise UserError("the panic message is empty; give the text after `panicked at ...:`")
     result = lk.lookup(panic, _read_records(records))
     if result.bad_regex:
-        click.echo(f"note: {len(result.bad_regex)} records in {records} have a messageRegex that does not "
-                   f"compile and were skipped (first: {result.bad_regex[0]})", err=True)
+        one = len(result.bad_regex) == 1
+        click.echo(f"note: {plural(len(result.bad_regex), 'record')} in {records} {'has' if one else 'have'} a "
+                   f"messageRegex that does not compile and {'was' if one else 'were'} skipped (first: "
+                   f"{result.bad_regex[0]})", err=True)
     shown = result.matches if limit == 0 else result.matches[:limit]
     if fmt == "json":
         click.echo(json.dumps({
@@ -104,7 +109,8 @@ def lookup(message, records, fmt, limit):
     if not result.matches:
         one_line = " ".join(panic.message.split())
         raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
-                          + (f" ({result.placeholder_only} records whose message is only a placeholder match any text)"
+                          + (f" ({plural(result.placeholder_only, 'record')} whose message is only a placeholder "
+                             f"match{'es' if result.placeholder_only == 1 else ''} any text)"
                              if result.placeholder_only else ""))
 
 
@@ -113,7 +119,7 @@ def _print_matches(result, shown) -> None:
     if not n:
         return
     where = f" at {result.panic.path}:{result.panic.line}" if result.panic.path else ""
-    click.echo(f"{n} record{'s' if n != 1 else ''} match{'es' if n == 1 else ''} this panic{where}"
+    click.echo(f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
                + (" (best first)" if n > 1 else "") + ":")
     for i, m in enumerate(shown, start=1):
         r, a = m.line.record, m.line.analysis
@@ -172,7 +178,8 @@ def annotate_export(records, out_dir):
     out = Path(out_dir)
     todo = export(lines, out, records, utc_now()) if lines else None
     if todo is None or not todo.exported:
-        click.echo(f"Nothing to annotate: all {len(lines)} records in {records} are annotated.")
+        click.echo(f"Nothing to annotate: {'the' if len(lines) == 1 else 'all'} {plural(len(lines), 'record')} "
+                   f"in {records} {'is' if len(lines) == 1 else 'are'} annotated.")
         return
     ensure_writable_dir(out)
     write_files(todo.files)
@@ -180,9 +187,11 @@ def annotate_export(records, out_dir):
     for ln in todo.exported:
         by_status[ln.analysis.annotationStatus] = by_status.get(ln.analysis.annotationStatus, 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
-    click.echo(f"Wrote {len(todo.exported)} prompts and answer skeletons to {out} ({parts}).")
+    n = len(todo.exported)
+    click.echo(f"Wrote {plural(n, 'prompt')} and {plural(n, 'answer skeleton')} to {out} ({parts}).")
     if todo.kept:
-        click.echo(f"Kept {len(todo.kept)} answers already filled in {out}; import them with "
+        click.echo(f"Kept {plural(len(todo.kept), 'answer')} already filled in {out}; import "
+                   f"{'it' if len(todo.kept) == 1 else 'them'} with "
                    f"`burn-errors annotate import {records} {out} --out {records}`.")
 
 
@@ -193,8 +202,11 @@ def annotate_export(records, out_dir):
               help="Records file to write (may be RECORDS itself; written whole or not at all).")
 @click.option("--skip-bad", is_flag=True,
               help="Import the good answers and list the bad ones (without it, any bad answer means nothing is written).")
+@click.option("--ai-assisted", is_flag=True,
+              help="The answers were written with a model's help: tag the records `ai-assisted`, so their "
+                   "pages say \"AI-assisted analysis\" (without it they say \"Annotated analysis\").")
 @debug_option
-def annotate_import(records, answers, out_path, skip_bad):
+def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
     """Merge answers (files, or folders of *.json) into the records.
 
     Each answer is checked with the same Annotation model as the records: exactly the id and the
@@ -208,6 +220,7 @@ def annotate_import(records, answers, out_path, skip_bad):
     Examples:
       burn-errors annotate import output/records.jsonl annotation/ --out output/records.jsonl
       burn-errors annotate import old.jsonl a.json b.json --out new.jsonl --skip-bad
+      burn-errors annotate import output/records.jsonl model-answers/ --out output/records.jsonl --ai-assisted
     """
     from . import annotate as an
     from .extract import utc_now
@@ -221,18 +234,18 @@ def annotate_import(records, answers, out_path, skip_bad):
         click.echo(f"{path}: {reason}", err=True)
     if got.bad and not skip_bad:
         n = len(got.bad)
-        raise UserError(f"{n} bad answer{'s' if n != 1 else ''} (listed above); nothing was written; fix "
+        raise UserError(f"{plural(n, 'bad answer')} (listed above); nothing was written; fix "
                         f"{'them' if n != 1 else 'it'} or pass --skip-bad to import the good ones")
-    merged, replaced = an.merge(lines, got.good, utc_now())
+    merged, replaced = an.merge(lines, got.good, utc_now(), ai_assisted=ai_assisted)
     if got.good:
         write_files({Path(out_path): jsonl.dumps(merged)})
-    summary = f"Imported {len(got.good)} answer{'s' if len(got.good) != 1 else ''}"
+    summary = f"Imported {plural(len(got.good), 'answer')}"
     summary += f" into {out_path}" if got.good else " (nothing written)"
     notes = []
     if replaced:
         notes.append(f"{replaced} replaced an earlier annotation")
     if got.empty:
-        notes.append(f"{len(got.empty)} skeleton{'s' if len(got.empty) != 1 else ''} not filled yet")
+        notes.append(f"{plural(len(got.empty), 'skeleton')} not filled yet")
     if got.bad:
-        notes.append(f"{len(got.bad)} bad answer{'s' if len(got.bad) != 1 else ''} skipped")
+        notes.append(f"{plural(len(got.bad), 'bad answer')} skipped")
     click.echo(summary + (f"; {', '.join(notes)}" if notes else "") + ".")

@@ -146,8 +146,12 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
     removed = [base_by_id[i] for i in base_by_id.keys() - head_by_id.keys()]
     added = [head_by_id[i] for i in head_by_id.keys() - base_by_id.keys()]
 
-    flips = [Flip(*key, b, h) for key, b, h in coverage.flipped(coverage.build(base_lines),
-                                                                 coverage.build(head_lines))]
+    base_matrix, head_matrix = coverage.build(base_lines), coverage.build(head_lines)
+    # Flipped cells per backend and operation with their dtypes in the enum's declaration order,
+    # as coverage's columns (head's columns, then any only base has), not alphabetically.
+    column = {d: i for i, d in enumerate(dict.fromkeys(head_matrix.dtypes + base_matrix.dtypes))}
+    flips = sorted((Flip(*key, b, h) for key, b, h in coverage.flipped(base_matrix, head_matrix)),
+                   key=lambda f: (f.crate, f.operation, column.get(f.dtype, len(column)), f.dtype))
     return DiffResult(base=base, head=head, added=_sorted(added), removed=_sorted(removed),
                       changed=sorted(changed, key=lambda c: _loc(c.head)),
                       moved=sorted(moved, key=lambda c: _loc(c.head)), unchanged=unchanged, flipped=flips)

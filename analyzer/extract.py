@@ -56,6 +56,10 @@ class Extraction:
     cache_misses: int
     timings: dict[str, float]
     carry: dict[str, int] = field(default_factory=dict)
+    # What this run did with each Rust file (path): its facts came from the cache, or it was
+    # parsed, or the byte prefilter found no panic-family call and no enum in it, so it was not
+    # parsed. The three add up to files_scanned.
+    scan: dict[str, int] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -169,9 +173,11 @@ def _pool(jobs: int):
 
 
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
-               progress: Callable[[str], None] | None = None) -> dict[str, tuple[FileFacts, bytes]]:
+               progress: Callable[[str], None] | None = None,
+               prefiltered: set[str] | None = None) -> dict[str, tuple[FileFacts, bytes]]:
     """Read and parse the blobs `oids`; (facts, cache row) per blob. Across `jobs` processes
-    when there is enough to read to pay for them."""
+    when there is enough to read to pay for them. The blobs the prefilter kept from the parser
+    are added to `prefiltered`."""
     from .cache import encode
 
     order = sorted(oids, key=lambda o: (-sizes.get(o, 0), o))  # biggest first
@@ -196,6 +202,8 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
             if not worth_parsing(data):
                 # No call and no enum: the facts are its plain aliases, if any, without a parse.
                 # Most such files have none and share one row.
+                if prefiltered is not None:
+                    prefiltered.add(oid)
                 bad = _not_utf8(data)
                 aliases = plain_aliases(data)
                 key = (bad, tuple(aliases))
@@ -248,10 +256,13 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
     hits0, misses0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
     facts: dict[str, FileFacts] = cache.get_many(oids, FileFacts.from_json) if cache is not None else {}
     missing = [o for o in oids if o not in facts]
+    from_cache = set(facts)
+    prefiltered: set[str] = set()
     contents: dict[str, bytes] = {}  # the record stage reads the files it needs
     if missing:
         sizes = {b.oid: b.size for b in rust}
-        fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress)
+        fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress,
+                           prefiltered)
         facts.update((oid, f) for oid, (f, _) in fresh.items())
         if cache is not None:
             cache.put_encoded({oid: row for oid, (_, row) in fresh.items()})
@@ -299,7 +310,15 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
         not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
         cache_hits=cache.hits - hits0 if cache is not None else 0,
         cache_misses=cache.misses - misses0 if cache is not None else len(oids),
-        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry)
+        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, scan=_scan_counts(rust, from_cache, prefiltered))
+
+
+def _scan_counts(rust: list, from_cache: set[str], prefiltered: set[str]) -> dict[str, int]:
+    """Per Rust file (two paths may share a blob): facts from the cache, parsed by this run, or
+    kept from the parser by the prefilter; the three add up to the files scanned."""
+    cached = sum(1 for b in rust if b.oid in from_cache)
+    skipped = sum(1 for b in rust if b.oid in prefiltered)
+    return {"cached": cached, "parsed": len(rust) - cached - skipped, "prefiltered": skipped}
 
 
 def file_lines(data: bytes) -> list[str]:

@@ -6,18 +6,21 @@ templates are `templates/page.{md,html}.j2` and `templates/page_index.{md,html}.
 
 Related errors
 --------------
-A page lists up to `RELATED_LIMIT` messages of other records, chosen in this order:
+A page lists up to `RELATED_LIMIT` messages of other records, the closest operations first:
 
 1. the same *operation family*: records whose `analysis.operation` has the same family key
    (`family_key`: the last `::` segment, lower-cased, without a tensor-kind prefix `float_`,
-   `int_`, `bool_`, `q_`, without suffixes such as `_backward`, `_grad`, `_with_indices`, and
-   without a dimension suffix `1d`/`2d`/`3d`, so `deform_conv2d_backward` -> `deform_conv` and
-   `float_cumsum` -> `cumsum`) *and* the same scope (`family_scope`): an operation that the
-   message names (`conv3d: unsupported dtype`) or that implements a backend operation trait
-   (`impl ModuleOps<..> for ..`) is the same operation in every crate; any other function name
-   (`forward`, `from`, `new`) only groups records of one crate. Same crate first, then by file
-   and line;
-2. the same file, nearest line first.
+   `int_`, `bool_`, `q_`, without a variant prefix `deform_` or `adaptive_`, without suffixes
+   such as `_backward`, `_grad`, `_with_indices`, and without a dimension suffix `1d`/`2d`/`3d`,
+   so `deform_conv2d_backward`, `conv1d` and `conv3d` are all `conv`, `adaptive_avg_pool2d` is
+   `avg_pool`, `float_cumsum` is `cumsum`) *and* the same scope (`family_scope`): an operation
+   that the message names (`conv3d: unsupported dtype`) or that implements a backend operation
+   trait (`impl ModuleOps<..> for ..`) is the same operation in every crate (every backend); any
+   other function name (`forward`, `from`, `new`) only groups records of one crate. Same crate
+   first, then same file, then by file and line;
+2. sibling operations: other methods of the same `impl` block (the same trait implemented for the
+   same backend, `analysis.impl`) in the same crate, same file first, nearest line first;
+3. the same file, nearest line first.
 
 A message equal to the page's own message, or already listed, is not listed again: the list
 shows messages, and the same text twice says nothing new.
@@ -34,12 +37,17 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from .annotate import (
+    AI_TAG,  # only records tagged so are "AI-assisted"; other annotations are "Annotated"
+)
 from .record import RecordLine
 
 RELATED_LIMIT = 8
-API_PATH = "/api/errors/"
 
 _KIND_PREFIX = re.compile(r"^(?:float|int|bool|q)_(?=[a-z])")
+# Prefixes that name a variant of an operation, not another operation: a deformable convolution
+# is a convolution, an adaptive pooling a pooling.
+_VARIANT_PREFIX = re.compile(r"^(?:deform|adaptive)_(?=[a-z])")
 _SUFFIXES = ("_backward", "_forward", "_grad", "_with_indices", "_inplace", "_elem", "_ref", "_async", "_impl")
 _DIM_SUFFIX = re.compile(r"_?[1-9]d$")
 _OPS_TRAIT = re.compile(r"^impl(?:<.*?>)?\s+(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)Ops\b.*\bfor\b")
@@ -47,10 +55,11 @@ _STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
 
 
 def family_key(operation: str) -> str:
-    """`deform_conv2d_backward` -> `deform_conv`, `float_cumsum` -> `cumsum`, `burn_flex::layer_norm`
-    -> `layer_norm`. Never empty: a name that would strip to nothing stays as it was."""
+    """`deform_conv2d_backward` -> `conv`, `adaptive_avg_pool2d` -> `avg_pool`, `float_cumsum` ->
+    `cumsum`, `burn_flex::layer_norm` -> `layer_norm`. Never empty: a name that would strip to
+    nothing stays as it was."""
     name = operation.rsplit("::", 1)[-1].lower()
-    key = _KIND_PREFIX.sub("", name)
+    key = _VARIANT_PREFIX.sub("", _KIND_PREFIX.sub("", name))
     changed = True
     while changed:
         changed = False
@@ -85,22 +94,30 @@ def family(line: RecordLine) -> tuple[str, str]:
 
 def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMIT,
             families: dict[str, tuple[str, str]] | None = None) -> list[RecordLine]:
-    """Other records of the same operation family, then of the same file (see the module doc).
-    `families` ({id: family}) saves recomputing them for every page."""
-    me = line.record
+    """Other records of the same operation family, then sibling operations of the same impl, then
+    of the same file (see the module doc). `families` ({id: family}) saves recomputing them for
+    every page."""
+    me, crate, impl = line.record, line.analysis.crate, line.analysis.impl
     fam = families or {}
 
     def family_of(o: RecordLine) -> tuple[str, str]:
         return fam[o.record.id] if o.record.id in fam else family(o)
 
+    def nearest(o: RecordLine) -> tuple:
+        return (o.record.filePath != me.filePath, o.record.filePath,
+                abs(o.record.lineNumber - me.lineNumber), o.record.lineNumber)
+
     mine = family_of(line)
-    same_family = [o for o in lines if o.record.id != me.id and family_of(o) == mine]
-    same_family.sort(key=lambda o: (o.analysis.crate != line.analysis.crate, o.record.filePath, o.record.lineNumber))
-    same_file = [o for o in lines if o.record.id != me.id and o.record.filePath == me.filePath]
-    same_file.sort(key=lambda o: (abs(o.record.lineNumber - me.lineNumber), o.record.lineNumber))
+    others = [o for o in lines if o.record.id != me.id]
+    same_family = sorted((o for o in others if family_of(o) == mine),
+                         key=lambda o: (o.analysis.crate != crate, o.record.filePath != me.filePath,
+                                        o.record.filePath, o.record.lineNumber))
+    siblings = sorted((o for o in others if impl and o.analysis.impl == impl and o.analysis.crate == crate),
+                      key=nearest)
+    same_file = sorted((o for o in others if o.record.filePath == me.filePath), key=nearest)
     out: list[RecordLine] = []
     seen = {me.errorMessage}
-    for o in same_family + same_file:
+    for o in same_family + siblings + same_file:
         if o.record.errorMessage in seen:
             continue
         seen.add(o.record.errorMessage)
@@ -130,7 +147,7 @@ def issue_url(line: RecordLine, base: str | None = None) -> str:
     r = line.record
     base = base or f"https://github.com/{r.repo}/issues/new"
     title = f"Panic: {r.errorMessage[:120]}"
-    body = f"Panic thrown at {r.filePath}:{r.lineNumber}, {r.githubUrl}\n\nRecord: {API_PATH}{r.id}"
+    body = f"Panic thrown at {r.filePath}:{r.lineNumber}, {r.githubUrl}\n\nRecord id: {r.id}"
     return f"{base}{'&' if '?' in base else '?'}title={quote(title, safe='/:@')}&body={quote(body, safe='/:@')}"
 
 
@@ -170,7 +187,8 @@ def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str
                                 f"{o.analysis.crate} · {o.record.filePath}:{o.record.lineNumber}")
                     for o in related(line, lines, families=families)],
         "annotated": r.is_annotated(),
-        "api_url": f"{API_PATH}{r.id}",
+        "ai_assisted": r.is_annotated() and AI_TAG in r.tags,
+        "json_href": f"{names[r.id]}.json",
         "issue_url": issue_url(line, issues_url),
         "category": a.category,
         "crate": a.crate,
@@ -267,6 +285,17 @@ def md_fence(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
+def md_autolink(url: str) -> str:
+    """A URL as a CommonMark autolink `<https://...>`, exactly as written (no backslash escapes:
+    inside a URL they would become part of it). Characters an autolink cannot hold (space, `<`,
+    `>`, controls) are percent-encoded; anything but an http(s) URL is shown as code instead."""
+    text = str(url)
+    if not re.match(r"https?://", text):
+        return md_code_span(" ".join(text.split()))
+    encoded = "".join(f"%{ord(ch):02X}" if ch in "<> \"`" or ord(ch) < 0x20 or ord(ch) == 0x7F else ch for ch in text)
+    return f"<{encoded}>"
+
+
 def md_link_title(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -299,12 +328,14 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(md=md_inline, md_line=md_one_line, md_paras=md_paragraphs, md_code=md_code_span,
-                       md_fence=md_fence, md_title=md_link_title, html_paras=html_paragraphs, url=safe_url)
+                       md_fence=md_fence, md_title=md_link_title, md_autolink=md_autolink, html_paras=html_paragraphs, url=safe_url)
     return env
 
 
 def render_all(lines: list[RecordLine], ext: str, issues_url: str | None = None) -> dict[str, str]:
-    """{file name: text} for every record's page and `index.<ext>`."""
+    """{file name: text} for every record's page, `index.<ext>`, and beside each page
+    `<page>.json`: its record as one records.jsonl line (the page's "Data as JSON" link, which
+    `validate`, `lookup` and `diff` read as a records file)."""
     env = environment()
     page = env.get_template(f"page.{ext}.j2")
     index = env.get_template(f"page_index.{ext}.j2")
@@ -312,5 +343,6 @@ def render_all(lines: list[RecordLine], ext: str, issues_url: str | None = None)
     families = {ln.record.id: family(ln) for ln in lines}
     files = {f"{names[ln.record.id]}.{ext}": page.render(page_context(ln, lines, names, ext, issues_url, families))
              for ln in lines}
+    files.update((f"{names[ln.record.id]}.json", ln.to_json_line() + "\n") for ln in lines)
     files[f"index.{ext}"] = index.render(index_context(lines, names, ext))
     return files

@@ -164,9 +164,14 @@ _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 
 
 def slug(message: str, record_id: str) -> str:
-    """The message lower-cased, runs of other characters than a-z and 0-9 turned into `-`, cut to
-    50 characters, then `-` and the first 6 digits of the id."""
-    return _SLUG_RUN.sub("-", message.lower())[:50] + "-" + record_id[:6]
+    """The message lower-cased, runs of other characters to `-`, cut to 50, then `-` + id[:6]
+    (the published rule, dashes at either end kept: `resize: no kernel for {:?}` gives
+    `resize-no-kernel-for--<id6>`). A message with no letter or digit (`panic!("")`, `{:?}`)
+    has no words to show: its slug is id[:6] alone, not `-<id6>` or `--<id6>`."""
+    words = _SLUG_RUN.sub("-", message.lower())[:50]
+    if not words.strip("-"):
+        return record_id[:6]
+    return words + "-" + record_id[:6]
 
 
 def github_url(repo: str, sha: str, path: str, start: int, end: int) -> str:

@@ -9,6 +9,8 @@ import time
 
 import click
 
+from .wording import plural
+
 
 def _tty() -> bool:
     return sys.stderr.isatty()
@@ -55,26 +57,32 @@ def status(message: str):
         yield lambda text: None
 
 
-def summary(manifest: dict, written: list[str]) -> None:
+def summary(manifest: dict, written: list[str], previous: str | None = None, annotations_kept: int = 0) -> None:
     """The closing lines of `extract`, from its manifest (so a run served from the results cache
-    prints what a full run prints)."""
+    prints what a full run prints). Every Rust file is counted once: its facts came from the
+    cache, or it was parsed, or the prefilter found no panic-family call or enum in it."""
     counts = manifest["counts"]
     parts = ", ".join(f"{n} {c}" for c, n in counts.items())
     cache = manifest.get("cache") or {}
+    calls = f"{plural(manifest['panicCalls'], 'panic-family call')} in {plural(manifest['filesScanned'], 'Rust file')}"
     if cache.get("result") == "hit":
-        how = ", unchanged since the last run (results cache)"
+        how = "unchanged since the last run: results cache"
     else:
-        how = f", {cache['hits']} cached" if cache.get("hits") else ""
-    click.echo(f"Analysed {manifest['repo']}@{manifest['sha'][:12]}: {manifest['filesScanned']} Rust files, "
-               f"{manifest['filesParsed']} parsed{how}, {manifest['panicCalls']} panic-family calls in "
-               f"{manifest['timings'].get('total', 0):.2f}s", err=True)
+        scan = manifest.get("scan") or {}
+        how = (f"{scan.get('parsed', 0)} parsed, {scan.get('cached', 0)} from the cache, "
+               f"{scan.get('prefiltered', 0)} without a panic-family call or enum, not parsed")
+    click.echo(f"Analysed {manifest['repo']}@{manifest['sha'][:12]} in {manifest['timings'].get('total', 0):.2f}s: "
+               f"{calls} ({how})", err=True)
     bad = manifest.get("filesWithParseErrors") or []
     if bad:
-        click.echo(f"note: {len(bad)} files did not parse cleanly; their sites were still read "
+        click.echo(f"note: {plural(len(bad), 'file')} did not parse cleanly; {'its' if len(bad) == 1 else 'their'} "
+                   f"sites were still read "
                    f"where the tree allows (listed in manifest.json)", err=True)
     carry = manifest.get("annotation")
     if carry:
-        click.echo(f"Annotations: {carry['unchanged']} kept, {carry['changed']} changed, {carry['new']} new, "
-                   f"{carry['dropped']} dropped", err=True)
-    click.echo(f"Found {sum(counts.values())} records ({parts}).")
+        against = f" {previous}" if previous else ""
+        click.echo(f"Compared with{against}: {carry['unchanged']} unchanged, {carry['changed']} changed, "
+                   f"{carry['new']} new, {carry['dropped']} dropped; annotations kept on "
+                   f"{plural(annotations_kept, 'record')} (changed and new records go to annotation)", err=True)
+    click.echo(f"Found {plural(sum(counts.values()), 'record')} ({parts}).")
     click.echo("Wrote " + ", ".join(written))

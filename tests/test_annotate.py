@@ -94,7 +94,7 @@ def test_export_writes_a_prompt_and_a_skeleton_per_record(cli, records, tmp_path
     out = tmp_path / "ann"
     res = _export(cli, records, out)
     ids = _ids(records)
-    assert "Wrote 2 prompts and answer skeletons" in res.stdout and "2 new" in res.stdout
+    assert "Wrote 2 prompts and 2 answer skeletons" in res.stdout and "2 new" in res.stdout
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [f"{i}.json" for i in ids.values()] + [f"{i}.prompt.md" for i in ids.values()] + ["export.json"])
 
@@ -171,7 +171,19 @@ def test_import_merges_answers_and_the_next_export_skips_them(cli, records, tmp_
     pages = tmp_path / "pages"
     assert cli("render", str(merged), "--out", str(pages)).code == 0
     page = next(pages.glob("pool3d-unsupported-dtype--*.md")).read_text()
-    assert "## What it means" in page and "1. Cast to F32 first" in page and "AI-assisted analysis of" in page
+    assert "## What it means" in page and "1. Cast to F32 first" in page and "Annotated analysis of" in page
+    assert "AI-assisted" not in page  # nothing said a model wrote it
+    # Imported as written with a model's help: the record is tagged so, and its page says so.
+    res = _import(cli, merged, tmp_path / "ann" / f"{ids[POOL]}.json", out=tmp_path / "ai.jsonl", extra=("--ai-assisted",))
+    assert res.code == 0, res.stderr
+    ai = {ln["record"]["id"]: ln["record"] for ln in read_records_file(tmp_path / "ai.jsonl")}
+    assert ai[ids[POOL]]["tags"][-1] == "ai-assisted" and "ai-assisted" not in ai[ids[RESAMPLE]]["tags"]
+    assert cli("render", str(tmp_path / "ai.jsonl"), "--out", str(pages)).code == 0
+    assert "AI-assisted analysis of" in next(pages.glob("pool3d-unsupported-dtype--*.md")).read_text()
+    # A later plain import replaces the annotation and who wrote it.
+    assert _import(cli, tmp_path / "ai.jsonl", tmp_path / "ann" / f"{ids[POOL]}.json").code == 0
+    assert "ai-assisted" not in {ln["record"]["id"]: ln["record"]
+                                 for ln in read_records_file(tmp_path / "ai.jsonl")}[ids[POOL]]["tags"]
 
 
 def read_records_file(path):
@@ -282,7 +294,7 @@ def test_export_keeps_filled_answers_and_has_nothing_to_do_when_all_are_annotate
     filled = json.dumps(_answer(ids[POOL]))
     (out / f"{ids[POOL]}.json").write_text(filled)
     res = _export(cli, records, out)
-    assert "Kept 1 answers already filled" in res.stdout
+    assert "Kept 1 answer already filled" in res.stdout
     assert (out / f"{ids[POOL]}.json").read_text() == filled
     assert json.loads((out / f"{ids[RESAMPLE]}.json").read_text())["documentation"] is None
 
@@ -319,10 +331,53 @@ def test_the_annotation_loop_across_a_new_commit(cli, git_repo, records, tmp_pat
 
     out2 = tmp_path / "ann2"
     res = _export(cli, second, out2)
-    assert "Wrote 1 prompts" in res.stdout and "1 changed" in res.stdout
+    assert "Wrote 1 prompt and 1 answer skeleton" in res.stdout and "1 changed" in res.stdout
     prompt = (out2 / f"{ids[POOL]}.prompt.md").read_text()
     assert "annotated before, but its content" in prompt and "- handled by other arms: `F64`, `F32`, `F16`" in prompt
     (out2 / f"{ids[POOL]}.json").write_text(json.dumps(_answer(ids[POOL], solutions=["Cast to F16 or F32"])))
     assert _import(cli, second, out2).code == 0
     res = _export(cli, second, tmp_path / "ann3")
     assert res.stdout.startswith("Nothing to annotate")
+
+
+def test_a_bad_answer_lists_all_its_problems(cli, records, tmp_path):
+    """One round of fixes is enough: every problem of the answer is named, not the first one."""
+    ids = _ids(records)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_answer(ids[POOL], solutions="Cast to F32", preventionTips=["ok", 3],
+                                      severity="high", owner="me", commonSituations=" ")))
+    res = _import(cli, records, bad)
+    assert res.code == 2
+    (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith(f"{bad}: ")]
+    assert line == (f"{bad}: field solutions: Input should be a valid list; field preventionTips.1: Input "
+                    f"should be a valid string; field severity: unknown field; field owner: unknown field; "
+                    f"field commonSituations: blank text; write null when there is nothing to say; "
+                    f"the answer holds only the id and the Annotation fields")
+    assert "more problems" not in res.stderr
+    blank = tmp_path / "blank.json"
+    blank.write_text(json.dumps(_answer(ids[POOL], documentation=" ", solutions=[], preventionTips=["a", " "])))
+    res = _import(cli, records, blank)
+    assert (f"{blank}: field documentation: blank text; write null when there is nothing to say; field "
+            f"solutions: empty list; write null when there is nothing to say; field preventionTips.1: blank "
+            f"text") in res.stderr
+
+
+def test_the_prompt_links_the_source_url_exactly(cli, records, tmp_path):
+    """The pinned source link is an autolink: no markdown escaping inside the URL (`\\#L1`)."""
+    markdown_it = pytest.importorskip("markdown_it")
+    out = tmp_path / "ann"
+    _export(cli, records, out)
+    ids = _ids(records)
+    url = next(ln["record"]["githubUrl"] for ln in read_records(records.parent) if ln["record"]["id"] == ids[POOL])
+    assert "#L" in url
+    prompt = (out / f"{ids[POOL]}.prompt.md").read_text()
+    assert f"(<{url}>)" in prompt and "\\#L" not in prompt
+    rendered = markdown_it.MarkdownIt("commonmark").render(prompt)
+    assert f'href="{url}"' in rendered
+
+
+def test_autolink_encodes_what_would_end_it():
+    from analyzer.pages import md_autolink
+
+    assert md_autolink("https://x.test/a b<c>") == "<https://x.test/a%20b%3Cc%3E>"
+    assert md_autolink("javascript:alert(1)") == "`javascript:alert(1)`"

@@ -525,3 +525,10 @@ def test_help_has_examples(cli):
     assert "burn-errors coverage --records output/records.jsonl --format markdown --out coverage.md" in examples
     for flag in ("--records", "--format", "--out", "--backend", "--expand", "--repo", "--sha"):
         assert flag in res.stdout
+
+
+def test_written_message_counts_in_the_singular_for_one(cli, backends, tmp_path):
+    page = tmp_path / "flex.md"
+    res = run_coverage(cli, backends, "--format", "markdown", "--backend", "flex", "--out", str(page))
+    assert res.code == 0, res.stderr
+    assert re.search(rf"Wrote {re.escape(str(page))} \(markdown: \d+ operations? in 1 backend\)\.", res.stderr), res.stderr

@@ -628,7 +628,7 @@ def test_head_parses_only_the_files_that_changed(cli, history):
     assert uncached["head"]["cache"] == {"hits": 0, "misses": 3}
     assert uncached["summary"] == cold["summary"]
     res = run_diff(cli, repo, base, head)
-    assert "base 0 of 3 Rust files, head 0 of 3" in res.stderr
+    assert "Read and parsed afresh: base 0 of 3 distinct Rust file contents, head 0 of 3 distinct Rust file contents" in res.stderr
 
 
 def test_revisions_are_read_from_git_objects_not_the_work_tree(cli, history):
@@ -697,3 +697,78 @@ def test_what_keeps_an_id_and_what_gives_a_new_one(cli, git_repo):
     assert [s["pattern"] for s in d["removed"]] == ["InterpolateMode::Bicubic | InterpolateMode::Bilinear"]
     assert [s["pattern"] for s in d["added"]] == ["InterpolateMode::Bilinear"]
     assert d["added"][0]["id"] != d["removed"][0]["id"]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a pull-request reader gets: the same dtype order everywhere, a link to the full output
+
+
+def test_dtypes_keep_the_enum_order_in_every_table(cli, history):
+    """Flipped cells list their dtypes in the enum's declaration order (the coverage columns'
+    order), as the rejected dtypes of the added table do, not alphabetically."""
+    repo, base, head = history
+    declared = ["F64", "F32", "F16", "BF16", "I64", "I32", "U8", "Bool(Native)", "Bool(U8)", "Bool(U32)", "QFloat"]
+    d = diff_json(cli, repo, base, head)
+    sort_flips = [f["dtype"] for f in d["flipped"] if f["operation"] == "sort"]
+    assert sort_flips == declared  # a new operation: every cell flips from absent
+    md = run_diff(cli, repo, base, head).stdout
+    (flip_row,) = [ln for ln in md.splitlines() if ln.startswith("| burn-flex | `sort` |") and "panics" in ln]
+    (added_row,) = [ln for ln in md.splitlines() if "`sort: unsupported dtype {:?}`" in ln]
+    in_flips = flip_row.split(" | ")[2]
+    in_added = added_row.split(" | ")[-1].rstrip(" |")
+    assert in_flips.startswith("F64, F16, BF16, I64, I32, U8, Bool(Native)")
+    assert in_added.startswith("F64, F16, BF16, I64, I32, U8, Bool(Native)")
+
+
+def test_markdown_links_the_full_output_as_an_artifact(cli, git_repo):
+    git_repo.crate("burn-flex", {"src/module.rs": MODULE})
+    base = git_repo.commit()
+    git_repo.crate("burn-flex", {"src/many.rs": "use burn_std::DType;\n\n"
+                                 + "\n".join(_fn(f"op{i:02}") for i in range(57))})
+    head = git_repo.commit()
+    url = "https://github.com/acme/burn/actions/runs/42/artifacts/7"
+    res = run_diff(cli, git_repo, base, head, "--artifacts-url", url)
+    assert res.code == 0, res.stderr
+    md = res.stdout
+    header = md.splitlines()[3]
+    assert header.endswith(f" · [full JSON and SARIF]({url})")
+    assert f"…and 7 more; the [full JSON and SARIF]({url}) list them all." in md
+    assert "`burn-errors diff --format json`" not in md
+    # Characters that would end or break a markdown link are percent-encoded.
+    res = run_diff(cli, git_repo, base, head, "--artifacts-url", "https://example.com/a(b)<c>[d]")
+    assert "(https://example.com/a%28b%29%3Cc%3E%5Bd%5D)" in res.stdout
+
+
+@pytest.mark.parametrize("url, words", [
+    ("http://example.com/run/1", "must be an https:// URL"),
+    ("javascript:alert(1)", "must be an https:// URL"),
+    ("https://example.com/a b", "without spaces"),
+    ("https://example.com/a\n# injected", "without spaces"),
+])
+def test_artifacts_url_must_be_one_https_url(cli, history, url, words):
+    repo, base, head = history
+    res = run_diff(cli, repo, base, head, "--artifacts-url", url)
+    assert res.code == 2 and res.stdout == ""
+    assert res.stderr.startswith("burn-errors: error: --artifacts-url ") and words in res.stderr
+    assert len(res.stderr.splitlines()) == 1
+
+
+def test_artifacts_url_is_for_markdown_only(cli, history):
+    repo, base, head = history
+    res = run_diff(cli, repo, base, head, "--format", "json", "--artifacts-url", "https://example.com/x")
+    assert res.code == 2 and "--artifacts-url is for --format markdown" in res.stderr
+
+
+def test_an_empty_message_is_said_in_words(cli, git_repo):
+    git_repo.crate("burn-flex", {"src/module.rs": MODULE})
+    base = git_repo.commit()
+    git_repo.crate("burn-flex", {"src/empty.rs": "use burn_std::DType;\n\n" + _fn("cumprod").replace(
+        'panic!("cumprod: unsupported dtype {:?}", dtype)', 'panic!("")')})
+    head = git_repo.commit()
+    assert 'panic!("")' in (git_repo.path / "crates/burn-flex/src/empty.rs").read_text()
+    md = run_diff(cli, git_repo, base, head).stdout
+    (row,) = [ln for ln in md.splitlines() if "empty.rs" in ln]
+    assert "| *(empty panic message)* |" in row and "``" not in row
+    sarif = json.loads(run_diff(cli, git_repo, base, head, "--format", "sarif").stdout)
+    (result,) = sarif["runs"][0]["results"]
+    assert result["message"]["text"].startswith("New panic site in burn-flex::cumprod with an empty panic message")

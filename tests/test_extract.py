@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from conftest import read_records
 
 # One record as the published dataset serves it (invented values): the shape records must keep.
@@ -80,7 +81,7 @@ def test_records_have_the_published_shape(cli, git_repo, tmp_path):
     assert an["scrutinee"] == "x.dtype()" and an["pattern"] == "dtype"
     assert an["handled"] == ["F64", "F32"]
     assert an["rejected"] == ["F16", "BF16", "I64", "I32", "U8", "Bool(Native)", "Bool(U8)", "Bool(U32)", "QFloat"]
-    assert re.fullmatch(an["messageRegex"], "conv3d: unsupported dtype I8", re.S)
+    assert re.fullmatch(an["messageRegex"], "conv3d: unsupported dtype I8", re.DOTALL)
     mode = by_msg["nearest exact interpolation backward is not supported by this backend"]
     assert mode["record"]["lineNumber"] == 19  # where `panic` starts, not the string's line
     assert mode["record"]["backgroundTag"] == "unsupported-op-backend"
@@ -228,3 +229,143 @@ def test_outputs_get_the_permissions_of_any_new_file(cli, git_repo, tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert (tmp_path / "o" / "records.jsonl").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("command", ["extract", "coverage"])
+def test_help_shows_the_pinned_sha_and_how_to_move_it(cli, command):
+    """An installed user cannot open analyzer/config.py: --help names the commit itself."""
+    from analyzer.config import PINNED_SHA
+
+    res = cli(command, "--help")
+    assert res.code == 0
+    text = " ".join(res.stdout.split())
+    assert f"Default: the pinned commit {PINNED_SHA}." in text
+    assert "pass --sha REV" in text
+    assert "edit PINNED_SHA in analyzer/config.py in a clone of this tool's source and install that clone" in text
+    assert "the pin in analyzer/config.py" not in text
+
+
+# ---------------------------------------------------------------------------------------------
+# What the closing lines say: counts that add up, and the README example in step with them
+
+BROKEN_RS = '''\
+pub fn pad(x: Tensor, mode: PadMode) -> Tensor {
+    match mode {
+        PadMode::Constant => constant(x),
+        other => panic!("pad: {:?} is not supported", other),
+    }
+}
+
+fn half_written( {
+'''
+
+
+def _scan_line(res) -> str:
+    return res.stderr.splitlines()[0]
+
+
+def test_scan_counts_add_up_to_the_files_scanned(cli, git_repo, tmp_path):
+    """Every Rust file is counted once: parsed, from the cache, or left out by the prefilter."""
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS, "src/util.rs": "pub fn one() -> u8 { 1 }\n",
+                                 "src/copy.rs": "pub fn two() -> u8 { 2 }\n"})
+    git_repo.commit()
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "a"))
+    # dtype.rs (an enum) and module.rs are parsed; util.rs and copy.rs hold neither a call nor an enum.
+    assert _scan_line(res).endswith(": 2 panic-family calls in 4 Rust files (2 parsed, 0 from the cache, "
+                                    "2 without a panic-family call or enum, not parsed)")
+    m = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert m["scan"] == {"cached": 0, "parsed": 2, "prefiltered": 2}
+    git_repo.write("crates/burn-flex/src/util.rs", "pub fn one() -> u8 { 3 }\n")
+    git_repo.commit()
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "b"))
+    assert _scan_line(res).endswith("in 4 Rust files (0 parsed, 3 from the cache, 1 without a panic-family "
+                                    "call or enum, not parsed)")
+    m = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert sum(m["scan"].values()) == m["filesScanned"] == 4
+
+
+def test_annotations_kept_counts_records_that_had_annotations(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    first = tmp_path / "first"
+    _extract(cli, git_repo, first)
+    lines = [json.loads(raw) for raw in (first / "records.jsonl").read_text().splitlines()]
+    lines[0]["record"]["solutions"] = ["Cast to F32"]
+    (first / "records.jsonl").write_text("".join(json.dumps(ln) + "\n" for ln in lines))
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "second"),
+              "--previous", str(first / "records.jsonl"))
+    assert res.code == 0, res.stderr
+    # Two records unchanged, but only one had an annotation to keep.
+    assert (f"Compared with {first / 'records.jsonl'}: 2 unchanged, 0 changed, 0 new, 0 dropped; annotations "
+            f"kept on 1 record (changed and new records go to annotation)") in res.stderr
+
+
+def _readme_example() -> list[str]:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"```console\n\$ (burn-errors extract [^\n]*)\n(.*?)```", readme, re.DOTALL)
+    assert block, "README.md has an extract example"
+    return block.group(2).splitlines()
+
+
+def _shape(line: str) -> str:
+    """A README example line as a pattern: figures and SHAs vary, the words do not."""
+    out = []
+    for token in re.split(r"([0-9a-f]{12}|\d+(?:\.\d+)?s?)", line):
+        if re.fullmatch(r"\d+\.\d+s", token):
+            out.append(r"\d+\.\d+s")
+        elif re.fullmatch(r"[0-9a-f]{12}", token):
+            out.append("[0-9a-f]{12}")
+        elif re.fullmatch(r"\d+", token):
+            out.append(r"\d+")
+        else:
+            out.append(re.escape(token))
+    return "".join(out)
+
+
+def test_readme_example_has_the_shape_of_real_output(cli, git_repo, tmp_path):
+    """The README's extract example, figures aside, is what the tool prints."""
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS, "src/ops/pad.rs": BROKEN_RS,
+                                 "src/ops/pad2.rs": BROKEN_RS.replace("pad:", "pad2:"),
+                                 "src/util.rs": "pub fn one() -> u8 { 1 }\n"})
+    git_repo.commit()
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", "output/", cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    printed = res.stderr.splitlines() + res.stdout.splitlines()
+    example = _readme_example()
+    assert len(printed) == len(example), (printed, example)
+    for want, got in zip(example, printed):
+        assert re.fullmatch(_shape(want), got), (want, got)
+
+
+@pytest.mark.parametrize("message, words", [
+    ("resize: no kernel for {:?}", "resize-no-kernel-for--"),  # the published rule, ends kept
+    ("{mode:?} resampling is not available", "-mode-resampling-is-not-available-"),
+    ("x" * 60, "x" * 50 + "-"),
+    ("", ""), ("{:?}", ""), (" -- ", ""),  # nothing to show: the id's 6 characters alone
+])
+def test_slug_rule(message, words):
+    from analyzer.record import slug
+
+    assert slug(message, "82d02b0123456789") == words + "82d02b"
+
+
+EMPTY_RS = '''\
+use burn_std::DType;
+
+pub fn cumprod(x: Tensor) -> Tensor {
+    match x.dtype() {
+        DType::F32 => cumprod_f32(x),
+        _ => panic!(""),
+    }
+}
+'''
+
+
+def test_an_empty_message_has_one_name_for_slug_and_page(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/cumprod.rs": EMPTY_RS})
+    git_repo.commit()
+    (line,) = _extract(cli, git_repo, tmp_path / "o")
+    rec = line["record"]
+    assert rec["errorMessage"] == "" and rec["slug"] == rec["id"][:6]
+    assert cli("render", str(tmp_path / "o" / "records.jsonl"), "--out", str(tmp_path / "pages")).code == 0
+    assert (tmp_path / "pages" / f"{rec['slug']}.md").exists()

@@ -200,7 +200,7 @@ def test_html_is_self_contained_and_escaped(cli, tmp_path):
 def test_index_lists_every_page_and_its_links_resolve(cli, tmp_path):
     for fmt in ("md", "html"):
         out = _render(cli, tmp_path, fmt)
-        files = sorted(p.name for p in out.iterdir())
+        files = sorted(p.name for p in out.iterdir() if p.suffix == f".{fmt}")
         assert len(files) == 7 and f"index.{fmt}" in files
         assert not any(f.startswith("-") for f in files)  # a file name a shell would read as an option
         index = (out / f"index.{fmt}").read_text()
@@ -249,7 +249,8 @@ def test_related_errors_skip_repeated_messages_and_stop_at_the_limit():
 
 
 @pytest.mark.parametrize("operation,key", [
-    ("deform_conv2d_backward", "deform_conv"), ("conv3d", "conv"), ("conv_transpose1d", "conv_transpose"),
+    ("deform_conv2d_backward", "conv"), ("conv3d", "conv"), ("deform_conv2d", "conv"),
+    ("adaptive_avg_pool2d_backward", "avg_pool"), ("avg_pool2d", "avg_pool"), ("adaptive_", "adaptive"), ("conv_transpose1d", "conv_transpose"),
     ("float_cumsum", "cumsum"), ("int_scatter", "scatter"), ("q_from_data", "from_data"),
     ("max_pool2d_with_indices_backward", "max_pool"), ("grid_sample_2d", "grid_sample"),
     ("burn_flex::layer_norm", "layer_norm"), ("interpolate_backward", "interpolate"),
@@ -362,8 +363,11 @@ def _shape(text: str) -> list[str]:
             kind = "bullet item"
         elif line.startswith(("Trigger: ", "Common situations: ")):
             kind = line.split(":")[0]
-        elif re.fullmatch(r"AI-assisted analysis of \S+@[0-9a-f]{10} \(\d{4}-\d\d-\d\d\)\. Data as JSON: "
-                          r"/api/errors/[0-9a-f]{16}\. Report an issue: GitHub\.", line):
+        # Published pages link their JSON at the site's API; rendered pages link the file written
+        # beside them. Who annotated: "AI-assisted" only for records tagged so.
+        elif re.fullmatch(r"(?:AI-assisted|Annotated) analysis of \S+@[0-9a-f]{10} \(\d{4}-\d\d-\d\d\)\. "
+                          r"Data as JSON: (?:/api/errors/[0-9a-f]{16}|[a-z0-9-]+\.json)\. Report an issue: GitHub\.",
+                          line):
             kind = "footer"
         else:
             continue
@@ -399,3 +403,137 @@ def test_page_names_are_unique_and_never_start_with_a_dash():
         "0000000000000003": "lead-123456",
         "0000000000000004": "0000000000000004",
     }
+
+
+def test_each_page_links_its_record_as_json_written_beside_it(cli, tmp_path):
+    """"Data as JSON" links `<page>.json`, a one-line records file that the other commands read."""
+    for fmt in ("md", "html"):
+        out = _render(cli, tmp_path, fmt)
+        pages_written = sorted(p for p in out.glob(f"*.{fmt}") if p.name != f"index.{fmt}")
+        assert sorted(p.stem for p in out.glob("*.json")) == [p.stem for p in pages_written]
+        for page in pages_written:
+            link = (re.search(r'Data as JSON: <a href="([^"]+)">', page.read_text()) if fmt == "html"
+                    else re.search(r"Data as JSON: \[[^\]]+\]\(([^)]+)\)", page.read_text()))
+            assert link and link.group(1) == f"{page.stem}.json", page.name
+            (line,) = (out / link.group(1)).read_text().splitlines()
+            assert RecordLine.model_validate_json(line).record.slug.lstrip("-") in page.stem
+        assert "/api/errors/" not in "".join(p.read_text() for p in out.iterdir())
+    res = cli("validate", str(out / f"{POOL3D}.json"))
+    assert res.code == 0, res.stdout + res.stderr
+    res = cli("lookup", "pool3d: unsupported dtype I64", "--records", str(out / f"{POOL3D}.json"))
+    assert res.code == 0 and "c89dee59f0c87f69" in res.stdout
+
+
+def test_footer_says_ai_assisted_only_when_the_record_is_tagged_so(cli, tmp_path):
+    lines = _lines()
+    pool = next(ln for ln in lines if ln.record.id == "c89dee59f0c87f69")
+    tch = next(ln for ln in lines if ln.record.id == "a772a962852ef8f3")
+
+    def footer(name: str, records: Path) -> str:
+        out = _render(cli, tmp_path / name, "html", records)
+        return html_text((out / f"{name}.html").read_text()).splitlines()[-1]
+
+    assert footer(POOL3D, RECORDS).startswith("Annotated analysis of fixture/tensors@9ac64a222a (2026-11-30).")
+    pool.record.tags = [*pool.record.tags, pages.AI_TAG]
+    tch.record.tags = [*tch.record.tags, pages.AI_TAG]  # tagged but not annotated: says so
+    tagged = _write(tmp_path / "tagged.jsonl", lines)
+    assert footer(POOL3D, tagged).startswith("AI-assisted analysis of fixture/tensors@9ac64a222a (2026-11-30).")
+    assert footer(TCH, tagged).startswith("Static analysis of fixture/tensors@9ac64a222a (2026-11-30); not annotated yet.")
+
+
+# A backend's module ops in the shape burn writes them, and another backend's convolution.
+RANKING_FLEX = '''\
+use burn_std::DType;
+
+pub struct Flex;
+
+impl ModuleOps<Flex> for Flex {
+    fn avg_pool2d(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => avg_pool2d_f32(x),
+            dtype => panic!("avg_pool2d: no kernel for dtype {:?}", dtype),
+        }
+    }
+
+    fn conv1d(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => conv1d_f32(x),
+            dtype => panic!("conv1d: no kernel for dtype {:?}", dtype),
+        }
+    }
+
+    fn deform_conv2d_backward(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => deform_conv2d_backward_f32(x),
+            dtype => panic!("deform_conv2d_backward: no kernel for dtype {:?}", dtype),
+        }
+    }
+
+    fn conv_transpose2d(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => conv_transpose2d_f32(x),
+            dtype => panic!("conv_transpose2d: no kernel for dtype {:?}", dtype),
+        }
+    }
+
+    fn conv3d(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => conv3d_f32(x),
+            dtype => panic!("conv3d: no kernel for dtype {:?}", dtype),
+        }
+    }
+}
+
+fn pad_mode(x: Tensor, mode: PadMode) -> Tensor {
+    match mode {
+        PadMode::Constant => constant(x),
+        PadMode::Reflect => panic!("reflect padding is not supported by flex"),
+    }
+}
+'''
+
+RANKING_TCH = '''\
+use burn_std::DType;
+
+impl ModuleOps<Tch> for Tch {
+    fn conv2d(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => conv2d_f32(x),
+            dtype => panic!("conv2d: dtype {:?} has no kernel in tch", dtype),
+        }
+    }
+
+    fn max_pool2d(x: Tensor) -> Tensor {
+        match x.dtype() {
+            DType::F32 => max_pool2d_f32(x),
+            dtype => panic!("max_pool2d: dtype {:?} has no kernel in tch", dtype),
+        }
+    }
+}
+'''
+
+
+def test_related_errors_rank_the_operation_family_then_siblings_then_the_file(cli, git_repo, tmp_path):
+    """deform_conv2d_backward: the convolutions first (this backend's in file order, then another
+    backend's), then the other ops of the same impl nearest first, then the rest of the file."""
+    git_repo.crate("burn-flex", {"src/ops/module.rs": RANKING_FLEX})
+    git_repo.crate("burn-tch", {"src/ops/module.rs": RANKING_TCH})
+    git_repo.commit()
+    out = tmp_path / "o"
+    assert cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(out)).code == 0
+    lines = [RecordLine.model_validate_json(raw) for raw in (out / "records.jsonl").read_text().splitlines()]
+    me = next(ln for ln in lines if ln.analysis.operation == "deform_conv2d_backward")
+    got = [(o.analysis.crate, o.analysis.operation) for o in pages.related(me, lines)]
+    assert got == [
+        ("burn-flex", "conv1d"), ("burn-flex", "conv3d"),  # family, same crate and file, file order
+        ("burn-tch", "conv2d"),                              # family, another backend
+        ("burn-flex", "conv_transpose2d"), ("burn-flex", "avg_pool2d"),  # same impl, nearest first
+        ("burn-flex", "pad_mode"),                           # same file
+    ]
+    # The page lists them in that order.
+    pages_dir = tmp_path / "pages"
+    assert cli("render", str(out / "records.jsonl"), "--out", str(pages_dir)).code == 0
+    page = next(pages_dir.glob("deform-conv2d-backward-no-kernel-*.md")).read_text()
+    related = page.split("## Related errors\n", 1)[1].split("\n---", 1)[0]
+    assert [m.split(":")[0] for m in re.findall(r"^- \[([^\]]+)\]", related, re.MULTILINE)] == [
+        "conv1d", "conv3d", "conv2d", "conv_transpose2d", "avg_pool2d", "reflect padding is not supported by flex"]

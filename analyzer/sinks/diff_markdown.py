@@ -11,12 +11,15 @@ GitHub's limit of 65,536 characters; the JSON format always has everything.
 from __future__ import annotations
 
 import re
+from urllib.parse import quote, urlsplit
 
 import jinja2
 
 from .. import __version__
 from ..diff import DiffResult
+from ..errors import UserError
 from ..record import RecordLine
+from ..wording import plural
 
 MARKER = "<!-- burn-errors:diff -->"
 MAX_ROWS = 50
@@ -61,6 +64,13 @@ def dtypes(values: list[str], limit: int = 8) -> str:
     return shown + (f" +{len(values) - limit} more" if len(values) > limit else "")
 
 
+def message(line: RecordLine, limit: int = MAX_MESSAGE) -> str:
+    """The panic message as a code span; a message with nothing to show (`panic!("")`) is said so
+    in words, in italics so it cannot be taken for the text itself."""
+    text_ = line.record.errorMessage
+    return code(text_, limit) if text_.strip() else "*(empty panic message)*"
+
+
 def rejects(line: RecordLine) -> str:
     """What the site panics for: its rejected dtypes or variants, else its arm pattern."""
     a = line.analysis
@@ -81,11 +91,31 @@ def where(line: RecordLine) -> str:
     return text(a.crate) + (" · " + code(inside) if inside else "")
 
 
-def more(items: list, limit: int) -> str:
-    """The note under a table cut at `limit` rows (empty when nothing was cut)."""
+def more(items: list, limit: int, artifacts_url: str | None = None) -> str:
+    """The note under a table cut at `limit` rows (empty when nothing was cut): where the rest is,
+    the workflow's artifact when there is one (a reader of a pull request cannot run the tool)."""
     if len(items) <= limit:
         return ""
+    if artifacts_url:
+        return f"\n…and {len(items) - limit} more; the [full JSON and SARIF]({artifacts_url}) list them all.\n"
     return f"\n…and {len(items) - limit} more; `burn-errors diff --format json` lists them all.\n"
+
+
+# Characters left as they are in a link to the artifacts: RFC 3986's unreserved and reserved ones
+# but for those that end or break a markdown link destination (`(`, `)`, `[`, `]`); the rest
+# (spaces, `<`, `>`, quotes, backticks...) is percent-encoded.
+_URL_SAFE = "-._~:/?#@!$&'*+,;=%"
+
+
+def checked_url(url: str, option: str) -> str:
+    """An https URL, percent-encoded where markdown would read it otherwise; anything else is a
+    UserError naming `option`."""
+    if any(ord(ch) < 0x20 or ch.isspace() or ord(ch) == 0x7F for ch in url):
+        raise UserError(f"{option} must be one URL without spaces or control characters")
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.netloc:
+        raise UserError(f"{option} must be an https:// URL, got {url[:80]!r}")
+    return quote(url, safe=_URL_SAFE)
 
 
 def contrast(before: str, after: str, limit: int) -> tuple[str, str]:
@@ -118,7 +148,7 @@ def what_changed(c) -> str:
     for f in c.fields:
         if f == "message":
             x, y = contrast(b.record.errorMessage, h.record.errorMessage, 60)
-            out.append(f"message {code(x, 60)} → {code(y, 60)}")
+            out.append(f"message {code(x, 60) if x.strip() else message(b)} → {code(y, 60) if y.strip() else message(h)}")
         elif f == "category":
             out.append(f"category {b.analysis.category} → {h.analysis.category}")
         elif f == "pattern":
@@ -146,7 +176,7 @@ def summary_line(result: DiffResult) -> str:
     if n["moved"]:
         rest.append(f"{n['moved']} moved")
     if n["flipped"]:
-        rest.append(f"{n['flipped']} coverage cell{'s' if n['flipped'] != 1 else ''} flipped")
+        rest.append(f"{plural(n['flipped'], 'coverage cell')} flipped")
     if not main:
         head = "no panic site added, removed or changed"
     else:
@@ -154,7 +184,7 @@ def summary_line(result: DiffResult) -> str:
     return head + (f" ({', '.join(rest)})" if rest else "")
 
 
-_env.filters.update(code=code, text=text, location=location, where=where, rejects=rejects,
+_env.filters.update(code=code, text=text, location=location, where=where, rejects=rejects, message=message,
                     what_changed=what_changed, dtypes=dtypes, more=more)
 
 
@@ -176,14 +206,16 @@ def header(result: DiffResult) -> str:
         parts.append(code(result.repo) + " ")
     parts.append(f"{commit_link(result.repo, result.base.sha, result.base.label)} → "
                  f"{commit_link(result.repo, result.head.sha, result.head.label)}")
-    parts.append(f" · {result.base.records} → {result.head.records} records")
+    parts.append(f" · {result.base.records} → {plural(result.head.records, 'record')}")
     if result.repo and result.base.sha and result.head.sha and result.base.sha != result.head.sha:
         parts.append(f" · [compare](https://github.com/{result.repo}/compare/{result.base.sha}..."
                      f"{result.head.sha})")
     return "".join(parts)
 
 
-def render(result: DiffResult, fail_on: list[str]) -> str:
+def render(result: DiffResult, fail_on: list[str], artifacts_url: str | None = None) -> str:
+    """The comment; `artifacts_url` (already checked with `checked_url`) links the full JSON and
+    SARIF, e.g. a workflow run's artifact."""
     template = _env.get_template("diff.md.j2")
     flips = flip_rows(result)
     rows = MAX_ROWS
@@ -191,7 +223,7 @@ def render(result: DiffResult, fail_on: list[str]) -> str:
         out = template.render(marker=MARKER, version=__version__, r=result, summary=summary_line(result),
                               header=header(result), max_rows=rows, max_message=MAX_MESSAGE, flips=flips,
                               failed=result.failed(fail_on), failed_text=_failed_text(result, fail_on),
-                              fail_on=fail_on)
+                              fail_on=fail_on, artifacts_url=artifacts_url)
         if len(out) <= MAX_CHARS or rows <= 1:
             return out
         rows //= 2

@@ -27,6 +27,9 @@ def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict
         "panicCalls": len(ex.audit),
         "filesScanned": ex.files_scanned,
         "filesParsed": ex.files_parsed,
+        # This run: files whose facts came from the cache, were parsed, or were left unparsed by
+        # the byte prefilter (no panic-family call, no enum); they add up to filesScanned.
+        "scan": ex.scan,
         "filesWithParseErrors": ex.parse_errors,
         "filesNotUtf8": ex.not_utf8,
         "dtypeEnums": ex.catalog.to_json(),

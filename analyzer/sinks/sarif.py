@@ -88,7 +88,8 @@ def _rule(category: str) -> dict:
 def _message(line: RecordLine) -> str:
     r, a = line.record, line.analysis
     where = f"{a.crate}::{a.function}" if a.function else a.crate
-    text = f"New panic site in {where}: \"{r.errorMessage}\""
+    said = f": \"{r.errorMessage}\"" if r.errorMessage.strip() else " with an empty panic message"
+    text = f"New panic site in {where}{said}"
     if a.rejected:
         text += f"; panics for {', '.join(a.rejected)}"
     elif a.pattern:
