@@ -152,17 +152,19 @@ class DtypeCatalog:
             by_name.setdefault(e.name, []).append(DtypeEnum(e.name, e.variants, crate, path, e.fields, e.gated))
             local.setdefault(crate, set()).add(e.name)
         named = {n for n in by_name if enum_name.match(n)}
-        # Payload enums of dtype variants belong to the catalog too (DType::Bool(BoolStore)).
+        dtype_names = {canonical_dtype(v) for n in named for d in by_name[n] for v, _ in d.variants}
+        # Payload enums of dtype variants belong to the catalog too (DType::Bool(BoolStore)), when
+        # their variants name dtypes: a quantization strategy a dtype variant carries
+        # (QFloat(Strategy) with PerTensorAffine.. variants) is a setting, not a dtype enum.
         frontier = list(named)
         while frontier:
             n = frontier.pop()
             for d in by_name[n]:
                 for _, payload in d.variants:
-                    if payload and payload in by_name and payload not in named:
+                    if (payload and payload in by_name and payload not in named
+                            and _names_dtypes(by_name[payload], dtype_names, rules["payload_share"])):
                         named.add(payload)
                         frontier.append(payload)
-        dtype_names = {canonical_dtype(v) for n in named if enum_name.match(n)
-                       for d in by_name[n] for v, _ in d.variants}
         enums = {n: by_name[n] for n in named}
         for n, ds in by_name.items():
             if n in named:
@@ -207,6 +209,13 @@ class DtypeCatalog:
     def to_json(self) -> dict:
         return {n: [{"crate": d.crate, "path": d.path, "variants": [v for v, _ in d.variants]}
                     for d in defs] for n, defs in self.enums.items()}
+
+
+def _names_dtypes(defs: list[DtypeEnum], dtype_names: set[str], share: float) -> bool:
+    """Some definition of a payload enum has at least `share` of its variants named as dtypes
+    (BoolStore: Native, U8, U32), in canonical spelling."""
+    return any(d.variants and sum(canonical_dtype(v) in dtype_names for v, _ in d.variants)
+               >= share * len(d.variants) for d in defs)
 
 
 # ---------------------------------------------------------------------------------------------
