@@ -428,13 +428,19 @@ def _error_handling(c: _Call) -> bool:
     if arm.error_handling or (c.site.context != "match-arm" and any(o.error_handling for o in others)):
         return True
     # `_ =>` beside `Some(..)` / `Ok(..)` arms only is the None / Err case (R7), unless those
-    # arms name variants of an inner enum and the message says the rest is not supported: then
-    # the catch-all also takes every other inner variant, a dispatch on the inner enum (R7b).
+    # arms name variants of an inner enum: then the catch-all also takes every other inner
+    # variant, a dispatch on the inner enum (R12). On a dtype enum it rejects dtypes, whatever
+    # its message (Step 2); on another enum only a message saying the rest is not supported
+    # makes it one.
     if arm.catch_all and others and all(o.error_handling for o in others):
         inner = [o for o in others if any(r.variant not in _OPTION_RESULT for r in o.refs)]
         # A `Some(x)` arm takes every inner value: then the catch-all is the None case alone.
         whole = [o for o in others if o not in inner and _VALUE_ARM.match(o.pattern)]
-        return not (inner and not whole and c.says_unsupported)
+        if not inner or whole:
+            return True
+        inner_enums = {r.enum for o in inner for r in o.refs if r.variant not in _OPTION_RESULT}
+        dtype_inner = bool(inner_enums & c.dtype_enums) or c.foreign in inner_enums
+        return not (dtype_inner or c.says_unsupported)
     return False
 
 
