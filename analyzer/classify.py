@@ -454,6 +454,30 @@ def _dtype_scrutinee(c: _Call) -> bool:
     return _scrutinee_is_dtype(c.site.scrutinee)
 
 
+# An arm whose pattern is one binding (`dtype`, `ref elem_type`, `x @ ..`), its guard after ` if `.
+_BINDING_ARM = re.compile(r"^&?\s*(?:ref\s+)?(?:mut\s+)?([a-z_][A-Za-z0-9_]*)(?:\s*@[^|]*?)?(?:\s+if\s+(.*))?$", re.S)
+
+
+def _dtype_arm_bindings(c: _Call) -> bool:
+    """An arm binds the scrutinee to a name that says it is a dtype (`dtype if ..`, `elem_type
+    =>`), or guards its binding with a dtype-kind predicate (`x if x.is_float()`): the match
+    dispatches on a dtype, whatever the scrutinee is called."""
+    if c.site.context != "match-arm":
+        return False
+    ident = _patterns().scrutinee_ident
+    predicate = rule_data()["dtype"]["binding_predicate"]
+    for a in c.arms:
+        m = _BINDING_ARM.match(a.pattern)
+        if m is None or m.group(1) == "_":
+            continue
+        name, guard = m.group(1), m.group(2) or ""
+        if ident.match(name):
+            return True
+        if guard and re.search(rf"\b{re.escape(name)}\s*\.\s*(?:{predicate})\s*\(\s*\)", guard):
+            return True
+    return False
+
+
 def _dtype_arm_variants(c: _Call) -> bool:
     return bool(c.dtype_enums)
 
@@ -510,6 +534,9 @@ RULE_ORDER: tuple[Rule, ...] = (
          "exclude-error-handling.toml", _error_handling),
     Rule("dtype/scrutinee", DTYPE, "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "dtype-scrutinee.toml", _dtype_scrutinee),
+    Rule("dtype/arm-bindings", DTYPE,
+         "an arm binds the scrutinee to a dtype name (dtype, elem_type) or guards it with x.is_float()-like predicates",
+         "dtype-arm-bindings.toml", _dtype_arm_bindings),
     Rule("dtype/arm-variants", DTYPE, "the arms name variants of a dtype enum found in the tree",
          "dtype-arm-variants.toml", _dtype_arm_variants),
     Rule("dtype/foreign-kind", DTYPE, "a tch kind() match on tch::Kind variants",
