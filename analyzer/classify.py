@@ -213,9 +213,13 @@ class DtypeCatalog:
 
 def _names_dtypes(defs: list[DtypeEnum], dtype_names: set[str], share: float) -> bool:
     """Some definition of a payload enum has at least `share` of its variants named as dtypes
-    (BoolStore: Native, U8, U32), in canonical spelling."""
-    return any(d.variants and sum(canonical_dtype(v) in dtype_names for v, _ in d.variants)
-               >= share * len(d.variants) for d in defs)
+    (BoolStore: Native, U8, U32): in canonical spelling, a variant name of the dtype-named enums
+    or a width-suffixed number type (U32 where the dtype enum lists no U32)."""
+    def is_dtype(v: str) -> bool:
+        name = canonical_dtype(v)
+        return name in dtype_names or _CANONICAL.match(name) is not None
+    return any(d.variants and sum(is_dtype(v) for v, _ in d.variants) >= share * len(d.variants)
+               for d in defs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,6 +241,8 @@ class Decision:
 
 
 _SPELLED = re.compile(r"^(b?float|u?int|f|i|u|bf)(\d+)s?$")
+# A number type in canonical spelling: f32, bf16, i64, u8.
+_CANONICAL = re.compile(r"^(?:f|bf|i|u)(?:8|16|32|64|128)$")
 
 
 def canonical_dtype(name: str) -> str:
