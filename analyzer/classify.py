@@ -152,17 +152,19 @@ class DtypeCatalog:
             by_name.setdefault(e.name, []).append(DtypeEnum(e.name, e.variants, crate, path, e.fields, e.gated))
             local.setdefault(crate, set()).add(e.name)
         named = {n for n in by_name if enum_name.match(n)}
-        # Payload enums of dtype variants belong to the catalog too (DType::Bool(BoolStore)).
+        dtype_names = {canonical_dtype(v) for n in named for d in by_name[n] for v, _ in d.variants}
+        # Payload enums of dtype variants belong to the catalog too (DType::Bool(BoolStore)), when
+        # their variants name dtypes: a quantization strategy a dtype variant carries
+        # (QFloat(Strategy) with PerTensorAffine.. variants) is a setting, not a dtype enum.
         frontier = list(named)
         while frontier:
             n = frontier.pop()
             for d in by_name[n]:
                 for _, payload in d.variants:
-                    if payload and payload in by_name and payload not in named:
+                    if (payload and payload in by_name and payload not in named
+                            and _names_dtypes(by_name[payload], dtype_names, rules["payload_share"])):
                         named.add(payload)
                         frontier.append(payload)
-        dtype_names = {canonical_dtype(v) for n in named if enum_name.match(n)
-                       for d in by_name[n] for v, _ in d.variants}
         enums = {n: by_name[n] for n in named}
         for n, ds in by_name.items():
             if n in named:
@@ -209,6 +211,17 @@ class DtypeCatalog:
                     for d in defs] for n, defs in self.enums.items()}
 
 
+def _names_dtypes(defs: list[DtypeEnum], dtype_names: set[str], share: float) -> bool:
+    """Some definition of a payload enum has at least `share` of its variants named as dtypes
+    (BoolStore: Native, U8, U32): in canonical spelling, a variant name of the dtype-named enums
+    or a width-suffixed number type (U32 where the dtype enum lists no U32)."""
+    def is_dtype(v: str) -> bool:
+        name = canonical_dtype(v)
+        return name in dtype_names or _CANONICAL.match(name) is not None
+    return any(d.variants and sum(is_dtype(v) for v, _ in d.variants) >= share * len(d.variants)
+               for d in defs)
+
+
 # ---------------------------------------------------------------------------------------------
 # Decisions
 
@@ -228,6 +241,8 @@ class Decision:
 
 
 _SPELLED = re.compile(r"^(b?float|u?int|f|i|u|bf)(\d+)s?$")
+# A number type in canonical spelling: f32, bf16, i64, u8.
+_CANONICAL = re.compile(r"^(?:f|bf|i|u)(?:8|16|32|64|128)$")
 
 
 def canonical_dtype(name: str) -> str:
@@ -419,13 +434,19 @@ def _error_handling(c: _Call) -> bool:
     if arm.error_handling or (c.site.context != "match-arm" and any(o.error_handling for o in others)):
         return True
     # `_ =>` beside `Some(..)` / `Ok(..)` arms only is the None / Err case (R7), unless those
-    # arms name variants of an inner enum and the message says the rest is not supported: then
-    # the catch-all also takes every other inner variant, a dispatch on the inner enum (R7b).
+    # arms name variants of an inner enum: then the catch-all also takes every other inner
+    # variant, a dispatch on the inner enum (R12). On a dtype enum it rejects dtypes, whatever
+    # its message (Step 2); on another enum only a message saying the rest is not supported
+    # makes it one.
     if arm.catch_all and others and all(o.error_handling for o in others):
         inner = [o for o in others if any(r.variant not in _OPTION_RESULT for r in o.refs)]
         # A `Some(x)` arm takes every inner value: then the catch-all is the None case alone.
         whole = [o for o in others if o not in inner and _VALUE_ARM.match(o.pattern)]
-        return not (inner and not whole and c.says_unsupported)
+        if not inner or whole:
+            return True
+        inner_enums = {r.enum for o in inner for r in o.refs if r.variant not in _OPTION_RESULT}
+        dtype_inner = bool(inner_enums & c.dtype_enums) or c.foreign in inner_enums
+        return not (dtype_inner or c.says_unsupported)
     return False
 
 
@@ -437,6 +458,30 @@ _VALUE_ARM = re.compile(r"^&?\s*(?:\w+::)*(?:Some|Ok)\b")
 
 def _dtype_scrutinee(c: _Call) -> bool:
     return _scrutinee_is_dtype(c.site.scrutinee)
+
+
+# An arm whose pattern is one binding (`dtype`, `ref elem_type`, `x @ ..`), its guard after ` if `.
+_BINDING_ARM = re.compile(r"^&?\s*(?:ref\s+)?(?:mut\s+)?([a-z_][A-Za-z0-9_]*)(?:\s*@[^|]*?)?(?:\s+if\s+(.*))?$", re.S)
+
+
+def _dtype_arm_bindings(c: _Call) -> bool:
+    """An arm binds the scrutinee to a name that says it is a dtype (`dtype if ..`, `elem_type
+    =>`), or guards its binding with a dtype-kind predicate (`x if x.is_float()`): the match
+    dispatches on a dtype, whatever the scrutinee is called."""
+    if c.site.context != "match-arm":
+        return False
+    ident = _patterns().scrutinee_ident
+    predicate = rule_data()["dtype"]["binding_predicate"]
+    for a in c.arms:
+        m = _BINDING_ARM.match(a.pattern)
+        if m is None or m.group(1) == "_":
+            continue
+        name, guard = m.group(1), m.group(2) or ""
+        if ident.match(name):
+            return True
+        if guard and re.search(rf"\b{re.escape(name)}\s*\.\s*(?:{predicate})\s*\(\s*\)", guard):
+            return True
+    return False
 
 
 def _dtype_arm_variants(c: _Call) -> bool:
@@ -495,6 +540,9 @@ RULE_ORDER: tuple[Rule, ...] = (
          "exclude-error-handling.toml", _error_handling),
     Rule("dtype/scrutinee", DTYPE, "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "dtype-scrutinee.toml", _dtype_scrutinee),
+    Rule("dtype/arm-bindings", DTYPE,
+         "an arm binds the scrutinee to a dtype name (dtype, elem_type) or guards it with x.is_float()-like predicates",
+         "dtype-arm-bindings.toml", _dtype_arm_bindings),
     Rule("dtype/arm-variants", DTYPE, "the arms name variants of a dtype enum found in the tree",
          "dtype-arm-variants.toml", _dtype_arm_variants),
     Rule("dtype/foreign-kind", DTYPE, "a tch kind() match on tch::Kind variants",
