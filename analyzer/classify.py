@@ -351,6 +351,14 @@ class _Call:
             and pats.variant_cannot.search(message))
         return bool(says) and not pats.transient_state.search(message)
 
+    @cached_property
+    def names_a_dtype(self) -> bool:
+        """The message names a dtype of the tree (`int64`, `F32`) or speaks of a data type: it
+        says which dtype it wanted, so the values it rejects are dtypes."""
+        words = re.findall(r"[A-Za-z][A-Za-z0-9]*", self.site.message)
+        return (any(canonical_dtype(w) in self.catalog.dtype_names for w in words if any(ch.isdigit() for ch in w))
+                or bool(re.search(r"(?i)\b(?:dtype|data\s+type|element\s+type)\b", self.site.message)))
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -435,18 +443,23 @@ def _error_handling(c: _Call) -> bool:
         return True
     # `_ =>` beside `Some(..)` / `Ok(..)` arms only is the None / Err case (R7), unless those
     # arms name variants of an inner enum: then the catch-all also takes every other inner
-    # variant, a dispatch on the inner enum (R12). On a dtype enum it rejects dtypes, whatever
-    # its message (Step 2); on another enum only a message saying the rest is not supported
-    # makes it one.
+    # variant, a dispatch on the inner enum (R12). When two or more variants of a dtype enum are
+    # named it rejects dtypes, whatever its message (Step 2); otherwise only a message saying the
+    # rest is not supported makes it one.
     if arm.catch_all and others and all(o.error_handling for o in others):
         inner = [o for o in others if any(r.variant not in _OPTION_RESULT for r in o.refs)]
         # A `Some(x)` arm takes every inner value: then the catch-all is the None case alone.
         whole = [o for o in others if o not in inner and _VALUE_ARM.match(o.pattern)]
         if not inner or whole:
             return True
-        inner_enums = {r.enum for o in inner for r in o.refs if r.variant not in _OPTION_RESULT}
+        inner_refs = {(r.enum, r.variant) for o in inner for r in o.refs if r.variant not in _OPTION_RESULT}
+        inner_enums = {e for e, _ in inner_refs}
         dtype_inner = bool(inner_enums & c.dtype_enums) or c.foreign in inner_enums
-        return not (dtype_inner or c.says_unsupported)
+        # Two or more inner variants are a dispatch.
+        # A single one is a lookup that expects that value: its catch-all is the None case unless
+        # the message says the rest is unsupported, or names the dtype it wanted.
+        dispatch = dtype_inner and (len(inner_refs) >= 2 or c.names_a_dtype)
+        return not (dispatch or c.says_unsupported)
     return False
 
 
