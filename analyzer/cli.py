@@ -161,8 +161,10 @@ def main():
 @sha_option
 @click.option("--out", "out_dir", default="output", show_default=True, type=click.Path(file_okay=False),
               help="Folder for records.jsonl and manifest.json.")
-@click.option("--previous", type=click.Path(dir_okay=False),
-              help="Earlier records.jsonl: unchanged records keep their annotations and contentChangedAt.")
+@click.option("--previous", type=click.Path(exists=True),
+              help="Earlier records (records.jsonl, the published envelopes, or a folder of them): each "
+                   "site found again keeps its id, slug, tags and first-seen revision, and its "
+                   "annotations and contentChangedAt while its content is unchanged.")
 @click.option("--all-sites", is_flag=True,
               help="Also write sites.jsonl: every panic-family call with its category or the rule that "
                    "left it out (an audit of the classifier).")
@@ -186,7 +188,7 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
     prev = None
     if previous:
         from .sinks import jsonl
-        prev = {line.record.id: line for line in jsonl.read(previous)}
+        prev = jsonl.read(previous)
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
         key = _results_key(git_repo.name, sha, all_sites)
         hit = cache.get_result(key) if cache is not None and prev is None else None
@@ -227,6 +229,8 @@ def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, comma
     for raw in hit["records"]:
         line = json.loads(raw)
         line["record"]["analyzedAt"] = line["record"]["contentChangedAt"] = now
+        if "firstSeenAt" in line["analysis"]:
+            line["analysis"]["firstSeenAt"] = now
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
     man = dict(hit["manifest"])
     man.update(source=origin, command=command, cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
@@ -239,7 +243,7 @@ def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, comma
 
 
 @main.command()
-@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("records", type=click.Path())
 @debug_option
 def validate(records):
     """Check a records file against the schema; exit 1 and list the bad line numbers.
@@ -250,13 +254,13 @@ def validate(records):
     """
     from .sinks import jsonl
 
-    good, bad = jsonl.validate_lines(jsonl.read_text(records))
+    good, bad = jsonl.load(records)
     ids: dict[str, int] = {}
     for line in good:
         ids[line.record.id] = ids.get(line.record.id, 0) + 1
     dupes = sorted(i for i, n in ids.items() if n > 1)
-    for number, reason in bad:
-        click.echo(f"{records}:{number}: {reason}")
+    for where, reason in bad:
+        click.echo(f"{where}: {reason}")
     for i in dupes:
         click.echo(f"{records}: id {i} appears {ids[i]} times")
     if bad or dupes:

@@ -16,7 +16,7 @@ FORMATS = ("table", "markdown", "json", "html")
 @main.command()
 @repo_options
 @sha_option
-@click.option("--records", "records_path", type=click.Path(dir_okay=False), metavar="RECORDS",
+@click.option("--records", "records_path", type=click.Path(), metavar="RECORDS",
               help="Build from this records.jsonl (written by `extract`) instead of analysing a revision.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table: one terminal table per backend; markdown; json; html: one self-contained page "

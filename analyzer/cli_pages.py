@@ -23,7 +23,7 @@ def _read_records(path: str):
 
 
 @main.command()
-@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("records", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True,
               help="Markdown (CommonMark) or self-contained HTML pages.")
 @click.option("--out", "out_dir", default="output/pages", show_default=True, type=click.Path(file_okay=False),
@@ -62,7 +62,7 @@ def render(records, fmt, out_dir, issues_url):
 
 @main.command()
 @click.argument("message")
-@click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(dir_okay=False),
+@click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(),
               help="Records file to search.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--limit", type=click.IntRange(0), default=5, show_default=True,
@@ -116,7 +116,7 @@ def _print_matches(result, shown) -> None:
     click.echo(f"{n} record{'s' if n != 1 else ''} match{'es' if n == 1 else ''} this panic{where}"
                + (" (best first)" if n > 1 else "") + ":")
     for i, m in enumerate(shown, start=1):
-        r, a = m.line.record, m.line.analysis
+        r, a = m.line.record, m.line.facts
         click.echo("")
         click.echo(f"{i}. {r.errorMessage}")
         flag = "  <- the panic's location" if m.at_location and m.distance == 0 else (
@@ -147,7 +147,7 @@ def annotate():
 
 
 @annotate.command("export")
-@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("records", type=click.Path())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the prompts, the answer skeletons and export.json.")
 @debug_option
@@ -178,7 +178,7 @@ def annotate_export(records, out_dir):
     write_files(todo.files)
     by_status: dict[str, int] = {}
     for ln in todo.exported:
-        by_status[ln.analysis.annotationStatus] = by_status.get(ln.analysis.annotationStatus, 0) + 1
+        by_status[ln.facts.annotationStatus] = by_status.get(ln.facts.annotationStatus, 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
     click.echo(f"Wrote {len(todo.exported)} prompts and answer skeletons to {out} ({parts}).")
     if todo.kept:
@@ -187,7 +187,7 @@ def annotate_export(records, out_dir):
 
 
 @annotate.command("import")
-@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("records", type=click.Path())
 @click.argument("answers", nargs=-1, required=True, type=click.Path())
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Records file to write (may be RECORDS itself; written whole or not at all).")

@@ -76,5 +76,10 @@ def summary(manifest: dict, written: list[str]) -> None:
     if carry:
         click.echo(f"Annotations: {carry['unchanged']} kept, {carry['changed']} changed, {carry['new']} new, "
                    f"{carry['dropped']} dropped", err=True)
+    lineage = manifest.get("lineage")
+    if lineage:
+        tiers = ", ".join(f"{lineage[t]} by {t}" for t in ("id", "history", "function", "message", "window"))
+        click.echo(f"Earlier records found again: {tiers}; {lineage['notFound']} not found "
+                   f"(listed in manifest.json)", err=True)
     click.echo(f"Found {sum(counts.values())} records ({parts}).")
     click.echo("Wrote " + ", ".join(written))
