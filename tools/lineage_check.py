@@ -1,0 +1,80 @@
+"""Measure how well record ids survive from one revision to the next (analyzer/lineage.py).
+
+For each pair of consecutive revisions A, B of a repository:
+
+- extract at A, then at B with A's records as `--previous` would give them;
+- count the sites whose (crate, function, message) is unique among A's records and among B's,
+  present on both sides, and how many of them kept A's id at B;
+- diff A..B (by lineage, as `burn-errors diff` does) and count the sites listed both as removed
+  and as added (the same crate, function and message on both lists): it should be none.
+
+Prints a markdown table of counts only (no messages or source).
+
+    python tools/lineage_check.py --repo ../burn v0.18.0 v0.19.0 v0.20.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from analyzer import __version__
+from analyzer.cache import FactsCache
+from analyzer.diff import Side, compare
+from analyzer.extract import extract
+from analyzer.lineage import carry_over, link
+from analyzer.ruleset import rules_hash
+from analyzer.source import open_repository
+
+
+def _key(line) -> tuple[str, str, str]:
+    return (line.facts.crate, line.facts.function, line.record.errorMessage)
+
+
+def _unique(lines) -> dict[tuple[str, str, str], object]:
+    n = Counter(_key(ln) for ln in lines)
+    return {_key(ln): ln for ln in lines if n[_key(ln)] == 1}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", required=True, help="local clone or bare repository")
+    ap.add_argument("revs", nargs="+", help="revisions, oldest first")
+    args = ap.parse_args()
+    repo = open_repository(args.repo, None)
+    print("| from | to | records (from → to) | unique crate+function+message on both sides | kept their id "
+          "| lineage: id / history / function / message / window / new / not found "
+          "| diff: added / removed / changed / moved | removed and added |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = FactsCache(Path(tmp), rules_hash(), __version__)
+        try:
+            for a_rev, b_rev in zip(args.revs, args.revs[1:]):
+                a_sha, b_sha = repo.resolve(a_rev), repo.resolve(b_rev)
+                a = extract(repo, a_sha, cache=cache).lines
+                b = extract(repo, b_sha, cache=cache).lines
+                lineage = link(a, b, repo=repo, sha=b_sha)
+                carried = carry_over(a, b, lineage).lines
+                ua, ub = _unique(a), _unique(carried)
+                both = ua.keys() & ub.keys()
+                kept = sum(1 for k in both if ua[k].record.id == ub[k].record.id)  # type: ignore[attr-defined]
+                c = lineage.counts()
+                tiers = " / ".join(str(c[t]) for t in ("id", "history", "function", "message", "window", "new",
+                                                        "notFound"))
+                d = compare(a, b, Side(a_rev, "git", repo.name, a_sha, len(a)),
+                            Side(b_rev, "git", repo.name, b_sha, len(b)), git_repo=repo)
+                twice = {_key(x) for x in d.removed} & {_key(x) for x in d.added}
+                n = d.counts()
+                print(f"| {a_rev} | {b_rev} | {len(a)} → {len(b)} | {len(both)} | {kept} | {tiers} "
+                      f"| {n['added']} / {n['removed']} / {n['changed']} / {n['moved']} | {len(twice)} |")
+                sys.stdout.flush()
+        finally:
+            cache.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
