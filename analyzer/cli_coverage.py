@@ -63,6 +63,10 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, expand, no_cache,
                             f"{'does' if len(given) == 1 else 'do'} not apply; drop "
                             f"{'it' if len(given) == 1 else 'them'}, or drop --records to analyse a revision")
         lines = jsonl.read(records_path)
+        if lines and all(ln.analysis is None for ln in lines):
+            raise UserError(f"{records_path} holds records without analysis (the published form), which "
+                            f"say nothing of the dtypes each arm handles; give the records.jsonl of "
+                            f"`burn-errors extract`, or drop --records to analyse a revision")
         repo_label, sha = "", ""
         source = records_path
     else:
