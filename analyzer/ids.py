@@ -97,7 +97,7 @@ def _strip_angles(text: str) -> str:
     for i, ch in enumerate(text):
         if ch == "<":
             depth += 1
-        elif ch == ">" and depth > 0 and not text[i - 1:i] == "-":
+        elif ch == ">" and depth > 0 and text[i - 1:i] != "-":
             depth -= 1
         elif depth == 0:
             out.append(ch)

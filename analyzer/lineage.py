@@ -30,10 +30,17 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from .record import ANNOTATION_FIELDS, RecordLine, content_changes, function_from_window, slug
+from .record import (
+    ANNOTATION_FIELDS,
+    RecordLine,
+    content_changes,
+    function_from_window,
+    slug,
+)
 
 if TYPE_CHECKING:
     from .source import GitRepository
@@ -167,7 +174,7 @@ def _diff_path(text: str, prefix: str) -> str | None:
     if text.startswith('"'):  # git quotes unusual paths
         text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode(
             "latin-1").decode("utf-8", "replace")
-    return text[len(prefix):] if text.startswith(prefix) else text
+    return text.removeprefix(prefix)
 
 
 def follow_line(change: _FileChange | None, path: str, line: int) -> tuple[str, int, int] | None:

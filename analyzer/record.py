@@ -11,7 +11,15 @@ import json
 import re
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, StrictStr, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictInt,
+    StrictStr,
+    create_model,
+)
 
 from .config import SCHEMA_VERSION
 
@@ -110,8 +118,8 @@ class Analysis(BaseModel):
     lineage: Literal["id", "history", "function", "message", "window", "new"] = "new"
     # The revision and time this site's record was first seen: carried over from the earlier
     # record (its analyzedSha when it does not say), else this run's.
-    firstSeenSha: Optional[StrictStr] = Field(default=None, pattern=r"^[0-9a-f]{40}$")
-    firstSeenAt: Optional[StrictStr] = None
+    firstSeenSha: StrictStr | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
+    firstSeenAt: StrictStr | None = None
 
 
 class RecordLine(BaseModel):
@@ -121,10 +129,10 @@ class RecordLine(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     record: ErrorRecord
-    analysis: Optional[Analysis] = None
+    analysis: Analysis | None = None
     # The published dataset's version of this record, kept when read so it can be written back.
-    datasetVersion: Optional[StrictStr] = None
-    _derived: Optional[Analysis] = PrivateAttr(default=None)
+    datasetVersion: StrictStr | None = None
+    _derived: Analysis | None = PrivateAttr(default=None)
 
     @property
     def facts(self) -> Analysis:

@@ -11,7 +11,7 @@ from conftest import read_records
 from published import annotation_for, line_of, published_record, write_envelope_folder
 
 from analyzer.ids import arm_slot, site_key
-from analyzer.lineage import Link, Lineage, carry_over, follow_line, parse_diff
+from analyzer.lineage import Lineage, Link, carry_over, follow_line, parse_diff
 from analyzer.record import RecordLine
 
 OPS_PATH = "crates/burn-ndarray/src/ops/module.rs"
