@@ -7,12 +7,14 @@ sees only what the earlier tiers left unmatched:
 - `id`       the same id (the structural id of ids.py, or a published id that happens to agree);
 - `history`  the earlier record's `filePath:lineNumber` followed through git from its
              `analyzedSha` to the new revision, as `git log -L` would: renamed files, lines added
-             or removed above, a rewritten line kept in its place (needs the earlier commit in the
-             repository);
+             or removed above; a rewritten stretch is aligned with what replaced it by message
+             (needs the earlier commit in the repository);
 - `function` the same crate, function and message, unique among the unmatched on both sides;
 - `message`  the same file and message, unique on both sides; then the same crate and message;
 - `window`   the most similar source window within the same file, then the same crate: the lines
-             around the call, the whole window and the message, above a threshold, best pairs first.
+             around the call, the whole window and the message, above a threshold, best pairs first;
+- then `function` and `message` once more over what is left (a key two sites shared on each side
+  may be unique once the windows paired one of them).
 
 A record read without `analysis` still matches: its crate comes from its path and its function from
 its source window (`RecordLine.facts`), and the new records are keyed the same way for it.
@@ -105,13 +107,12 @@ def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
     _by_id(st)
     if repo is not None and sha is not None:
         _by_history(st, repo, sha)
-    _unique_pairs(st, "function", _function_key_previous, _function_keys_current)
-    _unique_pairs(st, "message", lambda r: [("file", r.record.filePath, r.record.errorMessage)],
-                  lambda r: [("file", r.record.filePath, r.record.errorMessage)])
-    _unique_pairs(st, "message", lambda r: [("crate", r.facts.crate, r.record.errorMessage)],
-                  lambda r: [("crate", r.facts.crate, r.record.errorMessage)])
+    _by_keys(st)
     _by_window(st, lambda r: r.record.filePath)
     _by_window(st, lambda r: r.facts.crate)
+    # Once the windows have paired some, a key shared by two sites on each side may be left with
+    # one on each: unique now, so the key tiers look again at what is left.
+    _by_keys(st)
     return Lineage(links=sorted(st.links, key=lambda k: k.current), lost=sorted(st.prev_left),
                    new=sorted(st.cur_left))
 
@@ -178,8 +179,9 @@ def _diff_path(text: str, prefix: str) -> str | None:
 
 
 def follow_line(change: _FileChange | None, path: str, line: int) -> tuple[str, int, int] | None:
-    """Where line `line` of `path` is at the new revision: (path, first, last) of the lines it may
-    be (first == last when it maps to one line), or None when its file was deleted."""
+    """Where line `line` of `path` is at the new revision: (path, line, line) when the line itself
+    is unchanged; (path, first, last) of the lines that replaced it when it was rewritten; None
+    when its file was deleted or its stretch removed (or too long to follow)."""
     if change is None:
         return path, line, line
     if change.new_path is None:
@@ -190,15 +192,17 @@ def follow_line(change: _FileChange | None, path: str, line: int) -> tuple[str, 
         if line < old_first:
             break
         if line < old_first + b:  # the line itself was rewritten
-            new_first = c if d > 0 else c + 1
-            if b == d:  # rewritten in place, line for line
-                spot = new_first + (line - old_first)
-                return change.new_path, spot, spot
             if d == 0 or d > HISTORY_MAX_HUNK:
                 return None
-            return change.new_path, new_first, new_first + d - 1
+            return change.new_path, c, c + d - 1
         delta += d - b
     return change.new_path, line + delta, line + delta
+
+
+def _rewritten(change: _FileChange | None, line: int) -> bool:
+    if change is None:
+        return False
+    return any((a if b > 0 else a + 1) <= line < (a if b > 0 else a + 1) + b for a, b, _, _ in change.hunks)
 
 
 def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
@@ -218,35 +222,70 @@ def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
             continue  # the earlier commit is not in this repository: other tiers decide
         else:
             changes = parse_diff(repo.diff_text(old_sha, sha, "*.rs"))
+        stretches: dict[tuple[str, int, int], list[int]] = defaultdict(list)
         for p in sorted(members, key=lambda i: (st.previous[i].record.filePath, st.previous[i].record.lineNumber)):
             r = st.previous[p].record
-            spot = follow_line(changes.get(r.filePath), r.filePath, r.lineNumber)
+            change = changes.get(r.filePath)
+            spot = follow_line(change, r.filePath, r.lineNumber)
             if spot is None:
                 continue
             path, first, last = spot
-            if first == last:
-                found = [c for c in at.get((path, first), []) if c in st.cur_left]
-            else:  # a rewritten stretch: the one site in it that still says the same
-                old = st.previous[p]
-                found = [c for c in by_file.get(path, []) if c in st.cur_left
-                         and first <= st.current[c].record.lineNumber <= last
-                         and (st.current[c].record.errorMessage == r.errorMessage
-                              or st.current[c].facts.function == old.facts.function)]
+            if _rewritten(change, r.lineNumber):
+                # A rewritten line may now hold another call (git aligns changed lines by
+                # position): the stretch is aligned by message, not by place.
+                stretches[spot].append(p)
+                continue
+            found = [c for c in at.get((path, first), []) if c in st.cur_left]
             if len(found) == 1:
                 st.take(p, found[0], "history")
+        for (path, first, last), ps in stretches.items():
+            inside = [c for c in by_file.get(path, []) if first <= st.current[c].record.lineNumber <= last]
+            _align_stretch(st, ps, sorted(inside, key=lambda c: st.current[c].record.lineNumber))
+
+
+def _align_stretch(st: _State, ps: list[int], cs: list[int]) -> None:
+    """Earlier records whose lines fall in one rewritten stretch, and the new sites in what
+    replaced it: paired in order, message by message, when each message has as many on both sides
+    (as a line diff aligns them); then one left on each side with the same function."""
+    by_message: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+    for p in ps:
+        by_message[st.previous[p].record.errorMessage][0].append(p)
+    for c in cs:
+        if c in st.cur_left:
+            by_message[st.current[c].record.errorMessage][1].append(c)
+    for old, new in by_message.values():
+        if old and len(old) == len(new):
+            for p, c in zip(old, new):
+                st.take(p, c, "history")
+    left_p = [p for p in ps if p in st.prev_left]
+    left_c = [c for c in cs if c in st.cur_left]
+    if len(left_p) == 1 and len(left_c) == 1:
+        function = st.previous[left_p[0]].facts.function
+        if function and function == st.current[left_c[0]].facts.function:
+            st.take(left_p[0], left_c[0], "history")
 
 
 # -- tiers c and d: keys unique on both sides -------------------------------------------------
+
+def _by_keys(st: _State) -> None:
+    _unique_pairs(st, "function", _function_key_previous, _function_keys_current)
+    _unique_pairs(st, "message", lambda r: [("file", r.record.filePath, r.record.errorMessage)],
+                  lambda r: [("file", r.record.filePath, r.record.errorMessage)])
+    _unique_pairs(st, "message", lambda r: [("crate", r.facts.crate, r.record.errorMessage)],
+                  lambda r: [("crate", r.facts.crate, r.record.errorMessage)])
+
 
 def _function_key_previous(r: RecordLine) -> list[Hashable]:
     return [("fn", r.facts.crate, r.facts.function, r.record.errorMessage, r.analysis is not None)]
 
 
 def _function_keys_current(r: RecordLine) -> list[Hashable]:
-    # Keyed both ways, so an earlier record without analysis (function read from its window)
-    # meets the new record keyed by the function read the same way.
-    return [("fn", r.facts.crate, r.facts.function, r.record.errorMessage, True),
+    # An earlier record without analysis (function read from its window) meets a new record by
+    # its parsed function or by the function read from its window the same way.
+    keys = [("fn", r.facts.crate, r.facts.function, r.record.errorMessage, True),
+            ("fn", r.facts.crate, r.facts.function, r.record.errorMessage, False),
             ("fn", r.facts.crate, function_from_window(r.record), r.record.errorMessage, False)]
+    return list(dict.fromkeys(keys))
 
 
 def _unique_pairs(st: _State, tier: str, key_previous: Callable[[RecordLine], Iterable[Hashable]],

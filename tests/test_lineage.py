@@ -248,7 +248,7 @@ def test_parse_diff_and_follow_line(git_repo):
     change = changes["a.rs"]
     assert change.new_path == "b.rs"
     assert follow_line(change, "a.rs", 5) == ("b.rs", 7, 7)  # two lines added above
-    assert follow_line(change, "a.rs", 10) == ("b.rs", 12, 12)  # rewritten in place
+    assert follow_line(change, "a.rs", 10) == ("b.rs", 12, 12)  # rewritten: the line that replaced it
     assert follow_line(change, "a.rs", 15) == ("b.rs", 17, 19)  # two lines became three
     assert follow_line(change, "a.rs", 20) == ("b.rs", 23, 23)
     assert follow_line(changes.get("c.rs"), "c.rs", 4) == ("c.rs", 4, 4)  # untouched file
