@@ -132,7 +132,9 @@ class RecordLine(BaseModel):
     analysis: Analysis | None = None
     # The published dataset's version of this record, kept when read so it can be written back.
     datasetVersion: StrictStr | None = None
-    _derived: Analysis | None = PrivateAttr(default=None)
+    # What `facts` derived, with the record it was derived from (a copy with another record must
+    # not reuse it).
+    _derived: tuple[ErrorRecord, Analysis] | None = PrivateAttr(default=None)
 
     @property
     def facts(self) -> Analysis:
@@ -141,9 +143,9 @@ class RecordLine(BaseModel):
         matcher from its message (scrutinee and arm pattern unknown, dtypes empty)."""
         if self.analysis is not None:
             return self.analysis
-        if self._derived is None:
-            self._derived = derive_analysis(self.record)
-        return self._derived
+        if self._derived is None or self._derived[0] is not self.record:
+            self._derived = (self.record, derive_analysis(self.record))
+        return self._derived[1]
 
     def to_json_line(self) -> str:
         return json.dumps(self.model_dump(mode="json", exclude_none=False, exclude=self._absent()),
