@@ -79,7 +79,8 @@ def summary(manifest: dict, written: list[str]) -> None:
     lineage = manifest.get("lineage")
     if lineage:
         tiers = ", ".join(f"{lineage[t]} by {t}" for t in ("id", "history", "function", "message", "window"))
-        click.echo(f"Earlier records found again: {tiers}; {lineage['notFound']} not found "
-                   f"(listed in manifest.json)", err=True)
+        lost = lineage["notFound"]
+        click.echo(f"Earlier records found again: {tiers}; {lost} not found"
+                   + (" (listed in manifest.json)" if lost else ""), err=True)
     click.echo(f"Found {sum(counts.values())} records ({parts}).")
     click.echo("Wrote " + ", ".join(written))
