@@ -81,6 +81,16 @@ def test_validate_names_the_file_of_a_bad_envelope_in_a_folder(cli, tmp_path, pu
     assert f"{folder / 'zz-bad.json'}:1: record.lineNumber" in res.stdout
 
 
+def test_a_folder_leaves_out_an_index_and_an_extract_folder_reads_its_records(cli, git_repo, tmp_path, published):
+    folder = write_envelope_folder(tmp_path / "dataset", published)
+    (folder / "index.json").write_text(json.dumps({"records": 2, "slugs": [r["slug"] for r in published]}))
+    assert [ln.record.id for ln in jsonl.read(folder)] == sorted(r["id"] for r in published)
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "out"))
+    assert res.code == 0, res.stderr
+    res = cli("validate", str(tmp_path / "out"))  # records.jsonl beside manifest.json
+    assert res.code == 0 and "2 records" in res.stdout, res.stdout
+
+
 def test_envelope_round_trip_keeps_dataset_version_and_writes_no_analysis(tmp_path, published):
     path, _ = _forms(tmp_path, published)["jsonl"]
     lines = jsonl.read(path)

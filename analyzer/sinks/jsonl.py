@@ -7,7 +7,8 @@ Read, all through `load`/`read`:
 - a JSONL of the published dataset's envelopes, `{"record": {...}, "datasetVersion": "..."}`,
   with or without `analysis`;
 - one envelope file (one JSON document, pretty-printed or not), or a JSON array of envelopes;
-- a folder of such files (`*.json`, `*.jsonl`, in name order).
+- a folder of such files (`*.json`, `*.jsonl`, in name order; a JSON object there without a
+  `record` key, such as an index, is not a record), or a folder `extract` wrote (its records.jsonl).
 
 A record read without `analysis` keeps `analysis` None (consumers use `RecordLine.facts`), and its
 `datasetVersion` is kept so it can be written back.
@@ -105,10 +106,13 @@ def read_text(path: str | Path) -> str:
 
 
 def record_files(path: str | Path) -> list[Path]:
-    """The files a records path stands for: itself, or a folder's records files in name order."""
+    """The files a records path stands for: itself; for an extract output folder, its
+    records.jsonl; else a folder's records files in name order."""
     p = Path(path)
     if not p.is_dir():
         return [p]
+    if (p / "records.jsonl").is_file():  # `extract --out` wrote it beside manifest.json
+        return [p / "records.jsonl"]
     files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in RECORD_FILE_SUFFIXES)
     if not files:
         raise UserError(f"{path} is a folder with no records files (*.json, *.jsonl); give a "
@@ -116,12 +120,29 @@ def record_files(path: str | Path) -> list[Path]:
     return files
 
 
+def _holds_no_record(text: str) -> bool:
+    """A JSON object with no `record` key (an index or manifest beside the envelopes)."""
+    document = _single_document(text)
+    if document is None:
+        first = next((raw for raw in text.split("\n") if raw.strip()), "")
+        try:
+            document = json.loads(first)
+        except json.JSONDecodeError:
+            return False
+    return isinstance(document, dict) and "record" not in document
+
+
 def load(path: str | Path) -> tuple[list[RecordLine], list[tuple[str, str]]]:
-    """Every record of a records file or folder, and ("file:line", reason) for each bad one."""
+    """Every record of a records file or folder, and ("file:line", reason) for each bad one.
+    In a folder, a file that holds a JSON object without `record` (an index) is not read."""
     good: list[RecordLine] = []
     bad: list[tuple[str, str]] = []
+    in_folder = Path(path).is_dir()
     for f in record_files(path):
-        lines, wrong = validate_lines(read_text(f))
+        text = read_text(f)
+        if in_folder and _holds_no_record(text):
+            continue
+        lines, wrong = validate_lines(text)
         good.extend(lines)
         bad.extend((f"{f}:{number}", reason) for number, reason in wrong)
     return good, bad
