@@ -12,6 +12,10 @@ With `--as-published`, A's records are first turned into the published form: no 
 and ids that are not the structural ones (so the `id` tier cannot match); with `--sha-absent`
 their `analyzedSha` is also one the repository does not have (no `history` tier either).
 
+In that mode a last column compares its links with those found from the tool's own records:
+how many pair the same earlier record with the same site / with another site / link a record
+the tool's records left unmatched.
+
 Prints a markdown table of counts only (no messages or source).
 
     python tools/lineage_check.py --repo ../burn v0.18.0 v0.19.0 v0.20.0
@@ -69,8 +73,9 @@ def main() -> int:
     repo = open_repository(args.repo, None)
     print("| from | to | records (from → to) | unique crate+function+message on both sides | kept their id "
           "| lineage: id / history / function / message / window / new / not found "
-          "| diff: added / removed / changed / moved | removed and added |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| diff: added / removed / changed / moved | removed and added |"
+          + (" links agree / differ / extra |" if args.as_published else ""))
+    print("|---|---|---|---|---|---|---|---|" + ("---|" if args.as_published else ""))
     with tempfile.TemporaryDirectory() as tmp:
         cache = FactsCache(Path(tmp), rules_hash(), __version__)
         try:
@@ -95,8 +100,14 @@ def main() -> int:
                 tool_of = {x.record.id: t for t, x in zip(tool_a, a)}
                 twice = {_key(tool_of[x.record.id]) for x in d.removed} & {_key(x) for x in d.added}
                 n = d.counts()
-                print(f"| {a_rev} | {b_rev} | {len(a)} → {len(b)} | {len(both)} | {kept} | {tiers} "
-                      f"| {n['added']} / {n['removed']} / {n['changed']} / {n['moved']} | {len(twice)} |")
+                row = (f"| {a_rev} | {b_rev} | {len(a)} → {len(b)} | {len(both)} | {kept} | {tiers} "
+                       f"| {n['added']} / {n['removed']} / {n['changed']} / {n['moved']} | {len(twice)} |")
+                if args.as_published:
+                    ref = {k.previous: k.current for k in link(tool_a, b, repo=repo, sha=b_sha).links}
+                    same = sum(1 for k in lineage.links if ref.get(k.previous) == k.current)
+                    extra = sum(1 for k in lineage.links if k.previous not in ref)
+                    row += f" {same} / {len(lineage.links) - same - extra} / {extra} |"
+                print(row)
                 sys.stdout.flush()
         finally:
             cache.close()
