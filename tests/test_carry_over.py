@@ -1,5 +1,5 @@
 """`extract --previous RECORDS`: annotations survive re-extraction when a record's content did
-not change (issue 6), through the real command on fixture repositories.
+not change, through the real command on fixture repositories.
 
 "Content" is `record.content_changes()`: the message, category, macro, match scrutinee, arm pattern
 and the handled/rejected dtypes; not the line, the window or the file. Which earlier record a site
