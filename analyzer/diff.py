@@ -201,13 +201,15 @@ def _records_side(path: str, lines: list[RecordLine]) -> Side:
                 sha=shas.pop() if len(shas) == 1 else None, records=len(lines))
 
 
-def diff_records(base_path: str, head_path: str) -> DiffResult:
+def diff_records(base_path: str, head_path: str, git_repo=None) -> DiffResult:
+    """Compare two records files; with `git_repo` (holding the head records' commit), base lines
+    are followed through its history too."""
     from .sinks import jsonl
 
     t0 = time.perf_counter()
     base_lines, head_lines = jsonl.read(base_path), jsonl.read(head_path)
     result = compare(base_lines, head_lines, _records_side(base_path, base_lines),
-                     _records_side(head_path, head_lines))
+                     _records_side(head_path, head_lines), git_repo=git_repo)
     result.timings = {"total": round(time.perf_counter() - t0, 3)}
     return result
 

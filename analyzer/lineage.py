@@ -7,8 +7,9 @@ sees only what the earlier tiers left unmatched:
 - `id`       the same id (the structural id of ids.py, or a published id that happens to agree);
 - `history`  the earlier record's `filePath:lineNumber` followed through git from its
              `analyzedSha` to the new revision, as `git log -L` would: renamed files, lines added
-             or removed above; a rewritten stretch is aligned with what replaced it by message
-             (needs the earlier commit in the repository);
+             or removed above; a rewritten stretch is aligned with what replaced it by message,
+             and after the key tiers below, one record left in it pairs with the one site left in
+             what replaced it (needs the earlier commit in the repository);
 - `function` the same crate, function and message, unique among the unmatched on both sides;
 - `message`  the same file and message, unique on both sides; then the same crate and message;
 - `window`   the most similar source window within the same file, then the same crate: the lines
@@ -92,6 +93,8 @@ class _State:
     prev_left: set[int] = field(default_factory=set)
     cur_left: set[int] = field(default_factory=set)
     links: list[Link] = field(default_factory=list)
+    # Rewritten stretches the history tier saw: (earlier records in it, new sites in what replaced it)
+    stretches: list[tuple[list[int], list[int]]] = field(default_factory=list)
 
     def take(self, p: int, c: int, tier: str) -> None:
         self.prev_left.discard(p)
@@ -105,9 +108,10 @@ def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
     `repo` and `sha` (the new revision) enable the history tier."""
     st = _State(previous, current, set(range(len(previous))), set(range(len(current))))
     _by_id(st)
-    if repo is not None and sha is not None:
+    if repo is not None and sha is not None and repo.try_resolve(sha) is not None:
         _by_history(st, repo, sha)
     _by_keys(st)
+    _stretch_leftovers(st)
     _by_window(st, lambda r: r.record.filePath)
     _by_window(st, lambda r: r.facts.crate)
     # Once the windows have paired some, a key shared by two sites on each side may be left with
@@ -246,7 +250,7 @@ def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
 def _align_stretch(st: _State, ps: list[int], cs: list[int]) -> None:
     """Earlier records whose lines fall in one rewritten stretch, and the new sites in what
     replaced it: paired in order, message by message, when each message has as many on both sides
-    (as a line diff aligns them); then one left on each side with the same function."""
+    (as a line diff aligns them). The stretch is kept for _stretch_leftovers."""
     by_message: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
     for p in ps:
         by_message[st.previous[p].record.errorMessage][0].append(p)
@@ -257,11 +261,16 @@ def _align_stretch(st: _State, ps: list[int], cs: list[int]) -> None:
         if old and len(old) == len(new):
             for p, c in zip(old, new):
                 st.take(p, c, "history")
-    left_p = [p for p in ps if p in st.prev_left]
-    left_c = [c for c in cs if c in st.cur_left]
-    if len(left_p) == 1 and len(left_c) == 1:
-        function = st.previous[left_p[0]].facts.function
-        if function and function == st.current[left_c[0]].facts.function:
+    st.stretches.append((ps, cs))
+
+
+def _stretch_leftovers(st: _State) -> None:
+    """After the key tiers: a rewritten stretch with one earlier record and one new site still
+    unmatched in it pairs them (git aligned those lines; the call was rewritten, message too)."""
+    for ps, cs in st.stretches:
+        left_p = [p for p in ps if p in st.prev_left]
+        left_c = [c for c in cs if c in st.cur_left]
+        if len(left_p) == 1 and len(left_c) == 1:
             st.take(left_p[0], left_c[0], "history")
 
 

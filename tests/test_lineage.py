@@ -286,3 +286,26 @@ def test_a_new_site_never_takes_an_id_a_carried_record_keeps():
 def _analysis() -> dict:
     return {"category": "dtype-dispatch", "macro": "panic", "crate": "c", "function": "f", "scrutinee": "x",
             "pattern": "_", "messageRegex": "^x$", "operation": "f", "rule": "r", "contentHash": "h"}
+
+
+def test_records_diff_follows_history_when_given_the_repository(cli, git_repo, tmp_path):
+    """Two records files: with --repo, base lines are followed through git (a renamed function
+    whose message was edited too); without it, only the record contents can pair them."""
+    git_repo.crate("burn-ndarray", {"src/ops/module.rs": OPS})
+    git_repo.commit()
+    assert cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "a")).code == 0
+    git_repo.write(OPS_PATH, OPS.replace("fn avg_pool3d(", "fn avg_pool3d_forward(")
+                   .replace('"avg_pool3d: dtype {:?} has no kernel"', '"avg_pool3d: no kernel for dtype {:?}"'),
+                   dedent=False)
+    git_repo.commit()
+    assert cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "b")).code == 0
+    files = [str(tmp_path / "a" / "records.jsonl"), str(tmp_path / "b" / "records.jsonl")]
+
+    with_repo = json.loads(cli("diff", *files, "--repo", str(git_repo.path), "--format", "json").stdout)
+    without = json.loads(cli("diff", *files, "--format", "json").stdout)
+    for d in (with_repo, without):
+        assert d["added"] == [] and d["removed"] == []
+        (change,) = d["changed"]
+        assert change["fields"] == ["message"] and change["head"]["function"] == "avg_pool3d_forward"
+    assert with_repo["changed"][0]["lineage"] == "history"
+    assert without["changed"][0]["lineage"] == "window"
