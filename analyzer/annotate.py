@@ -111,6 +111,8 @@ STYLE_EXAMPLE = (
 def needs_annotation(line: RecordLine) -> bool:
     if not line.record.is_annotated():
         return True
+    if line.analysis is None:  # a published record: annotated, and no extraction changed it since
+        return False
     return line.analysis.annotationStatus in ("new", "changed") and line.analysis.annotatedAt is None
 
 
@@ -124,7 +126,7 @@ def skeleton_text(record_id: str) -> str:
 
 
 def prompt_context(line: RecordLine) -> dict:
-    r, a = line.record, line.analysis
+    r, a = line.record, line.facts
     width = len(str(r.sourceCodeEnd))
     numbered = "\n".join(f"{'>' if n == r.lineNumber else ' '} {n:>{width}} | {text}".rstrip()
                          for n, text in enumerate(r.sourceCode.split("\n"), start=r.sourceCodeStart))
@@ -161,7 +163,7 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
     for ln in todo:
         rid = ln.record.id
         answer = out / f"{rid}.json"
-        item = {"id": rid, "contentHash": ln.analysis.contentHash, "annotationStatus": ln.analysis.annotationStatus,
+        item = {"id": rid, "contentHash": ln.facts.contentHash, "annotationStatus": ln.facts.annotationStatus,
                 "message": ln.record.errorMessage, "prompt": f"{rid}{PROMPT_SUFFIX}", "answer": answer.name}
         if answer.exists() and _filled(answer):
             kept.append(str(answer))
@@ -323,9 +325,9 @@ def _check(ann: Annotation, path: Path, by_id: dict[str, RecordLine], first_file
     if problems:
         return "; ".join(problems)
     exported = _exported_hashes(path.parent, manifests).get(ann.id)
-    if exported is not None and exported != by_id[ann.id].analysis.contentHash:
+    if exported is not None and exported != by_id[ann.id].facts.contentHash:
         return (f"field id: record {ann.id} changed since this answer was exported (content "
-                f"{exported} then, {by_id[ann.id].analysis.contentHash} now); export it again")
+                f"{exported} then, {by_id[ann.id].facts.contentHash} now); export it again")
     return None
 
 
@@ -346,8 +348,9 @@ def merge(lines: list[RecordLine], answers: list[Answer], now: str,
         update = {k: getattr(ann, k) for k in ANNOTATION_FIELDS}
         update["tags"] = [t for t in ln.record.tags if t != AI_TAG] + ([AI_TAG] if ai_assisted else [])
         record = ln.record.model_copy(update=update)
-        analysis = ln.analysis.model_copy(update={"annotatedAt": now})
-        # Revalidate: the merged line must still be a valid records line.
-        out.append(RecordLine.model_validate({"record": record.model_dump(mode="json"),
-                                              "analysis": analysis.model_dump(mode="json")}))
+        # Revalidate: the merged line must still be a valid records line. A record read without
+        # analysis (the published form) stays without one.
+        merged = ln.model_copy(update={"record": record, "analysis": (
+            ln.analysis.model_copy(update={"annotatedAt": now}) if ln.analysis is not None else None)})
+        out.append(RecordLine.model_validate(merged.model_dump(mode="json", exclude_none=False)))
     return out, replaced

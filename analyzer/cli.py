@@ -167,8 +167,10 @@ def main():
 @sha_option
 @click.option("--out", "out_dir", default="output", show_default=True, type=click.Path(file_okay=False),
               help="Folder for records.jsonl and manifest.json.")
-@click.option("--previous", type=click.Path(dir_okay=False),
-              help="Earlier records.jsonl: unchanged records keep their annotations and contentChangedAt.")
+@click.option("--previous", type=click.Path(exists=True),
+              help="Earlier records (records.jsonl, the published envelopes, or a folder of them): each "
+                   "site found again keeps its id, slug, tags and first-seen revision, and its "
+                   "annotations and contentChangedAt while its content is unchanged.")
 @click.option("--all-sites", is_flag=True,
               help="Also write sites.jsonl: every panic-family call with its category or the rule that "
                    "left it out (an audit of the classifier).")
@@ -192,7 +194,7 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
     prev = None
     if previous:
         from .sinks import jsonl
-        prev = {line.record.id: line for line in jsonl.read(previous)}
+        prev = jsonl.read(previous)
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
         key = _results_key(git_repo.name, sha, all_sites)
         hit = cache.get_result(key) if cache is not None and prev is None else None
@@ -235,6 +237,8 @@ def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, comma
     for raw in hit["records"]:
         line = json.loads(raw)
         line["record"]["analyzedAt"] = line["record"]["contentChangedAt"] = now
+        if "firstSeenAt" in line["analysis"]:
+            line["analysis"]["firstSeenAt"] = now
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
     man = dict(hit["manifest"])
     man.update(source=origin, command=command, cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
@@ -283,17 +287,42 @@ def validate(records):
 
 
 def _documents(records: str):
-    """The JSON documents of a records file (one per line) or of an exported folder (one per
-    file), and what one is called ("line" or "file")."""
-    from .checks import Document
+    """The JSON documents of a records path, and what one is called ("line", "item" or "file"):
+    a records file holds one per line, a pretty-printed envelope file one, a JSON array one per
+    item; a folder (an export, a folder of envelopes, or a folder `extract` wrote) is read file by
+    file as `jsonl.record_files` lists them, leaving out a file that holds no record (an index)."""
+    import json
 
-    path = Path(records)
-    if path.is_dir():
-        from .sinks import envelope
-        return [Document(str(f), 1, envelope.read_text(f)) for f in envelope.envelope_files(path)], "file"
+    from .checks import Document
     from .sinks import jsonl
-    text = jsonl.read_text(records)
-    return [Document(records, n, raw) for n, raw in enumerate(text.split("\n"), start=1) if raw.strip()], "line"
+
+    in_folder = Path(records).is_dir()
+    documents: list = []
+    unit = "file" if in_folder else "line"
+    for path in jsonl.record_files(records):
+        text = jsonl.read_text(path)
+        if in_folder and jsonl.holds_no_record(text):
+            continue
+        lines = [Document(str(path), n, raw) for n, raw in enumerate(text.split("\n"), start=1) if raw.strip()]
+        if len(lines) > 1 and lines[0].text.strip() in ("{", "["):
+            # One pretty-printed document (a published envelope file, or a JSON array of
+            # envelopes) rather than one per line.
+            items = None
+            if lines[0].text.strip() == "[":
+                try:
+                    items = json.loads(text)
+                except (ValueError, RecursionError):
+                    items = None
+            if isinstance(items, list):
+                documents += [Document(str(path), i, json.dumps(item, ensure_ascii=False))
+                              for i, item in enumerate(items, start=1)]
+                unit = "item" if not in_folder else unit
+            else:
+                documents.append(Document(str(path), 1, text))
+                unit = "file"
+        else:
+            documents += lines
+    return documents, unit
 
 
 def _dataset_version(ctx, param, value):

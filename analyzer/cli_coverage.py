@@ -17,7 +17,7 @@ FORMATS = ("table", "markdown", "json", "html")
 @main.command()
 @repo_options
 @sha_option
-@click.option("--records", "records_path", type=click.Path(dir_okay=False), metavar="RECORDS",
+@click.option("--records", "records_path", type=click.Path(), metavar="RECORDS",
               help="Build from this records.jsonl (written by `extract`) instead of analysing a revision.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table: one terminal table per backend; markdown; json; html: one self-contained page "
@@ -64,6 +64,10 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, expand, no_cache,
                             f"{'does' if len(given) == 1 else 'do'} not apply; drop "
                             f"{'it' if len(given) == 1 else 'them'}, or drop --records to analyse a revision")
         lines = jsonl.read(records_path)
+        if lines and all(ln.analysis is None for ln in lines):
+            raise UserError(f"{records_path} holds records without analysis (the published form), which "
+                            f"say nothing of the dtypes each arm handles; give the records.jsonl of "
+                            f"`burn-errors extract`, or drop --records to analyse a revision")
         repo_label, sha = "", ""
         source = records_path
     else:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from .cli import debug_option, main, open_cache, open_repo, repo_options
 from .config import FAIL_ON
@@ -39,8 +40,9 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
     """Compare the records of BASE and HEAD: sites added, removed, changed and moved, and the
     coverage cells that flipped.
 
-    BASE and HEAD are revisions of --repo (SHA, tag or branch), or two records.jsonl files when
-    both name existing files. Revisions are read from git objects, without a checkout; with the
+    BASE and HEAD are revisions of --repo (SHA, tag or branch), or two records files (or folders
+    of them) when both exist; with records, a given --repo lets lineage follow base lines through
+    its history. Revisions are read from git objects, without a checkout; with the
     cache, the second revision parses only the files that differ from the first.
 
     \b
@@ -71,7 +73,9 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
         ensure_writable_dir(out.parent)  # fail before the analysis, not after it
 
     if records_mode(base, head):
-        result = diff_records(base, head)
+        # With --repo given, lineage can follow base lines through its history.
+        given = click.get_current_context().get_parameter_source("repo") != ParameterSource.DEFAULT
+        result = diff_records(base, head, open_repo(repo, repo_name, no_cache, want=None) if given else None)
     else:
         git_repo = open_repo(repo, repo_name, no_cache, want=base)
         if git_repo.try_resolve(head) is None:  # a mirror may need a fetch for the second revision

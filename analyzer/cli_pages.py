@@ -24,7 +24,7 @@ def _read_records(path: str):
 
 
 @main.command()
-@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("records", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True,
               help="Markdown (CommonMark) or self-contained HTML pages.")
 @click.option("--out", "out_dir", default="output/pages", show_default=True, type=click.Path(file_okay=False),
@@ -65,7 +65,7 @@ def render(records, fmt, out_dir, issues_url):
 
 @main.command()
 @click.argument("message")
-@click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(dir_okay=False),
+@click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(),
               help="Records file to search.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--limit", type=click.IntRange(0), default=5, show_default=True,
@@ -122,7 +122,7 @@ def _print_matches(result, shown) -> None:
     click.echo(f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
                + (" (best first)" if n > 1 else "") + ":")
     for i, m in enumerate(shown, start=1):
-        r, a = m.line.record, m.line.analysis
+        r, a = m.line.record, m.line.facts
         click.echo("")
         click.echo(f"{i}. {r.errorMessage}")
         flag = "  <- the panic's location" if m.at_location and m.distance == 0 else (
@@ -153,7 +153,7 @@ def annotate():
 
 
 @annotate.command("export")
-@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("records", type=click.Path())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the prompts, the answer skeletons and export.json.")
 @debug_option
@@ -185,7 +185,7 @@ def annotate_export(records, out_dir):
     write_files(todo.files)
     by_status: dict[str, int] = {}
     for ln in todo.exported:
-        by_status[ln.analysis.annotationStatus] = by_status.get(ln.analysis.annotationStatus, 0) + 1
+        by_status[ln.facts.annotationStatus] = by_status.get(ln.facts.annotationStatus, 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
     n = len(todo.exported)
     click.echo(f"Wrote {plural(n, 'prompt')} and {plural(n, 'answer skeleton')} to {out} ({parts}).")
@@ -196,7 +196,7 @@ def annotate_export(records, out_dir):
 
 
 @annotate.command("import")
-@click.argument("records", type=click.Path(dir_okay=False))
+@click.argument("records", type=click.Path())
 @click.argument("answers", nargs=-1, required=True, type=click.Path())
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Records file to write (may be RECORDS itself; written whole or not at all).")

@@ -205,8 +205,9 @@ def qualify(enum: str | None, variant: str) -> str:
 
 
 def build(lines: Iterable[RecordLine], collapse: bool = False) -> Matrix:
-    """The matrix of every dtype-dispatch record (other records are ignored)."""
-    lines = [ln for ln in lines if ln.analysis.category == "dtype-dispatch"]
+    """The matrix of every dtype-dispatch record (other records, and records read without
+    analysis, which carry no dtypes, are ignored)."""
+    lines = [ln for ln in lines if ln.analysis is not None and ln.analysis.category == "dtype-dispatch"]
     groups = _groups(lines, collapse)
     column_of = {d: g.enum for g in groups for d in g.dtypes}
     order = {d: i for i, d in enumerate(d for g in groups for d in _expanded_order(lines, g.enum))}
@@ -214,12 +215,12 @@ def build(lines: Iterable[RecordLine], collapse: bool = False) -> Matrix:
     # Records -> dispatches (one per match).
     by_match: dict[tuple, list[RecordLine]] = {}
     for ln in lines:
-        a, r = ln.analysis, ln.record
+        a, r = ln.facts, ln.record
         key = (a.crate, a.operation, r.filePath, a.itemPath or a.function, a.impl, a.inMacro, a.scrutinee,
                a.enum or PRIMARY_ENUM, a.context == "if-let-else")
         by_match.setdefault(key, []).append(ln)
-    known = {(crate, g.enum): _expanded_order([ln for ln in lines if ln.analysis.crate == crate], g.enum)
-             for crate in {ln.analysis.crate for ln in lines} for g in groups}
+    known = {(crate, g.enum): _expanded_order([ln for ln in lines if ln.facts.crate == crate], g.enum)
+             for crate in {ln.facts.crate for ln in lines} for g in groups}
     dispatches = [_dispatch(group, order, known) for group in by_match.values()]
     dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
 
@@ -244,14 +245,14 @@ def build(lines: Iterable[RecordLine], collapse: bool = False) -> Matrix:
 
 
 def _dispatch(records: list[RecordLine], order: dict[str, int], known: dict[tuple[str, str], list[str]]) -> Dispatch:
-    records = sorted(records, key=lambda ln: (ln.record.lineNumber, ln.analysis.column))
-    a0 = records[0].analysis
+    records = sorted(records, key=lambda ln: (ln.record.lineNumber, ln.facts.column))
+    a0 = records[0].facts
     enum = a0.enum or PRIMARY_ENUM
     handled: set[str] = set()
     rejected_by: dict[str, list[str]] = {}
     sites = []
     for ln in records:
-        a, r = ln.analysis, ln.record
+        a, r = ln.facts, ln.record
         sites.append(Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, a.pattern, r.errorMessage))
         rejected_by[r.id] = [qualify(enum, v) for v in a.rejected]
         handled |= {qualify(enum, v) for v in a.handled}
@@ -275,7 +276,7 @@ def _dispatch(records: list[RecordLine], order: dict[str, int], known: dict[tupl
 
 
 def _groups(lines: list[RecordLine], collapse: bool) -> list[Group]:
-    enums = {ln.analysis.enum or PRIMARY_ENUM for ln in lines}
+    enums = {ln.facts.enum or PRIMARY_ENUM for ln in lines}
     out = []
     for enum in sorted(enums, key=lambda e: (e != PRIMARY_ENUM, e)):
         dtypes = _expanded_order(lines, enum)
@@ -291,7 +292,7 @@ def _expanded_order(lines: list[RecordLine], enum: str) -> list[str]:
     known order (the records list its variants alphabetically): alphabetical."""
     seqs: list[list[str]] = []
     for ln in lines:
-        a = ln.analysis
+        a = ln.facts
         if (a.enum or PRIMARY_ENUM) == enum:
             seqs += [[qualify(enum, v) for v in a.handled], [qualify(enum, v) for v in a.rejected]]
     other = qualify(enum, OTHER)

@@ -1,19 +1,20 @@
 """What changed between two sets of records: the core of `burn-errors diff`.
 
-Records are matched by id (see ids.py for what an id is made of):
+Records are matched by lineage (analyzer/lineage.py), as `extract --previous` matches them: by
+id, then (for revisions) by following the base line through git history, then by crate, function
+and message, by file or crate and message, and by a similar source window. So a site keeps its
+identity across an impl losing its generics, an enum renamed in its arm, a rewritten scrutinee or a
+renamed file:
 
-- `added`   an id only in head;
-- `removed` an id only in base;
-- `changed` the same id whose content differs: the message, the category, the arm pattern or the
-  rejected dtypes (the file and line may differ too);
-- `moved`   the same id with the same content where only the file or the line differ;
+- `added`   a head record no base record continues;
+- `removed` a base record no head record continues;
+- `changed` a matched pair whose content differs (record.content_changes, the same definition that
+  sends a record back to annotation with `extract --previous`; the file and line may differ too);
+- `moved`   a matched pair with the same content where only the file or the line differ;
 - `unchanged` everything else (counted, not listed).
 
-Matching is by id alone, so `added` and `removed` are exactly the records that an
-`extract --previous` run would send to annotation as new or drop. What keeps an id and what gives
-a new one is said in ids.py: an edited message or a new arm that handles a dtype keeps it (the
-site is `changed`); a rewritten explicit arm pattern or scrutinee, or a function moved to another
-impl, gives a new one (one site `removed`, one `added`).
+A site is never both removed and added: lineage matches one-to-one. A matched pair is reported
+under the base record's id (the id `extract --previous` would keep).
 
 Coverage cells that flipped (a dtype of an operation that was handled and now panics, or the
 reverse, or that appeared or disappeared) come from analyzer.coverage.
@@ -32,10 +33,8 @@ from typing import Callable, Iterable
 
 from . import coverage
 from .errors import UserError
-from .record import RecordLine
-
-# The content fields compared for `changed`, in the order they are reported.
-CONTENT_FIELDS = ("message", "category", "pattern", "rejected")
+from .lineage import link
+from .record import CONTENT_FIELDS, RecordLine, content_changes
 
 
 @dataclass
@@ -55,15 +54,16 @@ class Side:
 
 @dataclass
 class Change:
-    """A record present on both sides (the same id)."""
+    """A site present on both sides (a base record and the head record that continues it)."""
 
     base: RecordLine
     head: RecordLine
     fields: list[str]  # which of CONTENT_FIELDS differ, plus "file" / "line"
+    lineage: str = "id"  # how the two were matched (lineage.TIERS)
 
     @property
     def id(self) -> str:
-        return self.head.record.id
+        return self.base.record.id
 
 
 @dataclass(frozen=True)
@@ -113,14 +113,8 @@ class DiffResult:
 # Comparing records
 
 
-def _content(line: RecordLine) -> dict[str, object]:
-    return {"message": line.record.errorMessage, "category": line.analysis.category,
-            "pattern": line.analysis.pattern, "rejected": sorted(line.analysis.rejected)}
-
-
 def _differences(base: RecordLine, head: RecordLine) -> list[str]:
-    b, h = _content(base), _content(head)
-    out = [f for f in CONTENT_FIELDS if b[f] != h[f]]
+    out = content_changes(base, head)
     if base.record.filePath != head.record.filePath:
         out.append("file")
     if base.record.lineNumber != head.record.lineNumber:
@@ -128,23 +122,28 @@ def _differences(base: RecordLine, head: RecordLine) -> list[str]:
     return out
 
 
-def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Side, head: Side) -> DiffResult:
-    base_by_id = _index(base_lines, base.label)
-    head_by_id = _index(head_lines, head.label)
+def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Side, head: Side,
+            git_repo=None) -> DiffResult:
+    """Match the two sides by lineage (with `git_repo`, following lines through its history from
+    each base record's analyzedSha to head.sha) and sort the pairs into changed, moved and
+    unchanged; the rest is removed or added."""
+    _check_unique(base_lines, base.label)
+    _check_unique(head_lines, head.label)
+    lineage = link(base_lines, head_lines, repo=git_repo, sha=head.sha)
     changed: list[Change] = []
     moved: list[Change] = []
     unchanged = 0
-    for rid in base_by_id.keys() & head_by_id.keys():
-        b, h = base_by_id[rid], head_by_id[rid]
+    for k in lineage.links:
+        b, h = base_lines[k.previous], head_lines[k.current]
         fields = _differences(b, h)
         if any(f in CONTENT_FIELDS for f in fields):
-            changed.append(Change(b, h, fields))
+            changed.append(Change(b, h, fields, k.tier))
         elif fields:
-            moved.append(Change(b, h, fields))
+            moved.append(Change(b, h, fields, k.tier))
         else:
             unchanged += 1
-    removed = [base_by_id[i] for i in base_by_id.keys() - head_by_id.keys()]
-    added = [head_by_id[i] for i in head_by_id.keys() - base_by_id.keys()]
+    removed = [base_lines[i] for i in lineage.lost]
+    added = [head_lines[i] for i in lineage.new]
 
     base_matrix, head_matrix = coverage.build(base_lines), coverage.build(head_lines)
     # Flipped cells per backend and operation with their dtypes in the enum's declaration order,
@@ -158,22 +157,21 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
 
 
 def _loc(line: RecordLine) -> tuple[str, int, int]:
-    return (line.record.filePath, line.record.lineNumber, line.analysis.column)
+    return (line.record.filePath, line.record.lineNumber, line.facts.column)
 
 
 def _sorted(lines: list[RecordLine]) -> list[RecordLine]:
     return sorted(lines, key=_loc)
 
 
-def _index(lines: list[RecordLine], label: str) -> dict[str, RecordLine]:
-    out: dict[str, RecordLine] = {}
+def _check_unique(lines: list[RecordLine], label: str) -> None:
+    seen: set[str] = set()
     for line in lines:
         rid = line.record.id
-        if rid in out:
+        if rid in seen:
             raise UserError(f"{label} holds id {rid} twice; records must have unique ids (check the "
                             f"file with `burn-errors validate`)")
-        out[rid] = line
-    return out
+        seen.add(rid)
 
 
 # -------------------------------------------------------------------------------------------
@@ -181,13 +179,23 @@ def _index(lines: list[RecordLine], label: str) -> dict[str, RecordLine]:
 
 
 def records_mode(base: str, head: str) -> bool:
-    """Two existing files: compare records files. One file and one non-file is a mistake."""
-    b, h = Path(base).is_file(), Path(head).is_file()
+    """Two existing records files or folders: compare records. One of each is a mistake."""
+    b, h = _is_records(base), _is_records(head)
     if b != h:
         which, other = (base, head) if b else (head, base)
-        raise UserError(f"{which} is a file but {other} is not; give two records.jsonl files, or two "
-                        f"revisions of --repo")
+        raise UserError(f"{which} is a records file but {other} is not; give two records files (or "
+                        f"folders of envelopes), or two revisions of --repo")
     return b
+
+
+def _is_records(arg: str) -> bool:
+    """A file, or a folder holding records files (a folder named like a revision is not one)."""
+    from .sinks.jsonl import RECORD_FILE_SUFFIXES
+
+    p = Path(arg)
+    if p.is_dir():
+        return any(f.suffix in RECORD_FILE_SUFFIXES for f in p.iterdir())
+    return p.is_file()
 
 
 def _records_side(path: str, lines: list[RecordLine]) -> Side:
@@ -197,13 +205,15 @@ def _records_side(path: str, lines: list[RecordLine]) -> Side:
                 sha=shas.pop() if len(shas) == 1 else None, records=len(lines))
 
 
-def diff_records(base_path: str, head_path: str) -> DiffResult:
+def diff_records(base_path: str, head_path: str, git_repo=None) -> DiffResult:
+    """Compare two records files; with `git_repo` (holding the head records' commit), base lines
+    are followed through its history too."""
     from .sinks import jsonl
 
     t0 = time.perf_counter()
     base_lines, head_lines = jsonl.read(base_path), jsonl.read(head_path)
     result = compare(base_lines, head_lines, _records_side(base_path, base_lines),
-                     _records_side(head_path, head_lines))
+                     _records_side(head_path, head_lines), git_repo=git_repo)
     result.timings = {"total": round(time.perf_counter() - t0, 3)}
     return result
 
@@ -230,7 +240,7 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
                             cache_hits=(cache.hits - hits0) if cache is not None else 0,
                             cache_misses=(cache.misses - misses0) if cache is not None else ex.cache_misses,
                             files_scanned=ex.files_scanned, seconds=ex.timings.get("total"))
-    result = compare(lines["base"], lines["head"], sides["base"], sides["head"])
+    result = compare(lines["base"], lines["head"], sides["base"], sides["head"], git_repo=git_repo)
     result.timings = {"base": sides["base"].seconds or 0.0, "head": sides["head"].seconds or 0.0,
                       "total": round(time.perf_counter() - t0, 3)}
     return result

@@ -55,7 +55,8 @@ class Extraction:
     cache_hits: int
     cache_misses: int
     timings: dict[str, float]
-    carry: dict[str, int] = field(default_factory=dict)
+    carry: dict[str, int] = field(default_factory=dict)  # with --previous: annotation status counts
+    lineage: dict | None = None  # with --previous: records per lineage tier, and those not found
     # What this run did with each Rust file (path): its facts came from the cache, or it was
     # parsed, or the byte prefilter found no panic-family call and no enum in it, so it was not
     # parsed. The three add up to files_scanned.
@@ -64,7 +65,7 @@ class Extraction:
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
         for line in self.lines:
-            out[line.analysis.category] += 1
+            out[line.facts.category] += 1
         return out
 
     def exclusion_counts(self) -> dict[str, int]:
@@ -235,7 +236,7 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
     return out
 
 
-def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, RecordLine] | None = None,
+def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
             now: str | None = None, jobs: int | None = None,
             progress: Callable[[str], None] | None = None) -> Extraction:
     t0 = time.perf_counter()
@@ -297,8 +298,15 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
         lines.append(_record_line(repo.name, sha, now, a, text_lines[oid]))
-    lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.analysis.column))
-    carry = carry_over(lines, previous) if previous is not None else {}
+    lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
+    carry: dict[str, int] = {}
+    lineage_counts = None
+    if previous is not None:
+        # Each earlier record found again hands on its id, slug, tags and first-seen revision,
+        # and its annotations while the content is unchanged (analyzer/lineage.py).
+        from .lineage import carry_over, link
+        carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha))
+        lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
 
@@ -310,7 +318,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
         not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
         cache_hits=cache.hits - hits0 if cache is not None else 0,
         cache_misses=cache.misses - misses0 if cache is not None else len(oids),
-        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, scan=_scan_counts(rust, from_cache, prefiltered))
+        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts,
+        scan=_scan_counts(rust, from_cache, prefiltered))
 
 
 def _scan_counts(rust: list, from_cache: set[str], prefiltered: set[str]) -> dict[str, int]:
@@ -364,33 +373,6 @@ def _record_line(repo: str, sha: str, now: str, a: AuditEntry, file_lines: list[
         itemPath=s.item_path, context=s.context, scrutinee=s.scrutinee, pattern=d.pattern, enum=d.enum,
         handled=d.handled, rejected=d.rejected, partial=d.partial, messageRegex=regex,
         operation=operation_of(s.message, s.function, s.in_macro, s.impl), inMacro=s.in_macro, column=s.column,
-        rule=d.reason, rules=d.rules,
+        rule=d.reason, rules=d.rules, firstSeenSha=sha, firstSeenAt=now,
         contentHash=content_hash(s.message, category, s.macro, s.scrutinee, d.pattern, d.handled, d.rejected))
     return RecordLine(record=record, analysis=analysis)
-
-
-def carry_over(lines: list[RecordLine], previous: dict[str, RecordLine]) -> dict[str, int]:
-    """Keep the annotations and contentChangedAt of records whose id and content did not change."""
-    from .record import ANNOTATION_FIELDS, RecordLine
-
-    counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": 0}
-    seen = set()
-    for i, line in enumerate(lines):
-        old = previous.get(line.record.id)
-        if old is None:
-            counts["new"] += 1
-            continue
-        seen.add(line.record.id)
-        old_hash = old.analysis.contentHash if old.analysis is not None else None
-        if old_hash == line.analysis.contentHash:
-            update = {k: getattr(old.record, k) for k in ANNOTATION_FIELDS}
-            update["contentChangedAt"] = old.record.contentChangedAt
-            lines[i] = RecordLine(record=line.record.model_copy(update=update),
-                                  analysis=line.analysis.model_copy(update={"annotationStatus": "unchanged"}))
-            counts["unchanged"] += 1
-        else:
-            lines[i] = RecordLine(record=line.record,
-                                  analysis=line.analysis.model_copy(update={"annotationStatus": "changed"}))
-            counts["changed"] += 1
-    counts["dropped"] = len(set(previous) - seen)
-    return counts

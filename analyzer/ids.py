@@ -12,10 +12,16 @@ binding or a new guard (the arm changes). Lines, columns, the source window and 
 are left out too, so inserting code above a site, moving its function inside the file, or moving
 the file inside its crate keeps the id.
 
+Two refactors that do not touch the error keep the id too: an impl's self type is taken without
+its generic parameters (`impl Ops<Self> for Backend<E, I, Q>` and `impl Ops<Self> for Backend` are
+one impl; the trait's own parameters stay, as `From<f32>` and `From<f64>` are two impls), and the
+paths in the arm's pattern are taken by their last segment (`OldEnum::V` renamed `NewEnum::V`).
+
 What gives a site a new id: renaming or moving its function to another impl or module, renaming
 its crate, rewriting the scrutinee, or changing the first alternative of an explicit arm pattern
-(`DType::QFloat(_)` to `DType::Bool(_)`): the old site is then removed and a new one added.
-Widening an arm (`A | B` to `A | B | C`) keeps the id, so the diff reports it as changed.
+(`DType::QFloat(_)` to `DType::Bool(_)`). Widening an arm (`A | B` to `A | B | C`) keeps the id.
+A new structural id is not the end of a record's lineage: `extract --previous` and `diff` match
+the earlier record to the site by other means (analyzer/lineage.py) and keep its id.
 
 Two sites never share an id. When sites of one crate share all of the above (the same macro body
 in two files, a cfg-gated copy of a module), the first of them, by folder depth, then path, then
@@ -27,8 +33,15 @@ the original's id.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from typing import Sequence
+
+# Where one item of an item path starts (`fn`, `mod`, `impl`, `trait`, `macro_rules!`): the path
+# joins items with `::`, and a type inside an impl header may hold `::` too.
+_ITEM_START = re.compile(r"::(?=(?:fn|mod|impl|trait|macro_rules!) )")
+# A path in a pattern (`a::B::C`): kept as its last segment.
+_PATH = re.compile(r"\b(?:[A-Za-z_][A-Za-z0-9_]*::)+([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _digest(*parts: str) -> str:
@@ -40,7 +53,7 @@ def arm_slot(pattern: str, catch_all: bool) -> str:
     without its guard (so adding alternatives to an arm keeps its id)."""
     if catch_all:
         return "_"
-    return _first_alternative(pattern.split(" if ", 1)[0]).strip()
+    return _PATH.sub(r"\1", _first_alternative(pattern.split(" if ", 1)[0]).strip())
 
 
 def _first_alternative(pattern: str) -> str:
@@ -56,7 +69,39 @@ def _first_alternative(pattern: str) -> str:
 
 
 def site_key(crate: str, item_path: str, scrutinee: str, slot: str) -> tuple[str, ...]:
-    return (crate, item_path, scrutinee, slot)
+    return (crate, structural_path(item_path), scrutinee, slot)
+
+
+def structural_path(item_path: str) -> str:
+    """The item path with each impl's self type stripped of its generic parameters."""
+    return "::".join(_impl_without_generics(part) if part.startswith("impl ") else part
+                     for part in _ITEM_START.split(item_path))
+
+
+def _impl_without_generics(header: str) -> str:
+    depth = 0
+    for i, ch in enumerate(header):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0 and header.startswith(" for ", i):
+            return header[:i + 5] + _strip_angles(header[i + 5:])
+    return "impl " + _strip_angles(header[5:])
+
+
+def _strip_angles(text: str) -> str:
+    """`Backend<R, F>` -> `Backend` (every `<...>`, nested too; `->` is not a bracket)."""
+    out: list[str] = []
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and depth > 0 and text[i - 1:i] != "-":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out).strip()
 
 
 def assign_ids(keys: Sequence[tuple[str, ...]], paths: Sequence[str], lines: Sequence[int]) -> list[str]:

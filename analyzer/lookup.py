@@ -99,7 +99,7 @@ def at_location(line: RecordLine, path: str) -> bool:
     parts = path.split("/")
     for i, part in enumerate(parts[:-1]):
         m = _CRATES_IO.match(part)
-        if m and m["crate"] == line.analysis.crate:
+        if m and m["crate"] == line.facts.crate:
             inner = "/".join(parts[i + 1:])
             if rec.endswith("/" + inner):
                 return True
@@ -135,14 +135,14 @@ def lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
     bad: list[str] = []
     for ln in lines:
         try:
-            rx = re.compile(ln.analysis.messageRegex, re.S)
+            rx = re.compile(ln.facts.messageRegex, re.S)
         except re.error:
             bad.append(ln.record.id)
             continue
         if not any(rx.fullmatch(t) for t in texts):
             continue
         here = panic.path is not None and at_location(ln, panic.path)
-        literal = literal_length(ln.analysis.messageRegex)
+        literal = literal_length(ln.facts.messageRegex)
         if literal == 0 and not here:
             placeholder_only += 1
             continue

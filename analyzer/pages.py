@@ -76,20 +76,20 @@ def family_key(operation: str) -> str:
 def names_operation(line: RecordLine) -> bool:
     """True when the message itself names the operation (`conv3d: unsupported dtype {:?}`)."""
     message = _STD_PREFIX.sub("", line.record.errorMessage)
-    op = line.analysis.operation
+    op = line.facts.operation
     return bool(op) and re.match(re.escape(op) + r"\s*:", message) is not None
 
 
 def family_scope(line: RecordLine) -> str:
     """"" (every crate) for an operation the message names or a backend-operation trait method;
     else the crate, so that common function names do not tie unrelated crates together."""
-    if names_operation(line) or _OPS_TRAIT.match(line.analysis.impl or ""):
+    if names_operation(line) or _OPS_TRAIT.match(line.facts.impl or ""):
         return ""
-    return line.analysis.crate
+    return line.facts.crate
 
 
 def family(line: RecordLine) -> tuple[str, str]:
-    return family_key(line.analysis.operation), family_scope(line)
+    return family_key(line.facts.operation), family_scope(line)
 
 
 def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMIT,
@@ -97,7 +97,7 @@ def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMI
     """Other records of the same operation family, then sibling operations of the same impl, then
     of the same file (see the module doc). `families` ({id: family}) saves recomputing them for
     every page."""
-    me, crate, impl = line.record, line.analysis.crate, line.analysis.impl
+    me, crate, impl = line.record, line.facts.crate, line.facts.impl
     fam = families or {}
 
     def family_of(o: RecordLine) -> tuple[str, str]:
@@ -110,9 +110,9 @@ def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMI
     mine = family_of(line)
     others = [o for o in lines if o.record.id != me.id]
     same_family = sorted((o for o in others if family_of(o) == mine),
-                         key=lambda o: (o.analysis.crate != crate, o.record.filePath != me.filePath,
+                         key=lambda o: (o.facts.crate != crate, o.record.filePath != me.filePath,
                                         o.record.filePath, o.record.lineNumber))
-    siblings = sorted((o for o in others if impl and o.analysis.impl == impl and o.analysis.crate == crate),
+    siblings = sorted((o for o in others if impl and o.facts.impl == impl and o.facts.crate == crate),
                       key=nearest)
     same_file = sorted((o for o in others if o.record.filePath == me.filePath), key=nearest)
     out: list[RecordLine] = []
@@ -162,7 +162,7 @@ def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str
                  issues_url: str | None = None, families: dict[str, tuple[str, str]] | None = None) -> dict:
     """Everything a page template sees. Annotation values are None when not annotated yet (the
     templates leave their sections out); lists and strings are never empty placeholders."""
-    r, a = line.record, line.analysis
+    r, a = line.record, line.facts
     example = [(k, getattr(r, k)) for k in ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern")]
     src_lines = r.sourceCode.split("\n")
     return {
@@ -184,7 +184,7 @@ def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str
         "trigger": _text(r.triggerScenarios),
         "situations": _text(r.commonSituations),
         "related": [RelatedItem(display_message(o.record.errorMessage), f"{names[o.record.id]}.{ext}",
-                                f"{o.analysis.crate} · {o.record.filePath}:{o.record.lineNumber}")
+                                f"{o.facts.crate} · {o.record.filePath}:{o.record.lineNumber}")
                     for o in related(line, lines, families=families)],
         "annotated": r.is_annotated(),
         "ai_assisted": r.is_annotated() and AI_TAG in r.tags,
@@ -200,7 +200,7 @@ def index_context(lines: list[RecordLine], names: dict[str, str], ext: str) -> d
     shown inside the crate's folder."""
     groups: dict[str, list[dict]] = {}
     for ln in lines:
-        r, a = ln.record, ln.analysis
+        r, a = ln.record, ln.facts
         groups.setdefault(a.crate, []).append({
             "message": display_message(r.errorMessage), "href": f"{names[r.id]}.{ext}",
             "file_path": _in_crate(r.filePath, a.crate),

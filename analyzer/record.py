@@ -15,6 +15,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictInt,
     StrictStr,
     create_model,
@@ -133,18 +134,49 @@ class Analysis(BaseModel):
         if data.get("annotatedAt") is None:
             data.pop("annotatedAt", None)
         return data
+    # How `extract --previous` found this site's earlier record (analyzer/lineage.py): by the same
+    # id, by following its line through git history, by crate+function+message, by file or crate
+    # +message, by a similar source window; "new" when no earlier record matched.
+    lineage: Literal["id", "history", "function", "message", "window", "new"] = "new"
+    # The revision and time this site's record was first seen: carried over from the earlier
+    # record (its analyzedSha when it does not say), else this run's.
+    firstSeenSha: StrictStr | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
+    firstSeenAt: StrictStr | None = None
 
 
 class RecordLine(BaseModel):
-    """One line of records.jsonl."""
+    """One record as read or written: a line of records.jsonl, or one envelope of the published
+    dataset (`{"record": ..., "datasetVersion": ...}`, no `analysis`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     record: ErrorRecord
-    analysis: Analysis
+    analysis: Analysis | None = None
+    # The published dataset's version of this record, kept when read so it can be written back.
+    datasetVersion: StrictStr | None = None
+    # What `facts` derived, with the record it was derived from (a copy with another record must
+    # not reuse it).
+    _derived: tuple[ErrorRecord, Analysis] | None = PrivateAttr(default=None)
+
+    @property
+    def facts(self) -> Analysis:
+        """`analysis`, or for a record read without one (the published form) what the record
+        itself tells: the crate from its path, the function from its source window, a message
+        matcher from its message (scrutinee and arm pattern unknown, dtypes empty)."""
+        if self.analysis is not None:
+            return self.analysis
+        if self._derived is None or self._derived[0] is not self.record:
+            self._derived = (self.record, derive_analysis(self.record))
+        return self._derived[1]
 
     def to_json_line(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(self.model_dump(mode="json", exclude_none=False, exclude=self._absent()),
+                          ensure_ascii=False, separators=(",", ":"))
+
+    def _absent(self) -> set[str]:
+        """Top-level keys left out when empty: a record read without analysis is written back
+        without one, and datasetVersion appears only when the record came with one."""
+        return {k for k in ("analysis", "datasetVersion") if getattr(self, k) is None}
 
 
 class Envelope(BaseModel):
@@ -185,11 +217,87 @@ def window(lines: list[str], line_number: int, radius: int) -> tuple[str, int, i
     return "\n".join(lines[start - 1:end]), start, end
 
 
+# ---------------------------------------------------------------------------------------------
+# Content: what sends a record back to annotation
+
+# The fields of a record's content, in the order a diff reports them. Not the window, the line or
+# the file: moving code does not send a record back to annotation.
+CONTENT_FIELDS = ("message", "category", "macro", "scrutinee", "pattern", "handled", "rejected")
+
+
 def content_hash(message: str, category: str, macro: str, scrutinee: str, pattern: str,
                  handled: list[str], rejected: list[str]) -> str:
-    """What "content" means for annotation carry-over: the message, the category, the macro, the
-    match (scrutinee and arm pattern) and the dtypes it handles and rejects. Not the window, the
-    line or the file, so moving code does not send a record back to annotation."""
+    """A digest of the content (CONTENT_FIELDS, in that order), kept in `analysis.contentHash`
+    so an annotation answer can tell that the code changed since it was exported."""
     payload = json.dumps([message, category, macro, scrutinee, pattern, sorted(handled), sorted(rejected)],
                          ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def content_of(line: RecordLine) -> dict[str, object]:
+    """A record's content, field by field. A record without analysis (the published form) says
+    only its message and category: only those are known, so only those can differ."""
+    out: dict[str, object] = {"message": line.record.errorMessage, "category": line.facts.category}
+    a = line.analysis
+    if a is not None:
+        out.update(macro=a.macro, scrutinee=a.scrutinee, pattern=a.pattern, handled=sorted(a.handled),
+                   rejected=sorted(a.rejected))
+    return out
+
+
+def content_changes(old: RecordLine, new: RecordLine) -> list[str]:
+    """The one definition of a content change, shared by `extract --previous` (a change sends the
+    record back to annotation) and `diff` (a change is `changed`, what `--fail-on changed` fails
+    on): the CONTENT_FIELDS known on both sides that differ."""
+    a, b = content_of(old), content_of(new)
+    return [f for f in CONTENT_FIELDS if f in a and f in b and a[f] != b[f]]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a record without analysis still tells
+
+_FN_ITEM = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
+_MACRO_CALL = re.compile(r"\b(panic|unimplemented|todo)!")
+
+
+def crate_from_path(path: str) -> str:
+    """The crate of a file from its path alone: the folder holding its `src` (or `tests`,
+    `benches`, `examples`) folder, else the first folder."""
+    parts = path.split("/")
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] in ("src", "tests", "benches", "examples"):
+            return parts[i - 1]
+    return parts[0] if len(parts) > 1 else ""
+
+
+def function_from_window(record: ErrorRecord) -> str:
+    """The nearest `fn name` at or above the record's line in its source window ("" if none)."""
+    lines = record.sourceCode.split("\n")
+    last = min(len(lines), record.lineNumber - record.sourceCodeStart + 1)
+    for text in reversed(lines[:max(last, 0)]):
+        m = _FN_ITEM.search(text)
+        if m:
+            return m.group(1)
+    return ""
+
+
+def derive_analysis(record: ErrorRecord) -> Analysis:
+    """What a record without analysis tells of itself (see RecordLine.facts)."""
+    from .classify import BACKGROUND_TAG
+    from .extract import operation_of
+    from .messages import PanicMessage, split_format
+
+    category: Literal["dtype-dispatch", "unsupported-mode"] = (
+        "dtype-dispatch" if record.backgroundTag == BACKGROUND_TAG["dtype-dispatch"] else "unsupported-mode")
+    at = record.lineNumber - record.sourceCodeStart
+    window_lines = record.sourceCode.split("\n")
+    near = "\n".join(window_lines[max(at, 0):at + 3])
+    m = _MACRO_CALL.search(near)
+    macro = m.group(1) if m else "panic"
+    function = function_from_window(record)
+    message = record.errorMessage
+    return Analysis(
+        category=category, macro=macro, crate=crate_from_path(record.filePath), function=function,
+        scrutinee="", pattern="", messageRegex=PanicMessage(message, tuple(split_format(message))).regex,
+        operation=operation_of(message, function, ""), rule="derived/record",
+        contentHash=content_hash(message, category, macro, "", "", [], []))

@@ -72,6 +72,13 @@ class GitRepository:
                             f"that exists there (try `git --git-dir={self.git_dir} log --oneline`)")
         return sha
 
+    def diff_text(self, old: str, new: str, *pathspec: str) -> str:
+        """`git diff -M --unified=0` from `old` to `new` (renames found, no context lines), the
+        input of lineage.parse_diff."""
+        out = self._git("diff", "-M", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv",
+                        old, new, "--", *pathspec)
+        return out.decode("utf-8", "replace")
+
     def commit_date(self, sha: str) -> str:
         return self._git("show", "-s", "--format=%cI", sha).decode().strip()
 

@@ -84,5 +84,11 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
         click.echo(f"Compared with{against}: {carry['unchanged']} unchanged, {carry['changed']} changed, "
                    f"{carry['new']} new, {carry['dropped']} dropped; annotations kept on "
                    f"{plural(annotations_kept, 'record')} (changed and new records go to annotation)", err=True)
+    lineage = manifest.get("lineage")
+    if lineage:
+        tiers = ", ".join(f"{lineage[t]} by {t}" for t in ("id", "history", "function", "message", "window"))
+        lost = lineage["notFound"]
+        click.echo(f"Earlier records found again: {tiers}; {lost} not found"
+                   + (" (listed in manifest.json)" if lost else ""), err=True)
     click.echo(f"Found {plural(sum(counts.values()), 'record')} ({parts}).")
     click.echo("Wrote " + ", ".join(written))

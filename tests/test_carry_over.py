@@ -1,8 +1,9 @@
 """`extract --previous RECORDS`: annotations survive re-extraction when a record's content did
 not change, through the real command on fixture repositories.
 
-"Content" is `record.content_hash()`: the message, category, macro, match scrutinee, arm pattern and
-the handled/rejected dtypes; not the line, the window or the file.
+"Content" is `record.content_changes()`: the message, category, macro, match scrutinee, arm pattern
+and the handled/rejected dtypes; not the line, the window or the file. Which earlier record a site
+continues is tests/test_lineage.py's subject.
 """
 
 from __future__ import annotations
@@ -214,3 +215,23 @@ def test_a_broken_previous_file_is_a_clear_error_and_writes_nothing(cli, git_rep
     assert res.code == 2
     assert f"{prev}:1:" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o" / "records.jsonl").exists()
+
+
+def test_tags_an_annotator_added_are_kept_with_the_tools_own(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": OPS})
+    git_repo.commit()
+    _extract(cli, git_repo, tmp_path / "a")
+    path = tmp_path / "a" / "records.jsonl"
+    lines = [json.loads(raw) for raw in path.read_text().splitlines() if raw]
+    for ln in lines:
+        ln["record"]["tags"] = ["pooling-and-scans", *ln["record"]["tags"]]
+    path.write_text("".join(json.dumps(ln) + "\n" for ln in lines))
+    # pool3d now also handles F16: changed content, yet its tags stay.
+    git_repo.write(MODULE, OPS.replace("            DType::F64 => pool3d_f64(x),\n",
+                                       "            DType::F64 => pool3d_f64(x),\n            DType::F16 => pool3d_f16(x),\n"))
+    git_repo.commit()
+    after = _extract(cli, git_repo, tmp_path / "b", previous=path)
+    before = {ln["record"]["errorMessage"]: ln for ln in lines}
+    for msg, ln in after.items():
+        assert ln["record"]["tags"] == before[msg]["record"]["tags"]
+    assert after["pool3d: unsupported dtype {:?}"]["analysis"]["annotationStatus"] == "changed"

@@ -182,7 +182,7 @@ def test_changed_says_which_fields_differ(cli, history):
     repo, base, head = history
     changed = changes_by_message(diff_json(cli, repo, base, head)["changed"])
     cumsum = changed["cumsum: unsupported dtype {:?}"]
-    assert cumsum["fields"] == ["rejected", "line"]
+    assert cumsum["fields"] == ["handled", "rejected", "line"]
     assert cumsum["base"]["id"] == cumsum["head"]["id"] == cumsum["id"]
     assert set(cumsum["base"]["rejected"]) - set(cumsum["head"]["rejected"]) == {"I64"}
     assert cumsum["head"]["handled"] == ["F32", "I64"]
@@ -412,7 +412,7 @@ def test_json_shape(cli, history):
     for s in d["added"] + d["removed"]:
         assert set(s) == site_keys
     for c in d["changed"] + d["moved"]:
-        assert set(c) == {"id", "fields", "base", "head"} and set(c["head"]) == site_keys
+        assert set(c) == {"id", "fields", "lineage", "base", "head"} and set(c["head"]) == site_keys
     for f in d["flipped"]:
         assert set(f) == {"crate", "operation", "dtype", "base", "head"}
     assert d["failOn"] == ["removed"] and d["failed"] == ["removed"]
@@ -595,7 +595,7 @@ def test_one_file_and_one_revision_is_an_error(cli, history, tmp_path):
     records = _extract(cli, repo, base, tmp_path / "r")
     res = cli("diff", str(records), "HEAD", "--repo", str(repo.path))
     assert res.code == 2 and res.stderr.count("\n") == 1
-    assert "is a file but HEAD is not" in res.stderr
+    assert "is a records file but HEAD is not" in res.stderr
 
 
 def test_failed_run_leaves_the_previous_output(cli, history, tmp_path):
@@ -666,7 +666,8 @@ def test_example_workflow_uses_real_options():
 def test_what_keeps_an_id_and_what_gives_a_new_one(cli, git_repo):
     """ids.py: a renamed catch-all binding, panic! becoming unimplemented!, or an arm widened with
     another alternative keeps the id (the site is changed); replacing an explicit arm's first
-    alternative gives a new id (removed + added)."""
+    alternative gives a new structural id, yet lineage (same function and message) still reports
+    the site as changed under its old id, never as removed + added."""
     git_repo.crate("burn-flex", {"src/ops.rs": BASE_OPS})
     base = git_repo.commit()
     text = (BASE_OPS
@@ -683,7 +684,7 @@ def test_what_keeps_an_id_and_what_gives_a_new_one(cli, git_repo):
     assert set(changed) == {"cumsum", "reduce", "interpolate"}
     assert changed["cumsum"]["fields"] == ["pattern"]
     assert (changed["cumsum"]["base"]["pattern"], changed["cumsum"]["head"]["pattern"]) == ("dtype", "other")
-    assert changed["reduce"]["fields"] == ["message"]
+    assert changed["reduce"]["fields"] == ["message", "macro"]
     assert changed["reduce"]["head"]["message"] == "not implemented: {other:?} reduction"
     assert "pattern" in changed["interpolate"]["fields"]
     assert changed["interpolate"]["head"]["pattern"] == "InterpolateMode::Bicubic | InterpolateMode::Bilinear"
@@ -694,9 +695,12 @@ def test_what_keeps_an_id_and_what_gives_a_new_one(cli, git_repo):
                                      "InterpolateMode::Bilinear => panic!"), dedent=False)
     third = git_repo.commit()
     d = diff_json(cli, git_repo, head, third)
-    assert [s["pattern"] for s in d["removed"]] == ["InterpolateMode::Bicubic | InterpolateMode::Bilinear"]
-    assert [s["pattern"] for s in d["added"]] == ["InterpolateMode::Bilinear"]
-    assert d["added"][0]["id"] != d["removed"][0]["id"]
+    assert d["removed"] == [] and d["added"] == []
+    (change,) = d["changed"]
+    assert change["fields"] == ["pattern", "rejected"]
+    assert change["head"]["pattern"] == "InterpolateMode::Bilinear"
+    assert change["head"]["id"] != change["base"]["id"] == change["id"]  # a new structural id, the old lineage
+    assert change["lineage"] in ("history", "function")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from ..record import RecordLine
 
 
 def site(line: RecordLine) -> dict:
-    r, a = line.record, line.analysis
+    r, a = line.record, line.facts
     return {"id": r.id, "message": r.errorMessage, "category": a.category, "crate": a.crate,
             "function": a.function, "operation": a.operation, "filePath": r.filePath,
             "lineNumber": r.lineNumber, "githubUrl": r.githubUrl, "pattern": a.pattern,
@@ -22,7 +22,7 @@ def site(line: RecordLine) -> dict:
 
 
 def change(c: Change) -> dict:
-    return {"id": c.id, "fields": c.fields, "base": site(c.base), "head": site(c.head)}
+    return {"id": c.id, "fields": c.fields, "lineage": c.lineage, "base": site(c.base), "head": site(c.head)}
 
 
 def side(s: Side) -> dict:

@@ -73,7 +73,7 @@ def message(line: RecordLine, limit: int = MAX_MESSAGE) -> str:
 
 def rejects(line: RecordLine) -> str:
     """What the site panics for: its rejected dtypes or variants, else its arm pattern."""
-    a = line.analysis
+    a = line.facts
     if a.rejected:
         return text(dtypes(list(a.rejected)))
     return code(a.pattern, 60)
@@ -86,7 +86,7 @@ def location(line: RecordLine) -> str:
 
 def where(line: RecordLine) -> str:
     """crate · function (or the macro_rules! the arm is written in)."""
-    a = line.analysis
+    a = line.facts
     inside = a.function or a.inMacro
     return text(a.crate) + (" · " + code(inside) if inside else "")
 
@@ -150,12 +150,19 @@ def what_changed(c) -> str:
             x, y = contrast(b.record.errorMessage, h.record.errorMessage, 60)
             out.append(f"message {code(x, 60) if x.strip() else message(b)} → {code(y, 60) if y.strip() else message(h)}")
         elif f == "category":
-            out.append(f"category {b.analysis.category} → {h.analysis.category}")
+            out.append(f"category {b.facts.category} → {h.facts.category}")
         elif f == "pattern":
-            x, y = contrast(b.analysis.pattern, h.analysis.pattern, 40)
+            x, y = contrast(b.facts.pattern, h.facts.pattern, 40)
             out.append(f"arm {code(x, 40)} → {code(y, 40)}")
         elif f == "rejected":
-            out.append(f"panics for {delta(list(b.analysis.rejected), list(h.analysis.rejected))}")
+            out.append(f"panics for {delta(list(b.facts.rejected), list(h.facts.rejected))}")
+        elif f == "handled":
+            out.append(f"handles {delta(list(b.facts.handled), list(h.facts.handled))}")
+        elif f == "scrutinee":
+            x, y = contrast(b.facts.scrutinee, h.facts.scrutinee, 40)
+            out.append(f"match on {code(x, 40)} → {code(y, 40)}")
+        elif f == "macro":
+            out.append(f"{b.facts.macro}! → {h.facts.macro}!")
         elif f == "file":
             out.append(f"moved from {location(b)}")
         elif f == "line" and "file" not in c.fields:

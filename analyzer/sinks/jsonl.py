@@ -1,4 +1,18 @@
-"""records.jsonl: one `{"record": ..., "analysis": ...}` object per line; reading it back."""
+"""Records files: writing records.jsonl, and reading every form a records file comes in.
+
+Written: one `{"record": ..., "analysis": ...}` object per line.
+
+Read, all through `load`/`read`:
+- the tool's own records.jsonl;
+- a JSONL of the published dataset's envelopes, `{"record": {...}, "datasetVersion": "..."}`,
+  with or without `analysis`;
+- one envelope file (one JSON document, pretty-printed or not), or a JSON array of envelopes;
+- a folder of such files (`*.json`, `*.jsonl`, in name order; a JSON object there without a
+  `record` key, such as an index, is not a record), or a folder `extract` wrote (its records.jsonl).
+
+A record read without `analysis` keeps `analysis` None (consumers use `RecordLine.facts`), and its
+`datasetVersion` is kept so it can be written back.
+"""
 
 from __future__ import annotations
 
@@ -10,27 +24,71 @@ from pydantic import ValidationError
 from ..errors import UserError
 from ..record import RecordLine
 
+# Files of a folder that are read as records files.
+RECORD_FILE_SUFFIXES = (".json", ".jsonl")
+
 
 def dumps(lines: list[RecordLine]) -> str:
     return "".join(line.to_json_line() + "\n" for line in lines)
 
 
+def _parse(value: object) -> RecordLine | str:
+    """The record in one decoded JSON value, or why it is not one."""
+    try:
+        return RecordLine.model_validate(value)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}"
+
+
 def validate_lines(text: str) -> tuple[list[RecordLine], list[tuple[int, str]]]:
-    """Parse every line; return the good ones and (line number, reason) for the bad ones."""
+    """Parse a records file's text; return the good records and (line number, reason) for the bad
+    ones. JSONL, or else one JSON document (an envelope, or an array of them) at line 1."""
     good: list[RecordLine] = []
     bad: list[tuple[int, str]] = []
+    document = _single_document(text)
+    if document is not None:
+        values = document if isinstance(document, list) else [document]
+        for value in values:
+            parsed = _parse(value)
+            if isinstance(parsed, str):
+                bad.append((1, parsed))
+            else:
+                good.append(parsed)
+        return good, bad
     for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
-            good.append(RecordLine.model_validate(json.loads(raw)))
+            value = json.loads(raw)
         except json.JSONDecodeError as e:
             bad.append((number, f"not JSON ({e.msg} at column {e.colno})"))
-        except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            bad.append((number, f"{where}: {first['msg']}"))
+            continue
+        parsed = _parse(value)
+        if isinstance(parsed, str):
+            bad.append((number, parsed))
+        else:
+            good.append(parsed)
     return good, bad
+
+
+def _single_document(text: str) -> object | None:
+    """The text as one JSON document when it is not JSONL: its first non-blank line is not a JSON
+    value of its own, yet the whole text is one (a pretty-printed envelope or array)."""
+    first = next((raw for raw in text.split("\n") if raw.strip()), None)
+    if first is None:
+        return None
+    try:
+        json.loads(first)
+        return None  # JSONL (a one-line envelope file is JSONL of one line)
+    except json.JSONDecodeError:
+        pass
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None  # bad JSONL: reported line by line
+    return value if isinstance(value, (dict, list)) else None
 
 
 def read_text(path: str | Path) -> str:
@@ -39,17 +97,62 @@ def read_text(path: str | Path) -> str:
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"no such records file: {path}; run `burn-errors extract` to make one") from None
+    except IsADirectoryError:
+        raise UserError(f"{path} is a folder; give a records file") from None
     except UnicodeDecodeError:
         raise UserError(f"{path} is not UTF-8 text; give a records.jsonl written by burn-errors extract") from None
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror or e}") from None
 
 
+def record_files(path: str | Path) -> list[Path]:
+    """The files a records path stands for: itself; for an extract output folder, its
+    records.jsonl; else a folder's records files in name order."""
+    p = Path(path)
+    if not p.is_dir():
+        return [p]
+    if (p / "records.jsonl").is_file():  # `extract --out` wrote it beside manifest.json
+        return [p / "records.jsonl"]
+    files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in RECORD_FILE_SUFFIXES)
+    if not files:
+        raise UserError(f"{path} is a folder with no records files (*.json, *.jsonl); give a "
+                        f"records.jsonl or a folder of record envelopes")
+    return files
+
+
+def holds_no_record(text: str) -> bool:
+    """A JSON object with no `record` key (an index or manifest beside the envelopes)."""
+    document = _single_document(text)
+    if document is None:
+        first = next((raw for raw in text.split("\n") if raw.strip()), "")
+        try:
+            document = json.loads(first)
+        except json.JSONDecodeError:
+            return False
+    return isinstance(document, dict) and "record" not in document
+
+
+def load(path: str | Path) -> tuple[list[RecordLine], list[tuple[str, str]]]:
+    """Every record of a records file or folder, and ("file:line", reason) for each bad one.
+    In a folder, a file that holds a JSON object without `record` (an index) is not read."""
+    good: list[RecordLine] = []
+    bad: list[tuple[str, str]] = []
+    in_folder = Path(path).is_dir()
+    for f in record_files(path):
+        text = read_text(f)
+        if in_folder and holds_no_record(text):
+            continue
+        lines, wrong = validate_lines(text)
+        good.extend(lines)
+        bad.extend((f"{f}:{number}", reason) for number, reason in wrong)
+    return good, bad
+
+
 def read(path: str | Path) -> list[RecordLine]:
-    """Read a records file; any bad line is an error that names it."""
-    good, bad = validate_lines(read_text(path))
+    """Read a records file or folder; any bad record is an error that names it."""
+    good, bad = load(path)
     if bad:
-        number, reason = bad[0]
-        more = f" (and {len(bad) - 1} more bad lines)" if len(bad) > 1 else ""
-        raise UserError(f"{path}:{number}: {reason}{more}; run `burn-errors validate {path}` to list them")
+        where, reason = bad[0]
+        more = f" (and {len(bad) - 1} more bad records)" if len(bad) > 1 else ""
+        raise UserError(f"{where}: {reason}{more}; run `burn-errors validate {path}` to list them")
     return good

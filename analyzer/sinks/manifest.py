@@ -34,6 +34,7 @@ def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict
         "filesNotUtf8": ex.not_utf8,
         "dtypeEnums": ex.catalog.to_json(),
         "annotation": ex.carry or None,
+        "lineage": ex.lineage,
         "cache": {"hits": ex.cache_hits, "misses": ex.cache_misses},
         "timings": ex.timings,
         "command": command,

@@ -86,7 +86,7 @@ def _rule(category: str) -> dict:
 
 
 def _message(line: RecordLine) -> str:
-    r, a = line.record, line.analysis
+    r, a = line.record, line.facts
     where = f"{a.crate}::{a.function}" if a.function else a.crate
     said = f": \"{r.errorMessage}\"" if r.errorMessage.strip() else " with an empty panic message"
     text = f"New panic site in {where}{said}"
@@ -98,7 +98,7 @@ def _message(line: RecordLine) -> str:
 
 
 def _result(line: RecordLine, index: dict[str, int]) -> dict:
-    r, a = line.record, line.analysis
+    r, a = line.record, line.facts
     return {
         "ruleId": rule_id(a.category),
         "ruleIndex": index[a.category],

@@ -1,0 +1,429 @@
+"""Lineage: which earlier record each site found now continues, so a site keeps its id.
+
+`link(previous, current)` matches earlier records (any form: the tool's records, or published
+envelopes without `analysis`) to the records of a new extraction, one-to-one, in tiers; each tier
+sees only what the earlier tiers left unmatched:
+
+- `id`       the same id (the structural id of ids.py, or a published id that happens to agree);
+- `history`  the earlier record's `filePath:lineNumber` followed through git from its
+             `analyzedSha` to the new revision, as `git log -L` would: renamed files, lines added
+             or removed above; a rewritten stretch is aligned with what replaced it by message,
+             and after the key tiers below, one record left in it pairs with the one site left in
+             what replaced it (needs the earlier commit in the repository);
+- `function` the same crate, function and message, unique among the unmatched on both sides;
+- `message`  the same file and message, unique on both sides; then the same crate and message;
+- `window`   the most similar source window within the same file, then the same crate: the lines
+             around the call, the whole window and the message, above a threshold, best pairs first;
+- then `function` and `message` once more over what is left (a key two sites shared on each side
+  may be unique once the windows paired one of them).
+
+A record read without `analysis` still matches: its crate comes from its path and its function from
+its source window (`RecordLine.facts`), and the new records are keyed the same way for it.
+
+Every tier indexes by key, so the work is linear in the records; the window tier compares pairs
+only inside one file or crate, and skips buckets too big to compare pair by pair.
+
+`carry_over(previous, current, lineage, ...)` then gives each matched site the earlier record's id,
+slug, tags, first-seen revision, and, while its content is unchanged (record.content_changes), its
+annotations and contentChangedAt. `diff` uses `link` the same way (base = previous, head = new).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .record import (
+    ANNOTATION_FIELDS,
+    RecordLine,
+    content_changes,
+    function_from_window,
+    slug,
+)
+
+if TYPE_CHECKING:
+    from .source import GitRepository
+
+TIERS = ("id", "history", "function", "message", "window")
+
+# Window tier: a pair scores (0..1) from the lines around the call, the message and the whole
+# window; below this it is no match. Buckets with more pairs than WINDOW_MAX_PAIRS are skipped.
+WINDOW_THRESHOLD = 0.6
+WINDOW_MAX_PAIRS = 2500
+CORE_RADIUS = 3  # lines each side of the call that make its "core"
+# History tier: a rewritten stretch of lines larger than this on the new side is not followed.
+HISTORY_MAX_HUNK = 40
+
+
+@dataclass(frozen=True)
+class Link:
+    previous: int  # index into the earlier records
+    current: int  # index into the new records
+    tier: str  # one of TIERS
+
+
+@dataclass
+class Lineage:
+    """The outcome of `link`: the matched pairs, and the earlier records not found."""
+
+    links: list[Link]
+    lost: list[int]  # indexes of earlier records that matched no site
+    new: list[int]  # indexes of new records that matched no earlier record
+
+    def counts(self) -> dict[str, int]:
+        out = {t: 0 for t in TIERS}
+        for k in self.links:
+            out[k.tier] += 1
+        out["new"] = len(self.new)
+        out["notFound"] = len(self.lost)
+        return out
+
+    def of_current(self) -> dict[int, Link]:
+        return {k.current: k for k in self.links}
+
+
+@dataclass
+class _State:
+    previous: Sequence[RecordLine]
+    current: Sequence[RecordLine]
+    prev_left: set[int] = field(default_factory=set)
+    cur_left: set[int] = field(default_factory=set)
+    links: list[Link] = field(default_factory=list)
+    # Rewritten stretches the history tier saw: (earlier records in it, new sites in what replaced it)
+    stretches: list[tuple[list[int], list[int]]] = field(default_factory=list)
+
+    def take(self, p: int, c: int, tier: str) -> None:
+        self.prev_left.discard(p)
+        self.cur_left.discard(c)
+        self.links.append(Link(p, c, tier))
+
+
+def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
+         repo: GitRepository | None = None, sha: str | None = None) -> Lineage:
+    """Match earlier records to new ones, one-to-one, tier by tier (see the module's docstring).
+    `repo` and `sha` (the new revision) enable the history tier."""
+    st = _State(previous, current, set(range(len(previous))), set(range(len(current))))
+    _by_id(st)
+    if repo is not None and sha is not None and repo.try_resolve(sha) is not None:
+        _by_history(st, repo, sha)
+    _by_keys(st)
+    _stretch_leftovers(st)
+    _by_window(st, lambda r: r.record.filePath)
+    _by_window(st, lambda r: r.facts.crate)
+    # Once the windows have paired some, a key shared by two sites on each side may be left with
+    # one on each: unique now, so the key tiers look again at what is left.
+    _by_keys(st)
+    return Lineage(links=sorted(st.links, key=lambda k: k.current), lost=sorted(st.prev_left),
+                   new=sorted(st.cur_left))
+
+
+# -- tier a: the same id ----------------------------------------------------------------------
+
+def _by_id(st: _State) -> None:
+    by_id: dict[str, list[int]] = defaultdict(list)
+    for c in st.cur_left:
+        by_id[st.current[c].record.id].append(c)
+    for p in sorted(st.prev_left):
+        found = by_id.get(st.previous[p].record.id)
+        if found and len(found) == 1 and found[0] in st.cur_left:
+            st.take(p, found[0], "id")
+
+
+# -- tier b: the line followed through git history --------------------------------------------
+
+@dataclass
+class _FileChange:
+    new_path: str | None  # None: deleted
+    hunks: list[tuple[int, int, int, int]] = field(default_factory=list)  # (a, b, c, d) of @@ -a,b +c,d @@
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def parse_diff(text: str) -> dict[str, _FileChange]:
+    """The files `git diff -M --unified=0` reports, by old path: where each went and its hunks.
+    A file not listed is at the same path with the same lines."""
+    out: dict[str, _FileChange] = {}
+    old_path: str | None = None
+    current: _FileChange | None = None
+    for raw in text.split("\n"):
+        if raw.startswith("diff --git "):
+            old_path, current = None, None
+        elif raw.startswith("--- "):
+            old_path = _diff_path(raw[4:], "a/")
+        elif raw.startswith("+++ ") and old_path is not None:
+            current = _FileChange(_diff_path(raw[4:], "b/"))
+            out[old_path] = current
+        elif raw.startswith("rename from "):
+            old_path = raw[len("rename from "):]
+        elif raw.startswith("rename to ") and old_path is not None:
+            current = _FileChange(raw[len("rename to "):])
+            out[old_path] = current  # a pure rename has no ---/+++ lines
+        elif raw.startswith("@@") and current is not None:
+            m = _HUNK.match(raw)
+            if m:
+                a, b, c, d = m.groups()
+                current.hunks.append((int(a), int(b) if b is not None else 1,
+                                      int(c), int(d) if d is not None else 1))
+    return out
+
+
+def _diff_path(text: str, prefix: str) -> str | None:
+    text = text.rstrip("\t")
+    if text == "/dev/null":
+        return None
+    if text.startswith('"'):  # git quotes unusual paths
+        text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode(
+            "latin-1").decode("utf-8", "replace")
+    return text.removeprefix(prefix)
+
+
+def follow_line(change: _FileChange | None, path: str, line: int) -> tuple[str, int, int] | None:
+    """Where line `line` of `path` is at the new revision: (path, line, line) when the line itself
+    is unchanged; (path, first, last) of the lines that replaced it when it was rewritten; None
+    when its file was deleted or its stretch removed (or too long to follow)."""
+    if change is None:
+        return path, line, line
+    if change.new_path is None:
+        return None
+    delta = 0
+    for a, b, c, d in change.hunks:
+        old_first = a if b > 0 else a + 1
+        if line < old_first:
+            break
+        if line < old_first + b:  # the line itself was rewritten
+            if d == 0 or d > HISTORY_MAX_HUNK:
+                return None
+            return change.new_path, c, c + d - 1
+        delta += d - b
+    return change.new_path, line + delta, line + delta
+
+
+def _rewritten(change: _FileChange | None, line: int) -> bool:
+    if change is None:
+        return False
+    return any((a if b > 0 else a + 1) <= line < (a if b > 0 else a + 1) + b for a, b, _, _ in change.hunks)
+
+
+def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
+    by_sha: dict[str, list[int]] = defaultdict(list)
+    for p in st.prev_left:
+        by_sha[st.previous[p].record.analyzedSha].append(p)
+    at: dict[tuple[str, int], list[int]] = defaultdict(list)
+    by_file: dict[str, list[int]] = defaultdict(list)
+    for c in st.cur_left:
+        r = st.current[c].record
+        at[(r.filePath, r.lineNumber)].append(c)
+        by_file[r.filePath].append(c)
+    for old_sha, members in sorted(by_sha.items()):
+        if old_sha == sha:
+            changes: dict[str, _FileChange] = {}
+        elif repo.try_resolve(old_sha) is None:
+            continue  # the earlier commit is not in this repository: other tiers decide
+        else:
+            changes = parse_diff(repo.diff_text(old_sha, sha, "*.rs"))
+        stretches: dict[tuple[str, int, int], list[int]] = defaultdict(list)
+        for p in sorted(members, key=lambda i: (st.previous[i].record.filePath, st.previous[i].record.lineNumber)):
+            r = st.previous[p].record
+            change = changes.get(r.filePath)
+            spot = follow_line(change, r.filePath, r.lineNumber)
+            if spot is None:
+                continue
+            path, first, last = spot
+            if _rewritten(change, r.lineNumber):
+                # A rewritten line may now hold another call (git aligns changed lines by
+                # position): the stretch is aligned by message, not by place.
+                stretches[spot].append(p)
+                continue
+            found = [c for c in at.get((path, first), []) if c in st.cur_left]
+            if len(found) == 1:
+                st.take(p, found[0], "history")
+        for (path, first, last), ps in stretches.items():
+            inside = [c for c in by_file.get(path, []) if first <= st.current[c].record.lineNumber <= last]
+            _align_stretch(st, ps, sorted(inside, key=lambda c: st.current[c].record.lineNumber))
+
+
+def _align_stretch(st: _State, ps: list[int], cs: list[int]) -> None:
+    """Earlier records whose lines fall in one rewritten stretch, and the new sites in what
+    replaced it: paired in order, message by message, when each message has as many on both sides
+    (as a line diff aligns them). The stretch is kept for _stretch_leftovers."""
+    by_message: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+    for p in ps:
+        by_message[st.previous[p].record.errorMessage][0].append(p)
+    for c in cs:
+        if c in st.cur_left:
+            by_message[st.current[c].record.errorMessage][1].append(c)
+    for old, new in by_message.values():
+        if old and len(old) == len(new):
+            for p, c in zip(old, new):
+                st.take(p, c, "history")
+    st.stretches.append((ps, cs))
+
+
+def _stretch_leftovers(st: _State) -> None:
+    """After the key tiers: a rewritten stretch with one earlier record and one new site still
+    unmatched in it pairs them (git aligned those lines; the call was rewritten, message too)."""
+    for ps, cs in st.stretches:
+        left_p = [p for p in ps if p in st.prev_left]
+        left_c = [c for c in cs if c in st.cur_left]
+        if len(left_p) == 1 and len(left_c) == 1:
+            st.take(left_p[0], left_c[0], "history")
+
+
+# -- tiers c and d: keys unique on both sides -------------------------------------------------
+
+def _by_keys(st: _State) -> None:
+    _unique_pairs(st, "function", _function_key_previous, _function_keys_current)
+    _unique_pairs(st, "message", lambda r: [("file", r.record.filePath, r.record.errorMessage)],
+                  lambda r: [("file", r.record.filePath, r.record.errorMessage)])
+    _unique_pairs(st, "message", lambda r: [("crate", r.facts.crate, r.record.errorMessage)],
+                  lambda r: [("crate", r.facts.crate, r.record.errorMessage)])
+
+
+def _function_key_previous(r: RecordLine) -> list[Hashable]:
+    return [("fn", r.facts.crate, r.facts.function, r.record.errorMessage, r.analysis is not None)]
+
+
+def _function_keys_current(r: RecordLine) -> list[Hashable]:
+    # An earlier record without analysis (function read from its window) meets a new record by
+    # its parsed function or by the function read from its window the same way.
+    keys = [("fn", r.facts.crate, r.facts.function, r.record.errorMessage, True),
+            ("fn", r.facts.crate, r.facts.function, r.record.errorMessage, False),
+            ("fn", r.facts.crate, function_from_window(r.record), r.record.errorMessage, False)]
+    return list(dict.fromkeys(keys))
+
+
+def _unique_pairs(st: _State, tier: str, key_previous: Callable[[RecordLine], Iterable[Hashable]],
+                  key_current: Callable[[RecordLine], Iterable[Hashable]]) -> None:
+    prev_by: dict[Hashable, list[int]] = defaultdict(list)
+    cur_by: dict[Hashable, list[int]] = defaultdict(list)
+    for p in st.prev_left:
+        for k in key_previous(st.previous[p]):
+            prev_by[k].append(p)
+    for c in st.cur_left:
+        for k in key_current(st.current[c]):
+            cur_by[k].append(c)
+    for k, ps in sorted(prev_by.items(), key=lambda kv: min(kv[1])):
+        cs = cur_by.get(k, [])
+        if len(ps) == 1 and len(cs) == 1 and ps[0] in st.prev_left and cs[0] in st.cur_left:
+            st.take(ps[0], cs[0], tier)
+
+
+# -- tier e: similar source windows -----------------------------------------------------------
+
+def _core(r: RecordLine) -> list[str]:
+    lines = r.record.sourceCode.split("\n")
+    at = r.record.lineNumber - r.record.sourceCodeStart
+    return [s.strip() for s in lines[max(at - CORE_RADIUS, 0):at + CORE_RADIUS + 1]]
+
+
+def _window(r: RecordLine) -> list[str]:
+    return [s.strip() for s in r.record.sourceCode.split("\n")]
+
+
+def similarity(a: RecordLine, b: RecordLine) -> float:
+    """How alike two records' sites read (0..1): the lines around the call weigh most, then the
+    message, then the whole source window."""
+    core = difflib.SequenceMatcher(None, _core(a), _core(b), autojunk=False).ratio()
+    message = difflib.SequenceMatcher(None, a.record.errorMessage, b.record.errorMessage, autojunk=False).ratio()
+    whole = difflib.SequenceMatcher(None, _window(a), _window(b), autojunk=False).ratio()
+    return 0.4 * core + 0.3 * message + 0.3 * whole
+
+
+def _by_window(st: _State, bucket_of: Callable[[RecordLine], str]) -> None:
+    prev_in: dict[str, list[int]] = defaultdict(list)
+    cur_in: dict[str, list[int]] = defaultdict(list)
+    for p in st.prev_left:
+        prev_in[bucket_of(st.previous[p])].append(p)
+    for c in st.cur_left:
+        cur_in[bucket_of(st.current[c])].append(c)
+    for bucket in sorted(prev_in.keys() & cur_in.keys()):
+        ps, cs = sorted(prev_in[bucket]), sorted(cur_in[bucket])
+        if len(ps) * len(cs) > WINDOW_MAX_PAIRS:
+            continue
+        scored = sorted(((similarity(st.previous[p], st.current[c]), p, c) for p in ps for c in cs),
+                        key=lambda t: (-t[0], t[1], t[2]))
+        for score, p, c in scored:
+            if score < WINDOW_THRESHOLD:
+                break
+            if p in st.prev_left and c in st.cur_left:
+                st.take(p, c, "window")
+
+
+# -- carrying an earlier record over ----------------------------------------------------------
+
+@dataclass
+class Carried:
+    lines: list[RecordLine]
+    annotation: dict[str, int]  # new | changed | unchanged | dropped
+    lineage: dict  # records per tier, "new", "notFound", and the earlier records not found
+
+
+def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineage: Lineage) -> Carried:
+    """The new records with what each matched earlier record hands on: its id and slug (the
+    address of its page), its tags (annotators' and the tool's), its first-seen revision; and,
+    when the content is unchanged, its annotations and contentChangedAt. A changed record goes
+    back to annotation. A new site never takes an id an earlier record keeps."""
+    links = lineage.of_current()
+    taken = {previous[k.previous].record.id for k in lineage.links}
+    used: set[str] = set()
+    out: list[RecordLine] = []
+    counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": len(lineage.lost)}
+    for i, line in enumerate(current):
+        k = links.get(i)
+        analysis = line.analysis
+        assert analysis is not None  # new records always carry their analysis
+        if k is None:
+            rid = line.record.id
+            if rid in taken or rid in used:
+                rid = _fresh_id(line, taken | used)
+            record = line.record if rid == line.record.id else line.record.model_copy(
+                update={"id": rid, "slug": slug(line.record.errorMessage, rid)})
+            used.add(rid)
+            counts["new"] += 1
+            out.append(RecordLine(record=record, analysis=analysis.model_copy(
+                update={"lineage": "new", "annotationStatus": "new"})))
+            continue
+        old = previous[k.previous]
+        update: dict[str, object] = {"id": old.record.id, "slug": old.record.slug,
+                                     "tags": list(dict.fromkeys([*old.record.tags, *line.record.tags]))}
+        changed = content_changes(old, line)
+        if not changed:
+            update.update({f: getattr(old.record, f) for f in ANNOTATION_FIELDS})
+            update["contentChangedAt"] = old.record.contentChangedAt
+        counts["changed" if changed else "unchanged"] += 1
+        used.add(old.record.id)
+        first_sha, first_at = first_seen(old)
+        out.append(RecordLine(record=line.record.model_copy(update=update), analysis=analysis.model_copy(update={
+            "lineage": k.tier, "annotationStatus": "changed" if changed else "unchanged",
+            "firstSeenSha": first_sha, "firstSeenAt": first_at})))
+    lost = [{"id": previous[p].record.id, "filePath": previous[p].record.filePath,
+             "lineNumber": previous[p].record.lineNumber, "errorMessage": previous[p].record.errorMessage}
+            for p in lineage.lost]
+    return Carried(out, counts, {**lineage.counts(), "notFoundRecords": lost})
+
+
+def first_seen(line: RecordLine) -> tuple[str, str]:
+    """The revision and time a record was first seen: as it says, else when it was analysed."""
+    a = line.analysis
+    if a is not None and a.firstSeenSha and a.firstSeenAt:
+        return a.firstSeenSha, a.firstSeenAt
+    return line.record.analyzedSha, line.record.analyzedAt
+
+
+def _fresh_id(line: RecordLine, taken: set[str]) -> str:
+    """An id for a new site whose structural id an earlier record already keeps: derived from it
+    and the site's place, so it is the same on every run."""
+    import hashlib
+
+    salt = 0
+    while True:
+        text = f"{line.record.id}\x1f{line.record.filePath}\x1f{line.record.lineNumber}\x1f{salt}"
+        rid = hashlib.sha256(text.encode()).hexdigest()[:16]
+        if rid not in taken:
+            return rid
+        salt += 1
