@@ -67,16 +67,16 @@ pub fn interpolate(x: Tensor, options: InterpolateOptions) -> Tensor {
     }
 }
 
-pub fn float_cast(x: Tensor, target: DType) -> Tensor {
+pub fn float_convert(x: Tensor, target: DType) -> Tensor {
     let data = match x.dtype() {
         DType::F32 => read_f32(x),
         DType::F64 => read_f64(x),
-        _ => panic!("float_cast: unsupported source dtype"),
+        _ => panic!("float_convert: unsupported source dtype"),
     };
     match target {
         DType::F32 => write_f32(data),
         DType::F16 => write_f16(data),
-        _ => panic!("float_cast: unsupported target dtype"),
+        _ => panic!("float_convert: unsupported target dtype"),
     }
 }
 
@@ -239,8 +239,8 @@ def test_tuple_scrutinee(cli, backends):
 
 def test_two_matches_of_one_operation_disagreeing_is_partial(cli, backends):
     doc = coverage_json(cli, backends)
-    assert len(match_of(doc, "burn-flex", "float_cast")) == 2
-    cells = cells_of(doc, "burn-flex", "float_cast")
+    assert len(match_of(doc, "burn-flex", "float_convert")) == 2
+    cells = cells_of(doc, "burn-flex", "float_convert")
     # source handles F64 and F32, target handles F32 and F16
     assert cells["F32"] == "handled"
     assert cells["F64"] == cells["F16"] == "partial"
