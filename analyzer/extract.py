@@ -18,7 +18,7 @@ from .classify import BACKGROUND_TAG, CATEGORIES, EXCLUSIONS, DtypeCatalog, Deci
 from .config import WINDOW_RADIUS
 from .errors import UserError
 from .ids import arm_slot, assign_ids, site_key
-from .parse import ENUM_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, plain_aliases
+from .parse import ENUM_HINT, OPS_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, plain_aliases
 from .ruleset import rules_hash  # noqa: F401  (re-exported: tests use it)
 from .source import GitRepository
 from .timestamps import utc_now  # noqa: F401  (re-exported: diff and annotate use it)
@@ -56,6 +56,9 @@ class Extraction:
     cache_misses: int
     timings: dict[str, float]
     carry: dict[str, int] = field(default_factory=dict)
+    # (path, crate, facts) of every file with code facts (functions, ops traits or impls, macro
+    # definitions), for the coverage audit's call graph.
+    code: list[tuple[str, str, FileFacts]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -132,13 +135,14 @@ CHUNK_FILES = 64
 
 
 def _prefilter() -> Callable[[bytes], bool]:
-    """Whether a file may hold a panic-family call or an enum (plain aliases are read without a
-    parse): PANIC_HINT or ENUM_HINT, as one regex when their flags agree (one pass over the
-    bytes, not two; the search is what costs, about 8 ns a byte)."""
-    if PANIC_HINT.flags == ENUM_HINT.flags:
-        both = re.compile(PANIC_HINT.pattern + b"|" + ENUM_HINT.pattern, PANIC_HINT.flags)
-        return lambda data: both.search(data) is not None
-    return lambda data: PANIC_HINT.search(data) is not None or ENUM_HINT.search(data) is not None
+    """Whether a file may hold a panic-family call, an enum or an ops trait or impl (plain
+    aliases are read without a parse): PANIC_HINT, ENUM_HINT or OPS_HINT, as one regex when their
+    flags agree (one pass over the bytes, not three; the search is what costs, about 8 ns a byte)."""
+    hints = (PANIC_HINT, ENUM_HINT, OPS_HINT)
+    if len({h.flags for h in hints}) == 1:
+        every = re.compile(b"|".join(h.pattern for h in hints), PANIC_HINT.flags)
+        return lambda data: every.search(data) is not None
+    return lambda data: any(h.search(data) is not None for h in hints)
 
 
 def _parse_blob(data: bytes) -> tuple[FileFacts, bytes]:
@@ -291,7 +295,10 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
 
-    parsed = [b for b in rust if facts[b.oid].sites or facts[b.oid].enums or facts[b.oid].parse_errors]
+    code = [(b.path, crates[b.path], facts[b.oid]) for b in sorted(rust, key=lambda b: b.path)
+            if facts[b.oid].functions or facts[b.oid].traits or facts[b.oid].impls or facts[b.oid].macro_defs]
+    parsed = [b for b in rust if facts[b.oid].sites or facts[b.oid].enums or facts[b.oid].parse_errors
+              or facts[b.oid].functions or facts[b.oid].traits or facts[b.oid].impls]
     return Extraction(
         repo=repo.name, sha=sha, lines=lines, audit=audit, catalog=catalog,
         files_scanned=len(rust), files_parsed=len(parsed),
@@ -299,7 +306,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
         not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
         cache_hits=cache.hits - hits0 if cache is not None else 0,
         cache_misses=cache.misses - misses0 if cache is not None else len(oids),
-        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry)
+        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, code=code)
 
 
 def file_lines(data: bytes) -> list[str]:

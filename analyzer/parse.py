@@ -23,6 +23,12 @@ LANGUAGE = Language(tree_sitter_rust.language())
 # dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
 PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
 ENUM_HINT = re.compile(rb"\benum\s")
+# A trait named `...Ops` defined, or implemented for a type: the files that define backend
+# operations (the coverage audit's rows). Starting at the literal `Ops` keeps the scan fast.
+OPS_HINT = re.compile(rb"Ops\b(?:<[^;{]*?>)?\s+for\b|\btrait\s+\w+Ops\b")
+# Bumped whenever the facts a file yields change shape or content, so cached rows of an older
+# shape are never reused (the cache tag hashes this module's text).
+FACTS_VERSION = 2
 # A plain type alias (`pub type BoolDType = BoolStore;`), read without parsing: `pub type` is never
 # an associated type of a trait impl (those take no visibility), and an unindented `type` is a
 # module item. Alias-only files are thus never parsed (about 1 MB of burn).
@@ -136,12 +142,95 @@ class EnumFacts:
 
 
 @dataclass
+class MacroCall:
+    """A macro invocation inside a function or a `macro_rules!` body: its name, line, and the
+    dtype list it passes, read as the first identifier of each element of its last top-level
+    `[...]` argument (`[F64 => f64, F32 => f32]` -> F64, F32). `dtypes` is None when there is no
+    such list; `unreadable` when there is one whose elements do not start with an identifier
+    (a metavariable, an expression)."""
+
+    name: str
+    line: int
+    dtypes: list[str] | None = None
+    unreadable: bool = False
+
+    def to_json(self) -> list:
+        return [self.name, self.line, self.dtypes, self.unreadable]
+
+    @staticmethod
+    def from_json(d: list) -> "MacroCall":
+        return MacroCall(d[0], d[1], d[2], d[3])
+
+
+@dataclass
+class FnFacts:
+    """A function item: where it is, the impl it belongs to (trait name when it implements an
+    ops trait), and what its body calls by name and which macros it invokes."""
+
+    name: str
+    line: int
+    end_line: int
+    trait: str  # the `...Ops` trait of the impl holding it, else ""
+    calls: list[str]
+    macros: list[MacroCall]
+
+    def to_json(self) -> list:
+        return [self.name, self.line, self.end_line, self.trait, self.calls, [m.to_json() for m in self.macros]]
+
+    @staticmethod
+    def from_json(d: list) -> "FnFacts":
+        return FnFacts(d[0], d[1], d[2], d[3], d[4], [MacroCall.from_json(m) for m in d[5]])
+
+
+@dataclass
+class MacroDefFacts:
+    """A `macro_rules!` definition: the functions it calls and the macros it invokes."""
+
+    name: str
+    line: int
+    calls: list[str]
+    macros: list[MacroCall]
+
+    def to_json(self) -> list:
+        return [self.name, self.line, self.calls, [m.to_json() for m in self.macros]]
+
+    @staticmethod
+    def from_json(d: list) -> "MacroDefFacts":
+        return MacroDefFacts(d[0], d[1], d[2], [MacroCall.from_json(m) for m in d[3]])
+
+
+@dataclass
+class TraitFacts:
+    """A trait named `...Ops`: its methods and its header (generics and supertraits), from which
+    the audit tells backend operation traits from others."""
+
+    name: str
+    line: int
+    header: str
+    methods: list[str]
+
+
+@dataclass
+class ImplFacts:
+    """`impl ...Ops<..> for Type`: the trait, the type and the methods it defines."""
+
+    trait: str
+    type: str
+    line: int
+    methods: list[tuple[str, int]]  # (name, line)
+
+
+@dataclass
 class FileFacts:
     sites: list[SiteFacts]
     enums: list[EnumFacts]
     parse_errors: bool
     not_utf8: bool
     aliases: list[tuple[str, str]] = field(default_factory=list)  # (alias, target type name)
+    traits: list[TraitFacts] = field(default_factory=list)
+    impls: list[ImplFacts] = field(default_factory=list)
+    functions: list[FnFacts] = field(default_factory=list)
+    macro_defs: list[MacroDefFacts] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # A direct walk: the same dict as dataclasses.asdict, a third of its cost (measured).
@@ -149,7 +238,11 @@ class FileFacts:
                 "enums": [{"name": e.name, "variants": [list(v) for v in e.variants], "line": e.line}
                           for e in self.enums],
                 "parse_errors": self.parse_errors, "not_utf8": self.not_utf8,
-                "aliases": [list(a) for a in self.aliases]}
+                "aliases": [list(a) for a in self.aliases],
+                "traits": [[t.name, t.line, t.header, t.methods] for t in self.traits],
+                "impls": [[i.trait, i.type, i.line, [list(m) for m in i.methods]] for i in self.impls],
+                "functions": [f.to_json() for f in self.functions],
+                "macro_defs": [m.to_json() for m in self.macro_defs]}
 
     @staticmethod
     def from_json(d: dict) -> "FileFacts":
@@ -162,7 +255,11 @@ class FileFacts:
             sites.append(SiteFacts(**s))
         enums = [EnumFacts(e["name"], [tuple(v) for v in e["variants"]], e["line"]) for e in d["enums"]]
         aliases = [tuple(a) for a in d.get("aliases", [])]
-        return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"], aliases)
+        return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"], aliases,
+                         [TraitFacts(*t) for t in d.get("traits", [])],
+                         [ImplFacts(i[0], i[1], i[2], [(m[0], m[1]) for m in i[3]]) for i in d.get("impls", [])],
+                         [FnFacts.from_json(f) for f in d.get("functions", [])],
+                         [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])])
 
 
 def _ref_json(r: VariantRef) -> dict:
@@ -518,7 +615,8 @@ def parse_file(source: bytes) -> FileFacts:
     except UnicodeDecodeError:
         not_utf8 = True
     aliases = plain_aliases(source)
-    if not PANIC_HINT.search(source):
+    has_ops = OPS_HINT.search(source) is not None
+    if not has_ops and not PANIC_HINT.search(source):
         items = _enum_items(source)
         if items is not None:
             return FileFacts([], items, False, not_utf8, aliases)
@@ -533,7 +631,9 @@ def parse_file(source: bytes) -> FileFacts:
     if PANIC_HINT.search(source):
         _collect_sites(tree.root_node, source, 0, "", None, sites, 0)
     sites.sort(key=lambda s: (s.start_byte, s.line))
-    return FileFacts(sites, enums, parse_errors, not_utf8, aliases)
+    facts = FileFacts(sites, enums, parse_errors, not_utf8, aliases)
+    _code_facts(tree.root_node, source, facts)
+    return facts
 
 
 _ENUM_ITEM = re.compile(rb"\benum\s+[A-Za-z_]\w*")
@@ -840,3 +940,149 @@ def _unwrap_repetitions(buf: bytearray) -> None:
             i += 2
             continue
         i += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Code facts for the coverage audit: ops traits, their impls, and a call graph by name.
+#
+# Read by walking items only (source file, mod, impl and trait bodies), never expression trees:
+# a query over a whole tree visits every node, while the items of a file are a few dozen nodes.
+# Calls and macro invocations inside a body are found by a regex over its bytes, which also sees
+# the calls written inside macro arguments (token trees tree-sitter leaves unparsed).
+
+# The naming convention of backend operation traits (FloatTensorOps, ModuleOps, ...).
+OPS_TRAIT_SUFFIX = "Ops"
+# A call by name, `name(` or `name::<T>(`, matched on the file's bytes reversed: there the
+# pattern starts with the literal `(`, which the regex engine finds by a fast scan; forwards it
+# would start with the name and be tried at every byte (ten times slower, measured on burn). Not
+# after `$` or `#`: a metavariable or an interpolation.
+_CALL_REVERSED = re.compile(rb"\(\s*(?:>[^;{}()<]*<\s*::\s*)?([A-Za-z0-9_]+)(?![$#\w])")
+# `!(`, `![`, `!{`: a macro invocation, its name read backwards from the `!` (found by a literal
+# search, much faster than a pattern that starts with the name).
+_BANG = re.compile(rb"!\s*[(\[{]")
+_NAME_BEFORE = re.compile(rb"(?<![$#\w])([a-z_][A-Za-z0-9_]*)\s*$")
+_NOT_CALLS = frozenset(("if", "while", "match", "for", "loop", "return", "in", "as", "move", "let", "fn",
+                        "where", "unsafe", "async", "await", "else", "mut", "ref", "impl", "dyn", "self",
+                        "super", "crate", "macro_rules"))
+# Macros of the standard library: never a dtype dispatch of the tree, so their lists are not read.
+_STD_MACROS = frozenset(("vec", "format", "format_args", "write", "writeln", "print", "println", "eprint",
+                         "eprintln", "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq",
+                         "debug_assert_ne", "matches", "panic", "todo", "unimplemented", "unreachable",
+                         "concat", "stringify", "include_str", "include_bytes", "cfg", "env", "dbg",
+                         "line", "file", "column", "module_path", "compile_error"))
+_LIST_ELEMENT = re.compile(rb"\s*([A-Za-z_][A-Za-z0-9_]*)\b")
+
+
+def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start_line: int
+              ) -> tuple[list[str], list[MacroCall]]:
+    """Functions called by name and macros invoked in source[start:end] (which starts on
+    `start_line`)."""
+    n = len(source)
+    calls = []
+    for raw in dict.fromkeys(_CALL_REVERSED.findall(reversed_source, n - end, n - start)):
+        name = raw[::-1].decode()
+        if (name[0].islower() or name[0] == "_") and name not in _NOT_CALLS:
+            calls.append(name)
+    macros: list[MacroCall] = []
+    for m in _BANG.finditer(source, start, end):
+        named = _NAME_BEFORE.search(source, max(start, m.start() - 80), m.start())
+        if named is None:
+            continue
+        name = named.group(1).decode()
+        if name not in _STD_MACROS and name != "macro_rules":
+            line = start_line + source.count(b"\n", start, named.start())
+            macros.append(_macro_call(source, name, m.end() - 1, end, line))
+    return calls, macros
+
+
+def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -> MacroCall:
+    close = _matching_close(source, open_at)
+    if close < 0 or close > limit:
+        return MacroCall(name, line, None, True)
+    # The last top-level `[...]` group of the arguments.
+    last = None
+    i = open_at + 1
+    while i < close:
+        c = source[i]
+        if c in _PAIRS:
+            j = _matching_close(source, i)
+            if j < 0 or j > close:
+                return MacroCall(name, line, None, True)
+            if c == 0x5B:
+                last = (i, j)
+            i = j + 1
+            continue
+        if c == 0x22:  # skip a string literal
+            i += 1
+            while i < close and source[i] != 0x22:
+                i += 2 if source[i] == 0x5C else 1
+        i += 1
+    if last is None:
+        return MacroCall(name, line)
+    dtypes = []
+    for element in source[last[0] + 1:last[1]].split(b","):
+        if not element.strip():
+            continue
+        m = _LIST_ELEMENT.match(element)
+        if m is None:
+            return MacroCall(name, line, None, True)
+        dtypes.append(m.group(1).decode())
+    return MacroCall(name, line, dtypes)
+
+
+def _type_name(node: Node | None) -> str:
+    """`burn::ops::FloatTensorOps<Self>` -> `FloatTensorOps`."""
+    if node is None:
+        return ""
+    return node.text.decode("utf-8", "replace").split("<", 1)[0].split("::")[-1].strip()
+
+
+def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
+    reversed_source = source[::-1]
+    stack: list[tuple[Node, str]] = [(root, "")]
+    while stack:
+        node, trait = stack.pop()
+        for c in node.named_children:
+            t = c.type
+            if t == "function_item":
+                name = c.child_by_field_name("name")
+                body = c.child_by_field_name("body")
+                if name is None or body is None or _has_test_attribute(c):
+                    continue
+                calls, macros = _calls_in(source, reversed_source, body.start_byte, body.end_byte,
+                                          body.start_point.row + 1)
+                facts.functions.append(FnFacts(name.text.decode(), c.start_point.row + 1, c.end_point.row + 1,
+                                               trait, calls, macros))
+            elif t == "impl_item":
+                body = c.child_by_field_name("body")
+                tname = _type_name(c.child_by_field_name("trait"))
+                ops = tname.endswith(OPS_TRAIT_SUFFIX)
+                if ops and body is not None:
+                    methods = [(n.text.decode(), f.start_point.row + 1) for f in body.named_children
+                               if f.type == "function_item" and (n := f.child_by_field_name("name")) is not None]
+                    typ = c.child_by_field_name("type")
+                    facts.impls.append(ImplFacts(tname, norm(typ.text.decode("utf-8", "replace")) if typ else "?",
+                                                 c.start_point.row + 1, methods))
+                if body is not None:
+                    stack.append((body, tname if ops else ""))
+            elif t == "trait_item":
+                name = c.child_by_field_name("name")
+                body = c.child_by_field_name("body")
+                if name is None or body is None or not name.text.decode().endswith(OPS_TRAIT_SUFFIX):
+                    continue
+                header = norm(source[name.end_byte:body.start_byte].decode("utf-8", "replace"))
+                methods = [n.text.decode() for f in body.named_children
+                           if f.type in ("function_item", "function_signature_item")
+                           and (n := f.child_by_field_name("name")) is not None]
+                facts.traits.append(TraitFacts(name.text.decode(), c.start_point.row + 1, header, methods))
+            elif t == "mod_item":
+                body = c.child_by_field_name("body")
+                # Test modules are never reached from an operation.
+                if body is not None and not _has_test_attribute(c):
+                    stack.append((body, ""))
+            elif t == "macro_definition":
+                name = c.child_by_field_name("name")
+                if name is None:
+                    continue
+                calls, macros = _calls_in(source, reversed_source, c.start_byte, c.end_byte, c.start_point.row + 1)
+                facts.macro_defs.append(MacroDefFacts(name.text.decode(), c.start_point.row + 1, calls, macros))
