@@ -154,12 +154,12 @@ class MacroCall:
     dtypes: list[str] | None = None
     unreadable: bool = False
 
-    def to_json(self) -> list:
-        return [self.name, self.line, self.dtypes, self.unreadable]
+    def to_json(self) -> dict:
+        return {"name": self.name, "line": self.line, "dtypes": self.dtypes, "unreadable": self.unreadable}
 
     @staticmethod
-    def from_json(d: list) -> "MacroCall":
-        return MacroCall(d[0], d[1], d[2], d[3])
+    def from_json(d: dict) -> "MacroCall":
+        return MacroCall(**d)
 
 
 @dataclass
@@ -174,12 +174,14 @@ class FnFacts:
     calls: list[str]
     macros: list[MacroCall]
 
-    def to_json(self) -> list:
-        return [self.name, self.line, self.end_line, self.trait, self.calls, [m.to_json() for m in self.macros]]
+    def to_json(self) -> dict:
+        return {"name": self.name, "line": self.line, "end_line": self.end_line, "trait": self.trait,
+                "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
 
     @staticmethod
-    def from_json(d: list) -> "FnFacts":
-        return FnFacts(d[0], d[1], d[2], d[3], d[4], [MacroCall.from_json(m) for m in d[5]])
+    def from_json(d: dict) -> "FnFacts":
+        return FnFacts(d["name"], d["line"], d["end_line"], d["trait"], d["calls"],
+                       [MacroCall.from_json(m) for m in d["macros"]])
 
 
 @dataclass
@@ -191,12 +193,12 @@ class MacroDefFacts:
     calls: list[str]
     macros: list[MacroCall]
 
-    def to_json(self) -> list:
-        return [self.name, self.line, self.calls, [m.to_json() for m in self.macros]]
+    def to_json(self) -> dict:
+        return {"name": self.name, "line": self.line, "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
 
     @staticmethod
-    def from_json(d: list) -> "MacroDefFacts":
-        return MacroDefFacts(d[0], d[1], d[2], [MacroCall.from_json(m) for m in d[3]])
+    def from_json(d: dict) -> "MacroDefFacts":
+        return MacroDefFacts(d["name"], d["line"], d["calls"], [MacroCall.from_json(m) for m in d["macros"]])
 
 
 @dataclass
@@ -239,8 +241,9 @@ class FileFacts:
                           for e in self.enums],
                 "parse_errors": self.parse_errors, "not_utf8": self.not_utf8,
                 "aliases": [list(a) for a in self.aliases],
-                "traits": [[t.name, t.line, t.header, t.methods] for t in self.traits],
-                "impls": [[i.trait, i.type, i.line, [list(m) for m in i.methods]] for i in self.impls],
+                "traits": [dict(t.__dict__) for t in self.traits],
+                "impls": [{"trait": i.trait, "type": i.type, "line": i.line, "methods": [list(m) for m in i.methods]}
+                          for i in self.impls],
                 "functions": [f.to_json() for f in self.functions],
                 "macro_defs": [m.to_json() for m in self.macro_defs]}
 
@@ -256,8 +259,9 @@ class FileFacts:
         enums = [EnumFacts(e["name"], [tuple(v) for v in e["variants"]], e["line"]) for e in d["enums"]]
         aliases = [tuple(a) for a in d.get("aliases", [])]
         return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"], aliases,
-                         [TraitFacts(*t) for t in d.get("traits", [])],
-                         [ImplFacts(i[0], i[1], i[2], [(m[0], m[1]) for m in i[3]]) for i in d.get("impls", [])],
+                         [TraitFacts(**t) for t in d.get("traits", [])],
+                         [ImplFacts(i["trait"], i["type"], i["line"], [(m[0], m[1]) for m in i["methods"]])
+                          for i in d.get("impls", [])],
                          [FnFacts.from_json(f) for f in d.get("functions", [])],
                          [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])])
 
