@@ -144,8 +144,8 @@ class EnumFacts:
 @dataclass
 class MacroCall:
     """A macro invocation inside a function or a `macro_rules!` body: its name, line, and the
-    dtype list it passes, read as the first identifier of each element of its last top-level
-    `[...]` argument (`[F64 => f64, F32 => f32]` -> F64, F32). `dtypes` is None when there is no
+    dtype list it passes, read as the leading path of each element of its last top-level `[...]`
+    argument, last segment (`[F64 => f64, DType::F32 => f32]` -> F64, F32). `dtypes` is None when there is no
     such list; `unreadable` when there is one whose elements do not start with an identifier
     (a metavariable, an expression)."""
 
@@ -974,7 +974,8 @@ _STD_MACROS = frozenset(("vec", "format", "format_args", "write", "writeln", "pr
                          "debug_assert_ne", "matches", "panic", "todo", "unimplemented", "unreachable",
                          "concat", "stringify", "include_str", "include_bytes", "cfg", "env", "dbg",
                          "line", "file", "column", "module_path", "compile_error"))
-_LIST_ELEMENT = re.compile(rb"\s*([A-Za-z_][A-Za-z0-9_]*)\b")
+# An element's leading path; its last segment is the dtype (`F64 => f64`, `DType::F64 => f64`).
+_LIST_ELEMENT = re.compile(rb"\s*((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*[A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start_line: int
@@ -1030,7 +1031,7 @@ def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -
         m = _LIST_ELEMENT.match(element)
         if m is None:
             return MacroCall(name, line, None, True)
-        dtypes.append(m.group(1).decode())
+        dtypes.append(m.group(1).decode().split("::")[-1].strip())
     return MacroCall(name, line, dtypes)
 
 

@@ -14,11 +14,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..coverage import HANDLED, PANICS, PARTIAL, Group, Matrix, label, short_path
+from ..coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
 
-GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow")}
+GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow"), NA: ("–", "dim"),
+         UNKNOWN: ("?", "magenta")}
 ABSENT = ("·", "dim")
-LEGEND = "✓ handled  ✗ panics  ◐ partial: panics in another match or another Bool storage  · not dispatched"
+LEGEND = ("✓ handled  ✗ panics  ◐ partial: panics in another match or Bool storage  – n/a: another tensor "
+          "kind  ? unknown: dispatch not resolved  · no panic found")
 WIDTH = 100  # for files: the width the table is designed for
 
 
@@ -42,6 +44,13 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
                 out.append(Text())
                 out.append(Text(f"Operations that panic on each dtype ({group.enum}), per backend", style="bold"))
                 out.append(t)
+    if matrix.helpers:
+        out.append(Text())
+        out.append(Text("Helpers no operation reaches (their panics, by file and line)", style="bold"))
+        for d in matrix.helpers:
+            panics = " ".join(label(x) for x in d.panics) or "none"
+            line = f"{d.crate} {d.function or d.operation or '?'} {short_path(d.path, d.crate)}:{d.line}: {panics}"
+            out.append(Text(abbreviate(line, width), style="dim"))
     out.append(Text(LEGEND, style="dim"))
     return out
 
@@ -77,6 +86,9 @@ def _backend_heading(matrix: Matrix, crate: str) -> Text:
     if counts[PARTIAL]:
         t.append("  ")
         t.append(f"{counts[PARTIAL]} ◐", style="yellow")
+    if counts[UNKNOWN]:
+        t.append("  ")
+        t.append(f"{counts[UNKNOWN]} ?", style="magenta")
     return t
 
 
@@ -93,6 +105,18 @@ def _glyph(status: str | None) -> Text:
 def _fit(text: str, width: int) -> str:
     """Cut a path from the left, keeping its file name and line: `…/vectorization/planner.rs:99`."""
     return text if len(text) <= width else "…" + text[len(text) - width + 1:]
+
+
+def abbreviate(name: str, width: int) -> str:
+    """A name cut in the middle to `width` characters, its start and end kept:
+    `deform_conv2d_backward` -> `deform_co…_backward`. Never wrapped."""
+    if len(name) <= width:
+        return name
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1 + 1) // 2
+    tail = width - 1 - head
+    return name[:head] + "…" + (name[-tail:] if tail else "")
 
 
 def _room(group: Group, first: int, width: int) -> int:
@@ -113,18 +137,23 @@ def _first_width(matrix: Matrix, cap: int = 34) -> int:
 def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False,
                   header_style="bold", collapse_padding=True)
-    table.add_column(group.enum, overflow="fold", width=first)
+    table.add_column(group.enum, overflow="crop", no_wrap=True, width=first)
     for d in group.dtypes:
         table.add_column(_header(d), justify="center", no_wrap=True)
     for op in matrix.operations_in(crate, group):
-        where = Text(op, style="bold")
+        where = Text(abbreviate(op, first), style="bold")
+        shown = set()
         for d in matrix.dispatches_of(crate, op):
             if d.enum != group.enum:
                 continue
             lines = ",".join(str(s.line) for s in d.sites)
-            where.append("\n " + _fit(f"{short_path(d.path, crate)}:{lines}", first - 1), style="dim")
+            loc = f"{short_path(d.path, crate)}:{lines}"
             if d.function and d.function != op:
-                where.append(f" {d.function}()", style="dim")
+                loc += f" {d.function}()"
+            if loc in shown:
+                continue
+            shown.add(loc)
+            where.append("\n " + _fit(loc, first - 1), style="dim")
         row = [where]
         for dtype in group.dtypes:
             cell = matrix.get(crate, op, dtype)
@@ -152,6 +181,8 @@ def _summary_table(matrix: Matrix, group: Group) -> Table | None:
                 row.append(Text(str(bad), style="bold red" if t[PANICS] else "yellow"))
             elif t[HANDLED]:
                 row.append(_glyph(HANDLED))
+            elif t[NA] and not t[UNKNOWN]:
+                row.append(_glyph(NA))
             else:
                 row.append(_glyph(None))
         table.add_row(*row)
