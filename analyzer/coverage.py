@@ -499,6 +499,10 @@ def build_operations(ex, collapse: bool = False) -> Matrix:
                 ops.setdefault((crate, name), Operation(crate, name, impl.trait, trait_kind(impl.trait), path, line,
                                                         github_url(ex.repo, ex.sha, path, line, line)))
 
+    if not ops:
+        # A tree with no backend ops trait implemented: the matches view (rows by panic message).
+        return base
+
     # The call graph by name, per crate: functions, who calls a name, macro definitions.
     fns: list[_Fn] = []
     callers: dict[tuple[str, str], list[int]] = {}

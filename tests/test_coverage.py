@@ -367,15 +367,16 @@ def test_backend_filter(cli, backends):
 def test_json_shape(cli, backends):
     doc = coverage_json(cli, backends)
     assert list(doc) == ["tool", "toolVersion", "formatVersion", "repo", "sha", "collapsed", "statuses",
-                         "columns", "backends", "matches", "cells"]
+                         "view", "columns", "operations", "helpers", "backends", "matches", "cells"]
     assert doc["repo"] == "tracel-ai/burn" and doc["sha"] == backends.sha and doc["collapsed"] is True
-    assert set(doc["statuses"]) == {"handled", "panics", "partial"}
+    assert set(doc["statuses"]) == {"handled", "panics", "partial", "n/a", "unknown"}
+    assert doc["view"] == "matches" and doc["operations"] == []  # no ops trait in this tree
     flex = {b["crate"]: b for b in doc["backends"]}["burn-flex"]
-    assert flex == {"crate": "burn-flex", "operations": 6, "matches": 7, "enums": ["DType"],
-                    "cells": {"handled": 23, "panics": 28, "partial": 3}}
+    assert flex == {"crate": "burn-flex", "operations": 6, "traits": [], "matches": 7, "enums": ["DType"],
+                    "cells": {"handled": 23, "panics": 28, "partial": 3, "n/a": 0, "unknown": 0}}
     for m in doc["matches"]:
         assert set(m) == {"crate", "operation", "function", "path", "line", "enum", "scrutinee", "context",
-                          "handled", "panics", "partial", "arms"}
+                          "via", "handled", "panics", "partial", "unknown", "arms"}
         for a in m["arms"]:
             assert set(a) == {"id", "path", "line", "url", "pattern", "message", "rejects"}
     records = {r["record"]["id"]: r["record"] for r in _records(cli, backends)}
@@ -464,7 +465,8 @@ def test_html_page_is_self_contained_with_linked_cells(cli, backends, tmp_path):
     gaps = {tuple(c["title"].split(":")[0].split(" · ")) for c in parser.cells if "gap" in c["class"]}
     assert gaps == {(crate, "conv3d", d) for crate in ("burn-flex", "burn-ndarray") for d in ("F64", "F16", "I64")}
     # the "only operations that panic on" filter reads which dtypes each row panics on
-    assert '<tr class="row" data-name="conv3d" data-panics="F16 BF16 I64 I32 U8 Bool QFloat">' in html
+    assert ('<tr class="row" data-name="conv3d" data-crate="burn-flex" data-panics="F16 BF16 I64 I32 U8 Bool QFloat">'
+            in html)
     assert '<option value="Kind::*">other</option>' in html
     # every backend has a section and an overview row
     for crate in ("burn-flex", "burn-ndarray", "burn-tch", "burn-tensor"):
