@@ -527,3 +527,191 @@ def test_help_has_examples(cli):
     assert "burn-errors coverage --records output/records.jsonl --format markdown --out coverage.md" in examples
     for flag in ("--records", "--format", "--out", "--backend", "--expand", "--repo", "--sha"):
         assert flag in res.stdout
+
+
+# -- the operations view: backend ops traits, their impls, helpers and repetition macros --------
+
+OPS_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait FloatTensorOps<B: Backend> {
+    fn float_add(lhs: B::Float, rhs: B::Float) -> B::Float;
+    fn float_cat(tensors: Vec<B::Float>) -> B::Float;
+    fn float_exp(tensor: B::Float) -> B::Float;
+    fn float_neg(tensor: B::Float) -> B::Float;
+    fn float_sort(tensor: B::Float) -> B::Float;
+}
+
+pub trait IntTensorOps<B: Backend> {
+    fn int_abs(tensor: B::Int) -> B::Int;
+    fn int_neg(tensor: B::Int) -> B::Int;
+}
+
+pub trait ModuleOps<B: Backend> {
+    fn conv_transpose_with_a_rather_long_operation_name(x: B::Float) -> B::Float;
+}
+"""
+
+FIX_TENSOR_RS = """\
+macro_rules! execute_with_dtype {
+    ($tensor:expr, $op:expr, [$($dtype: ident => $ty: ty),*]) => {{
+        match $tensor.dtype() {
+            $(
+                DType::$dtype => {
+                    type E = $ty;
+                    $op
+                }
+            )*
+            other => unimplemented!("unsupported dtype: {:?}", other),
+        }
+    }};
+}
+"""
+
+FIX_OPS_RS = """\
+use burn_backend::{Backend, FloatTensorOps, IntTensorOps, ModuleOps};
+
+impl FloatTensorOps<Self> for Fix {
+    fn float_add(lhs: FixTensor, rhs: FixTensor) -> FixTensor {
+        execute_with_dtype!(lhs, add(lhs, rhs), [F64 => f64, F32 => f32])
+    }
+
+    fn float_cat(tensors: Vec<FixTensor>) -> FixTensor {
+        execute_with_dtype!(tensors[0], cat(tensors), [F64 => f64, F32 => f32, F16 => f16])
+    }
+
+    fn float_exp(tensor: FixTensor) -> FixTensor {
+        exp_kernel(tensor)
+    }
+
+    fn float_neg(tensor: FixTensor) -> FixTensor {
+        checked(tensor)
+    }
+
+    fn float_sort(tensor: FixTensor) -> FixTensor {
+        execute_with_dtype!(tensor, sort(tensor), SORTABLE)
+    }
+}
+
+impl IntTensorOps<Self> for Fix {
+    fn int_abs(tensor: FixTensor) -> FixTensor {
+        match tensor.dtype() {
+            DType::I64 => abs_i64(tensor),
+            DType::I32 => abs_i32(tensor),
+            other => panic!("int_abs: unsupported dtype {other:?}"),
+        }
+    }
+
+    fn int_neg(tensor: FixTensor) -> FixTensor {
+        checked(tensor)
+    }
+}
+
+impl ModuleOps<Self> for Fix {
+    fn conv_transpose_with_a_rather_long_operation_name(x: FixTensor) -> FixTensor {
+        match x.dtype() {
+            DType::F32 => x,
+            other => panic!("conv_transpose: unsupported dtype {other:?}"),
+        }
+    }
+}
+
+fn checked(tensor: FixTensor) -> FixTensor {
+    match tensor.dtype() {
+        DType::F32 => tensor,
+        DType::I64 => tensor,
+        dtype => panic!("checked: unsupported dtype {dtype:?}"),
+    }
+}
+
+fn exp_kernel(tensor: FixTensor) -> FixTensor {
+    tensor
+}
+
+fn lonely(tensor: FixTensor) -> FixTensor {
+    match tensor.dtype() {
+        DType::F32 => tensor,
+        dtype => panic!("lonely: unsupported dtype {dtype:?}"),
+    }
+}
+"""
+
+
+@pytest.fixture
+def ops_repo(git_repo):
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS})
+    git_repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
+    git_repo.sha = git_repo.commit("backend ops")
+    return git_repo
+
+
+def _ops_doc(cli, repo, *args) -> dict:
+    return coverage_json(cli, repo, *args)
+
+
+def _row(doc: dict, crate: str, op: str) -> dict[str, str]:
+    return {c["dtype"]: c["status"] for c in doc["cells"] if c["crate"] == crate and c["operation"] == op}
+
+
+def test_every_implemented_operation_is_a_row_with_its_trait(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    assert doc["view"] == "operations"
+    ops = {(o["crate"], o["operation"]): o for o in doc["operations"]}
+    assert set(ops) == {("burn-fix", n) for n in ("float_add", "float_cat", "float_exp", "float_neg", "float_sort",
+                                                  "int_abs", "int_neg",
+                                                  "conv_transpose_with_a_rather_long_operation_name")}
+    assert ops[("burn-fix", "float_add")]["trait"] == "FloatTensorOps"
+    assert ops[("burn-fix", "int_abs")]["trait"] == "IntTensorOps" and ops[("burn-fix", "int_abs")]["kind"] == "int"
+    # An impl without any dispatch: a row, no panic found, its float cells blank, the rest n/a.
+    exp = _row(doc, "burn-fix", "float_exp")
+    assert not ops[("burn-fix", "float_exp")]["panicFound"]
+    assert "F32" not in exp and exp["I64"] == "n/a" and exp["Bool"] == "n/a"
+
+
+def test_repetition_macro_resolved_per_invocation(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    add, cat = _row(doc, "burn-fix", "float_add"), _row(doc, "burn-fix", "float_cat")
+    assert (add["F64"], add["F32"], add["F16"], add["BF16"]) == ("handled", "handled", "panics", "panics")
+    assert (cat["F64"], cat["F32"], cat["F16"], cat["BF16"]) == ("handled", "handled", "handled", "panics")
+    vias = {m["operation"]: m["via"] for m in doc["matches"] if m["crate"] == "burn-fix"}
+    assert "execute_with_dtype! [F64, F32]" in vias["float_add"]
+
+
+def test_helper_reached_from_two_ops_counts_for_each(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    neg, ineg = _row(doc, "burn-fix", "float_neg"), _row(doc, "burn-fix", "int_neg")
+    assert neg["F32"] == "handled" and neg["F16"] == "panics" and neg["I64"] == "n/a"
+    assert ineg["I64"] == "handled" and ineg["I32"] == "panics" and ineg["F32"] == "n/a"
+    assert [h["function"] for h in doc["helpers"]] == ["lonely"]
+
+
+def test_int_op_catch_all_rejecting_floats_is_na_not_panics(cli, ops_repo):
+    row = _row(_ops_doc(cli, ops_repo), "burn-fix", "int_abs")
+    assert row["I64"] == row["I32"] == "handled" and row["U8"] == "panics"
+    assert {row[d] for d in ("F64", "F32", "F16", "BF16", "Bool", "QFloat")} == {"n/a"}
+
+
+def test_unresolvable_dispatch_is_unknown_with_a_reason(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    row = _row(doc, "burn-fix", "float_sort")
+    assert {row[d] for d in ("F64", "F32", "F16", "BF16")} == {"unknown"}
+    cell = next(c for c in doc["cells"] if c["operation"] == "float_sort" and c["dtype"] == "F32")
+    assert cell["reasons"] and "execute_with_dtype!" in cell["reasons"][0]
+    assert "panics" not in row.values()
+
+
+def test_op_and_backend_filters_and_narrow_terminal(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo, "--op", "neg", "--backend", "fix")
+    assert {o["operation"] for o in doc["operations"]} == {"float_neg", "int_neg"}
+    glob = _ops_doc(cli, ops_repo, "--op", "float_[ac]*")
+    assert {o["operation"] for o in glob["operations"]} == {"float_add", "float_cat"}
+    bad = run_coverage(cli, ops_repo, "--op", "nothing_like_it", code=2)
+    assert "no operation" in bad.stderr and "Traceback" not in bad.stderr
+    for columns in ("100", "80"):
+        r = cli("coverage", "--repo", str(ops_repo.path), "--sha", ops_repo.sha, env={"COLUMNS": columns})
+        assert r.code == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert max(len(line) for line in lines) <= int(columns)
+        assert any("…" in line and line.startswith("conv_tr") for line in lines)  # cut in the middle
+        assert not any(line.startswith("operation_name") for line in lines)  # never wrapped
+        assert any("n/a" in line for line in lines)  # the legend stays
