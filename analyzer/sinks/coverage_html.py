@@ -153,7 +153,7 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
     if operation is not None and not locs:
         locs.append({"text": f"{operation.trait}: no panic found", "url": operation.url,
                      "title": f"{operation.path}:{operation.line}: {operation.trait}::{op} as {crate} implements it"})
-    return {"label": label_text, "crate": crate, "locs": locs, "cells": cells,
+    return {"label": label_text, "op": op, "crate": crate, "locs": locs, "cells": cells,
             "panics": " ".join(d for d, c in zip(group.dtypes, cells) if c["status"] in (PANICS, PARTIAL))}
 
 
