@@ -465,7 +465,8 @@ def test_html_page_is_self_contained_with_linked_cells(cli, backends, tmp_path):
     gaps = {tuple(c["title"].split(":")[0].split(" · ")) for c in parser.cells if "gap" in c["class"]}
     assert gaps == {(crate, "conv3d", d) for crate in ("burn-flex", "burn-ndarray") for d in ("F64", "F16", "I64")}
     # the "only operations that panic on" filter reads which dtypes each row panics on
-    assert ('<tr class="row" data-name="conv3d" data-crate="burn-flex" data-panics="F16 BF16 I64 I32 U8 Bool QFloat">'
+    assert ('<tr class="row" data-name="conv3d" data-op="conv3d" data-crate="burn-flex" '
+            'data-panics="F16 BF16 I64 I32 U8 Bool QFloat">'
             in html)
     assert '<option value="Kind::*">other</option>' in html
     # every backend has a section and an overview row

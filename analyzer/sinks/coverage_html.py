@@ -76,8 +76,11 @@ def _overview(matrix: Matrix, group: Group) -> dict:
             total = sum(len(v) for k, v in t.items() if k != NA)
             bad = len(t[PANICS]) + len(t[PARTIAL])
             if not total:
-                cells.append({"text": "", "style": f"background:{EMPTY}", "cls": "none",
-                              "title": f"{crate} · {label(dtype)}: no operation dispatches on it"})
+                na = bool(t[NA])
+                cells.append({"text": "–" if na else "", "style": f"background:{EMPTY}", "cls": "none",
+                              "title": f"{crate} · {label(dtype)}: " + (
+                                  "n/a: no operation of the backend takes this tensor kind, or none panics on it"
+                                  if na else "no operation panics on it")})
                 continue
             share = (len(t[PANICS]) + 0.5 * len(t[PARTIAL])) / total
             colour = GREEN if not bad else (_mix(LIGHT_RED, DARK_RED, share) if t[PANICS] else AMBER)
@@ -158,12 +161,12 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
 
 
 def _cell(crate: str, op: str, dtype: str, cell: Cell | None, reasons: list[str]) -> dict:
+    # Blank and n/a cells carry no tooltip (the legend says what they mean): in the operations
+    # view they are most cells, and a tooltip each would make the page several times heavier.
     if cell is None:
-        return {"status": "none", "cls": "none", "glyph": "", "url": "", "gap": False,
-                "title": f"{crate} · {op} · {label(dtype)}: no panic found"}
+        return {"status": "none", "cls": "none", "glyph": "", "url": "", "gap": False, "title": ""}
     if cell.status == NA:
-        return {"status": NA, "cls": CSS[NA], "glyph": GLYPH[NA], "url": "", "gap": False,
-                "title": f"{crate} · {op} · {label(dtype)}: n/a, a dtype of another tensor kind than {op} takes"}
+        return {"status": NA, "cls": CSS[NA], "glyph": "", "url": "", "gap": False, "title": ""}
     lines = [f"{crate} · {op} · {label(dtype)}: {cell.status}"]
     lines += [f"unknown: {r}" for r in reasons]
     parts = cell.parts
