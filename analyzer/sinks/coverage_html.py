@@ -113,7 +113,7 @@ def _shared(matrix: Matrix) -> list[dict]:
             rows = [_row(matrix, crate, op, group, label_text=crate) for crate in crates]
             gaps = 0
             for i in range(len(group.dtypes)):
-                if len({r["cells"][i]["status"] for r in rows}) > 1:
+                if _differ({r["cells"][i]["status"] for r in rows}, matrix.by_operation):
                     gaps += 1
                     for r in rows:
                         r["cells"][i]["gap"] = True
@@ -123,6 +123,17 @@ def _shared(matrix: Matrix) -> list[dict]:
             out.append({"enum": group.enum, "columns": _columns(group),
                         "differ": [o for o in ops if o["gaps"]], "same": [o for o in ops if not o["gaps"]]})
     return out
+
+
+def _differ(statuses: set[str], by_operation: bool) -> bool:
+    """Whether backends differ on a dtype. In the operations view a blank cell means no panic
+    was found, as good as handled, and n/a or unknown cells take no side: a gap is one backend
+    panicking (or partly) where another does not. In the matches view a blank cell means no
+    dispatch, so any difference is a gap."""
+    if not by_operation:
+        return len(statuses) > 1
+    bad = statuses & {PANICS, PARTIAL}
+    return bool(bad) and bool(statuses & {HANDLED, "none"} or len(bad) > 1)
 
 
 def _backend(matrix: Matrix, crate: str) -> dict:
