@@ -187,13 +187,18 @@ class Matrix:
     def groups_of(self, crate: str) -> list[Group]:
         """The column groups a backend has cells in (every column of such a group, so backends
         line up)."""
-        used = {c.enum for c in self.cells.values() if c.crate == crate}
+        # In the operations view a group where the backend has only n/a cells says nothing.
+        used = {c.enum for c in self.cells.values() if c.crate == crate and c.status != NA}
         first = self.groups[0] if self.groups and any(c == crate for c, _ in self.ops) else None
         return [g for g in self.groups if g.enum in used or g is first]
 
     def operations_in(self, crate: str, group: Group) -> list[str]:
+        """The rows of a backend's table of one group: the operations with a cell there (in the
+        operations view, a cell other than n/a, but in the first group every operation)."""
         cols = set(group.dtypes)
-        ops = {o for c, o, d in self.cells if c == crate and d in cols}
+        first = bool(self.ops) and group is self.groups[0]
+        ops = {o for (c, o, d), cell in self.cells.items()
+               if c == crate and d in cols and (first or cell.status != NA)}
         if self.ops and group is self.groups[0]:  # operations with no cell at all: the first group
             with_cells = {o for c, o, _ in self.cells if c == crate}
             ops |= {o for c, o in self.ops if c == crate and o not in with_cells}
