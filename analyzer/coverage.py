@@ -490,9 +490,10 @@ def build_operations(ex, collapse: bool = False) -> Matrix:
     operation's trait takes."""
     from .record import github_url
 
-    base = build(ex.lines, collapse)
-    traits = ops_traits(ex.code)
     audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
+    checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
+    base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)
+    traits = ops_traits(ex.code)
 
     # Operations: each crate's impls of the ops traits another crate defines.
     ops: dict[tuple[str, str], Operation] = {}
@@ -642,9 +643,16 @@ def build_operations(ex, collapse: bool = False) -> Matrix:
         if not names:
             helpers.append(d)
             continue
+        # A dispatch that handles dtypes of one kind only dispatches on a tensor of that kind (an
+        # int index tensor inside a float op): what it says about other kinds is not about the
+        # operation's own tensor.
+        kinds = {dtype_kind(k) for k, st in d.statuses.items() if st == HANDLED} - {""}
+        kind = kinds.pop() if len(kinds) == 1 else ""
         for op in dict.fromkeys(names):
             dispatches.append(_retarget(d, op))
             for dtype, status in d.statuses.items():
+                if kind and dtype_kind(dtype) not in (kind, ""):
+                    continue
                 column = _base(dtype) if collapse else dtype
                 if status == PANICS:
                     site = next((s for s in d.sites if dtype in d.rejected_by.get(s.record_id, ())), d.sites[0])
@@ -677,6 +685,42 @@ def build_operations(ex, collapse: bool = False) -> Matrix:
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
                   ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()})
+
+
+def _arm_dtypes(arm) -> set[str]:
+    """The variants an arm names (`Enum::F32(x)`: F32), and its metavariables (`Enum::$dtype(x)`:
+    `$dtype`)."""
+    out = {r.variant for r in arm.refs}
+    out |= {"$" + m for m in _METAVARIABLE_VARIANT.findall(arm.pattern)}
+    return out
+
+
+def same_dtype_checks(entries) -> set[str]:
+    """Record ids of matches nested in an arm of another dtype match that handles the same dtypes
+    (`NdArrayTensor::F32(x) => match bias { NdArrayTensor::F32(b) => .., _ => panic!(..) }`): the
+    inner panic fires when a second tensor's dtype differs from the first's, not because a dtype
+    is unsupported, so it says nothing about the operation's dtype support."""
+    by_place: dict[tuple, list] = {}
+    for a in entries:
+        by_place.setdefault((a.path, a.site.in_macro, a.site.function), []).append(a)
+    out: set[str] = set()
+    for group in by_place.values():
+        if len(group) < 2:
+            continue
+        for inner in group:
+            handled = set().union(*(_arm_dtypes(arm) for arm in inner.site.arms if not arm.panics
+                                    and not arm.catch_all)) if inner.site.arms else set()
+            if not handled:
+                continue
+            for outer in group:
+                arms = sorted(outer.site.arms, key=lambda arm: arm.line)
+                if outer is inner or len(arms) < 2 or not (arms[0].line < inner.site.line < arms[-1].line):
+                    continue
+                around = [arm for arm in arms if arm.line <= inner.site.line][-1]
+                if not around.panics and handled <= _arm_dtypes(around):
+                    out.add(inner.id)
+                    break
+    return out
 
 
 def _fold_known(statuses: list[str]) -> str:

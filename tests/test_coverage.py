@@ -541,6 +541,7 @@ pub trait FloatTensorOps<B: Backend> {
     fn float_exp(tensor: B::Float) -> B::Float;
     fn float_neg(tensor: B::Float) -> B::Float;
     fn float_sort(tensor: B::Float) -> B::Float;
+    fn float_gather(tensor: B::Float, indices: B::Int) -> B::Float;
 }
 
 pub trait IntTensorOps<B: Backend> {
@@ -550,6 +551,7 @@ pub trait IntTensorOps<B: Backend> {
 
 pub trait ModuleOps<B: Backend> {
     fn conv_transpose_with_a_rather_long_operation_name(x: B::Float) -> B::Float;
+    fn conv2d(x: B::Float, bias: B::Float) -> B::Float;
 }
 """
 
@@ -592,6 +594,11 @@ impl FloatTensorOps<Self> for Fix {
     fn float_sort(tensor: FixTensor) -> FixTensor {
         execute_with_dtype!(tensor, sort(tensor), SORTABLE)
     }
+
+    fn float_gather(tensor: FixTensor, indices: FixTensor) -> FixTensor {
+        let indices = execute_with_dtype!(indices, to_i64(indices), [I64 => i64, I32 => i32]);
+        execute_with_dtype!(tensor, gather(tensor, indices), [F64 => f64, F32 => f32])
+    }
 }
 
 impl IntTensorOps<Self> for Fix {
@@ -613,6 +620,16 @@ impl ModuleOps<Self> for Fix {
         match x.dtype() {
             DType::F32 => x,
             other => panic!("conv_transpose: unsupported dtype {other:?}"),
+        }
+    }
+
+    fn conv2d(x: FixTensor, bias: FixTensor) -> FixTensor {
+        match x.dtype() {
+            DType::F32 => match bias.dtype() {
+                DType::F32 => x,
+                _ => panic!("conv2d: bias dtype differs from the input's"),
+            },
+            other => panic!("conv2d: unsupported dtype {other:?}"),
         }
     }
 }
@@ -659,7 +676,7 @@ def test_every_implemented_operation_is_a_row_with_its_trait(cli, ops_repo):
     assert doc["view"] == "operations"
     ops = {(o["crate"], o["operation"]): o for o in doc["operations"]}
     assert set(ops) == {("burn-fix", n) for n in ("float_add", "float_cat", "float_exp", "float_neg", "float_sort",
-                                                  "int_abs", "int_neg",
+                                                  "float_gather", "int_abs", "int_neg", "conv2d",
                                                   "conv_transpose_with_a_rather_long_operation_name")}
     assert ops[("burn-fix", "float_add")]["trait"] == "FloatTensorOps"
     assert ops[("burn-fix", "int_abs")]["trait"] == "IntTensorOps" and ops[("burn-fix", "int_abs")]["kind"] == "int"
@@ -716,3 +733,13 @@ def test_op_and_backend_filters_and_narrow_terminal(cli, ops_repo):
         assert any("…" in line and line.startswith("conv_tr") for line in lines)  # cut in the middle
         assert not any(line.startswith("operation_name") for line in lines)  # never wrapped
         assert any("n/a" in line for line in lines)  # the legend stays
+
+
+def test_a_dispatch_on_another_tensor_kind_and_a_same_dtype_check_are_not_gaps(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    # The int index tensor's dispatch says nothing about the float op's F32.
+    gather = _row(doc, "burn-fix", "float_gather")
+    assert (gather["F64"], gather["F32"], gather["F16"], gather["I64"]) == ("handled", "handled", "panics", "n/a")
+    # A match on the bias inside the F32 arm checks both dtypes agree: F32 stays handled.
+    conv = _row(doc, "burn-fix", "conv2d")
+    assert (conv["F32"], conv["F64"], conv["I32"]) == ("handled", "panics", "n/a")
