@@ -28,9 +28,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .record import RecordLine
+
+if TYPE_CHECKING:
+    from .parse import FnFacts
 
 HANDLED = "handled"
 PANICS = "panics"
@@ -204,18 +207,18 @@ class Matrix:
             ops |= {o for c, o in self.ops if c == crate and o not in with_cells}
         return sorted(ops)
 
-    def only(self, crates: Iterable[str]) -> "Matrix":
+    def only(self, crates: Iterable[str]) -> Matrix:
         """The matrix of some backends. Their enums keep every column the tree has, so a backend's
         table looks the same alone and among the others."""
         keep = set(crates)
         return self._subset(lambda crate, op: crate in keep, lambda d: d.crate in keep)
 
-    def only_operations(self, pattern: str) -> "Matrix":
+    def only_operations(self, pattern: str) -> Matrix:
         """The operations whose name matches `pattern`: a glob when it holds `*`, `?` or `[`,
         else a substring (case-insensitive). Helpers are kept when their function matches."""
         return self.only_operations_any([pattern])
 
-    def only_operations_any(self, patterns: Iterable[str]) -> "Matrix":
+    def only_operations_any(self, patterns: Iterable[str]) -> Matrix:
         """The operations whose name matches any of `patterns` (see only_operations)."""
         matchers = [name_matcher(p) for p in patterns]
 
@@ -224,7 +227,7 @@ class Matrix:
 
         return self._subset(lambda crate, op: match(op), lambda d: match(d.operation) or match(d.function))
 
-    def _subset(self, keep_op, keep_dispatch) -> "Matrix":
+    def _subset(self, keep_op, keep_dispatch) -> Matrix:
         cells = {k: c for k, c in self.cells.items() if keep_op(k[0], k[1])}
         ops = {k: o for k, o in self.ops.items() if keep_op(*k)}
         used = {c.enum for c in cells.values()}
@@ -479,7 +482,7 @@ def ops_traits(code) -> dict[str, str]:
 class _Fn:
     path: str
     crate: str
-    facts: object  # parse.FnFacts
+    facts: FnFacts
 
 
 def build_operations(ex, collapse: bool = False) -> Matrix:
@@ -587,9 +590,9 @@ def build_operations(ex, collapse: bool = False) -> Matrix:
         best = None
         for i in fns_in.get(path, ()):
             f = fns[i].facts
-            if f.name == function and f.line <= line <= f.end_line:
-                if best is None or f.line >= fns[best].facts.line:
-                    best = i
+            innermost = best is None or f.line >= fns[best].facts.line
+            if f.name == function and f.line <= line <= f.end_line and innermost:
+                best = i
         return best
 
     # Dispatches -> (function, dispatch) instances.
@@ -631,7 +634,6 @@ def build_operations(ex, collapse: bool = False) -> Matrix:
             instances.append((at, d))
 
     # Instances -> evidence per (crate, operation, column).
-    column_of = {col: g.enum for g in base.groups for col in g.dtypes}
     evidence: dict[tuple[str, str, str], list[Evidence]] = {}
     reasons: dict[tuple[str, str, str], list[str]] = {}
     dispatches: list[Dispatch] = []

@@ -158,7 +158,7 @@ class MacroCall:
         return {"name": self.name, "line": self.line, "dtypes": self.dtypes, "unreadable": self.unreadable}
 
     @staticmethod
-    def from_json(d: dict) -> "MacroCall":
+    def from_json(d: dict) -> MacroCall:
         return MacroCall(**d)
 
 
@@ -179,7 +179,7 @@ class FnFacts:
                 "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
 
     @staticmethod
-    def from_json(d: dict) -> "FnFacts":
+    def from_json(d: dict) -> FnFacts:
         return FnFacts(d["name"], d["line"], d["end_line"], d["trait"], d["calls"],
                        [MacroCall.from_json(m) for m in d["macros"]])
 
@@ -197,7 +197,7 @@ class MacroDefFacts:
         return {"name": self.name, "line": self.line, "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
 
     @staticmethod
-    def from_json(d: dict) -> "MacroDefFacts":
+    def from_json(d: dict) -> MacroDefFacts:
         return MacroDefFacts(d["name"], d["line"], d["calls"], [MacroCall.from_json(m) for m in d["macros"]])
 
 
@@ -1035,15 +1035,29 @@ def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -
     return MacroCall(name, line, dtypes)
 
 
-def _type_name(node: Node | None) -> str:
+def _node_text(node: Node | None, source: bytes) -> str:
+    """A node's text, read from the file's bytes."""
+    return source[node.start_byte:node.end_byte].decode("utf-8", "replace") if node is not None else ""
+
+
+def _type_name(node: Node | None, source: bytes) -> str:
     """`burn::ops::FloatTensorOps<Self>` -> `FloatTensorOps`."""
-    if node is None:
-        return ""
-    return node.text.decode("utf-8", "replace").split("<", 1)[0].split("::")[-1].strip()
+    return _node_text(node, source).split("<", 1)[0].split("::")[-1].strip()
+
+
+def _method_names(body: Node, source: bytes, kinds: tuple[str, ...]) -> list[tuple[str, int]]:
+    """(name, line) of the functions (or signatures) declared in an impl or trait body."""
+    out = []
+    for item in body.named_children:
+        if item.type in kinds:
+            name = item.child_by_field_name("name")
+            if name is not None:
+                out.append((_node_text(name, source), item.start_point.row + 1))
+    return out
 
 
 def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
-    reversed_source = source[::-1]
+    reversed_source = source[::-1]  # for _CALL_REVERSED
     stack: list[tuple[Node, str]] = [(root, "")]
     while stack:
         node, trait = stack.pop()
@@ -1056,30 +1070,27 @@ def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
                     continue
                 calls, macros = _calls_in(source, reversed_source, body.start_byte, body.end_byte,
                                           body.start_point.row + 1)
-                facts.functions.append(FnFacts(name.text.decode(), c.start_point.row + 1, c.end_point.row + 1,
+                facts.functions.append(FnFacts(_node_text(name, source), c.start_point.row + 1, c.end_point.row + 1,
                                                trait, calls, macros))
             elif t == "impl_item":
                 body = c.child_by_field_name("body")
-                tname = _type_name(c.child_by_field_name("trait"))
+                tname = _type_name(c.child_by_field_name("trait"), source)
                 ops = tname.endswith(OPS_TRAIT_SUFFIX)
                 if ops and body is not None:
-                    methods = [(n.text.decode(), f.start_point.row + 1) for f in body.named_children
-                               if f.type == "function_item" and (n := f.child_by_field_name("name")) is not None]
                     typ = c.child_by_field_name("type")
-                    facts.impls.append(ImplFacts(tname, norm(typ.text.decode("utf-8", "replace")) if typ else "?",
-                                                 c.start_point.row + 1, methods))
+                    facts.impls.append(ImplFacts(tname, norm(_node_text(typ, source)) or "?", c.start_point.row + 1,
+                                                 _method_names(body, source, ("function_item",))))
                 if body is not None:
                     stack.append((body, tname if ops else ""))
             elif t == "trait_item":
                 name = c.child_by_field_name("name")
                 body = c.child_by_field_name("body")
-                if name is None or body is None or not name.text.decode().endswith(OPS_TRAIT_SUFFIX):
+                trait_name = _node_text(name, source)
+                if name is None or body is None or not trait_name.endswith(OPS_TRAIT_SUFFIX):
                     continue
                 header = norm(source[name.end_byte:body.start_byte].decode("utf-8", "replace"))
-                methods = [n.text.decode() for f in body.named_children
-                           if f.type in ("function_item", "function_signature_item")
-                           and (n := f.child_by_field_name("name")) is not None]
-                facts.traits.append(TraitFacts(name.text.decode(), c.start_point.row + 1, header, methods))
+                methods = [n for n, _ in _method_names(body, source, ("function_item", "function_signature_item"))]
+                facts.traits.append(TraitFacts(trait_name, c.start_point.row + 1, header, methods))
             elif t == "mod_item":
                 body = c.child_by_field_name("body")
                 # Test modules are never reached from an operation.
@@ -1090,4 +1101,4 @@ def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
                 if name is None:
                     continue
                 calls, macros = _calls_in(source, reversed_source, c.start_byte, c.end_byte, c.start_point.row + 1)
-                facts.macro_defs.append(MacroDefFacts(name.text.decode(), c.start_point.row + 1, calls, macros))
+                facts.macro_defs.append(MacroDefFacts(_node_text(name, source), c.start_point.row + 1, calls, macros))

@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from test_coverage import FIX_OPS_RS, FIX_TENSOR_RS, OPS_TRAITS_RS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

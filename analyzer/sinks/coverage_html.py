@@ -8,7 +8,18 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import __version__
-from ..coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Cell, Group, Matrix, label, short_path
+from ..coverage import (
+    HANDLED,
+    NA,
+    PANICS,
+    PARTIAL,
+    UNKNOWN,
+    Cell,
+    Group,
+    Matrix,
+    label,
+    short_path,
+)
 
 GLYPH = {HANDLED: "✓", PANICS: "✗", PARTIAL: "◐", NA: "–", UNKNOWN: "?"}
 # A status as a CSS class (`n/a` is not a class name).

@@ -3,7 +3,17 @@ table of operations by dtypes, each row linking the pinned source lines of its p
 
 from __future__ import annotations
 
-from ..coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from ..coverage import (
+    HANDLED,
+    NA,
+    PANICS,
+    PARTIAL,
+    UNKNOWN,
+    Group,
+    Matrix,
+    label,
+    short_path,
+)
 
 MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡", NA: "–", UNKNOWN: "❔"}
 LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (panics in another "

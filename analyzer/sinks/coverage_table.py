@@ -14,7 +14,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from ..coverage import (
+    HANDLED,
+    NA,
+    PANICS,
+    PARTIAL,
+    UNKNOWN,
+    Group,
+    Matrix,
+    label,
+    short_path,
+)
 
 GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow"), NA: ("–", "dim"),
          UNKNOWN: ("?", "magenta")}
