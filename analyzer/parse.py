@@ -983,11 +983,12 @@ def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start
     """Functions called by name and macros invoked in source[start:end] (which starts on
     `start_line`)."""
     n = len(source)
-    calls = []
-    for raw in dict.fromkeys(_CALL_REVERSED.findall(reversed_source, n - end, n - start)):
-        name = raw[::-1].decode()
-        if (name[0].islower() or name[0] == "_") and name not in _NOT_CALLS:
-            calls.append(name)
+    found = dict.fromkeys(_CALL_REVERSED.findall(reversed_source, n - end, n - start))
+    calls: list[str] = []
+    if found:
+        # One reversal and one decode for all the names (they were matched reversed).
+        names = b"\0".join(found)[::-1].decode("utf-8", "replace").split("\0")
+        calls = [x for x in reversed(names) if (x[0].islower() or x[0] == "_") and x not in _NOT_CALLS]
     macros: list[MacroCall] = []
     for m in _BANG.finditer(source, start, end):
         named = _NAME_BEFORE.search(source, max(start, m.start() - 80), m.start())
@@ -1000,28 +1001,56 @@ def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start
     return calls, macros
 
 
-def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -> MacroCall:
-    close = _matching_close(source, open_at)
-    if close < 0 or close > limit:
-        return MacroCall(name, line, None, True)
-    # The last top-level `[...]` group of the arguments.
+# The tokens that matter to delimiter matching: delimiters, the start of a string, a comment.
+_DELIMITER_TOKEN = re.compile(rb'[()\[\]{}"]|//|/\*')
+_STRING_REST = re.compile(rb'(?:[^"\\]|\\.)*"', re.S)
+_OPENERS = frozenset(b"([{")
+
+
+def _scan_invocation(source: bytes, open_at: int, limit: int) -> tuple[int, tuple[int, int] | None]:
+    """(index of the delimiter closing the one at open_at, span of the last `[...]` group at the
+    top level of the arguments) or (-1, None). Jumps from token to token by regex, skipping
+    strings and comments: a macro's arguments are read without a Python step per byte."""
+    depth = 0
     last = None
-    i = open_at + 1
-    while i < close:
-        c = source[i]
-        if c in _PAIRS:
-            j = _matching_close(source, i)
-            if j < 0 or j > close:
-                return MacroCall(name, line, None, True)
-            if c == 0x5B:
-                last = (i, j)
-            i = j + 1
-            continue
-        if c == 0x22:  # skip a string literal
-            i += 1
-            while i < close and source[i] != 0x22:
-                i += 2 if source[i] == 0x5C else 1
-        i += 1
+    list_start = -1
+    pos = open_at
+    while True:
+        m = _DELIMITER_TOKEN.search(source, pos, limit)
+        if m is None:
+            return -1, None
+        tok = m.group()
+        pos = m.end()
+        if tok == b'"':
+            rest = _STRING_REST.match(source, pos, limit)
+            if rest is None:
+                return -1, None
+            pos = rest.end()
+        elif tok == b"//":
+            nl = source.find(b"\n", pos, limit)
+            pos = limit if nl < 0 else nl
+        elif tok == b"/*":
+            end = source.find(b"*/", pos, limit)
+            if end < 0:
+                return -1, None
+            pos = end + 2
+        elif tok[0] in _OPENERS:
+            depth += 1
+            if depth == 2 and tok == b"[":
+                list_start = m.start()
+        else:
+            depth -= 1
+            if depth == 1 and tok == b"]" and list_start >= 0:
+                last = (list_start, m.start())
+                list_start = -1
+            elif depth == 0:
+                return m.start(), last
+
+
+def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -> MacroCall:
+    close, last = _scan_invocation(source, open_at, limit)
+    if close < 0:
+        return MacroCall(name, line, None, True)
     if last is None:
         return MacroCall(name, line)
     dtypes = []
