@@ -230,7 +230,7 @@ class Matrix:
     def _subset(self, keep_op, keep_dispatch) -> Matrix:
         cells = {k: c for k, c in self.cells.items() if keep_op(k[0], k[1])}
         ops = {k: o for k, o in self.ops.items() if keep_op(*k)}
-        used = {c.enum for c in cells.values()}
+        used = {c.enum for c in cells.values() if c.status != NA}
         groups = [g for g in self.groups if g.enum in used or (ops and g is self.groups[0])]
         return Matrix(cells, [d for g in groups for d in g.dtypes], groups,
                       [d for d in self.dispatches if keep_op(d.crate, d.operation)], self.collapse, self.repo,

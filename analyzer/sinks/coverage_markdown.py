@@ -90,6 +90,8 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
 
 def _summary(matrix: Matrix, group: Group) -> str:
     crates = [c for c in matrix.crates() if group in matrix.groups_of(c)]
+    if not crates:
+        return ""
     rows = _header(group, ["backend", "ops"])
     rows[1] = rows[1].replace("|---|---|", "|---|--:|", 1)
     for crate in crates:
@@ -100,6 +102,6 @@ def _summary(matrix: Matrix, group: Group) -> str:
             marks.append(f"{bad}" if bad else (MARK[HANDLED] if t[HANDLED] else MARK[NA] if t[NA] else " "))
         rows.append("| " + " | ".join([crate, str(len(matrix.operations_in(crate, group))), *marks]) + " |")
     note = (f"Per backend and dtype: how many of its operations panic (or partly panic) on it; "
-            f"{MARK[HANDLED]} none; blank: no operation dispatches on it.")
+            f"{MARK[HANDLED]} none; {MARK[NA]} no operation takes it; blank: no dispatch or no panic found.")
     title = f"**{group.enum}**\n\n" if len(matrix.groups) > 1 else ""
     return title + "\n".join(rows) + "\n\n" + note + "\n"
