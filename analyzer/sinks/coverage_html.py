@@ -175,7 +175,7 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
     cells = [_cell(crate, op, d, matrix.get(crate, op, d), matrix.unknown_reasons.get((crate, op, d), []))
              for d in group.dtypes]
     operation = matrix.operation(crate, op)
-    if operation is not None and not locs:
+    if operation is not None and not locs and not matrix.dispatches_of(crate, op):
         locs.append({"text": f"{operation.trait}: no panic found", "url": operation.url,
                      "title": f"{operation.path}:{operation.line}: {operation.trait}::{op} as {crate} implements it"})
     return {"label": label_text, "op": op, "crate": crate, "locs": locs, "cells": cells,

@@ -82,7 +82,7 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
         for s in matrix.sites_of(crate, op, group.enum):
             fn = f" `{_cell(s.function)}`" if s.function and s.function != op else ""
             links.append(f"[{_cell(short_path(s.path, crate))}:{s.line}]({s.url}){fn}")
-        if operation is not None and not links:
+        if operation is not None and not links and not matrix.dispatches_of(crate, op):
             links.append(f"{_cell(operation.trait)}: no panic found")
         rows.append("| " + " | ".join([f"`{_cell(op)}`", *marks, "<br>".join(links)]) + " |")
     return "\n".join(rows) + "\n"
