@@ -23,9 +23,12 @@ LANGUAGE = Language(tree_sitter_rust.language())
 # dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
 PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
 ENUM_HINT = re.compile(rb"\benum\s")
-# A trait named `...Ops` defined, or implemented for a type: the files that define backend
-# operations (the coverage audit's rows). Starting at the literal `Ops` keeps the scan fast.
-OPS_HINT = re.compile(rb"Ops\b(?:<[^;{]*?>)?\s+for\b|\btrait\s+\w+Ops\b")
+# A type named `...Ops` followed by what follows a trait's name in its definition or an impl's
+# header (`Ops<B: Backend> {`, `Ops: Backend {`, `Ops<Self> for`): the files that define or
+# implement backend operations (the coverage audit's rows). The pattern starts with the literal
+# `Ops`, which the regex engine finds by a fast scan (4 ms over burn's 12.9 MB; a pattern that
+# starts with `trait\s+\w+` takes 180 ms).
+OPS_HINT = re.compile(rb"Ops\b\s*(?:<[^;{]*?>\s*)?(?:for\b|\{|:(?!:)|where\b)")
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text).
 FACTS_VERSION = 2
