@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterable
 
 from .record import RecordLine
@@ -180,8 +180,26 @@ class Matrix:
     def get(self, crate: str, operation: str, dtype: str) -> Cell | None:
         return self.cells.get((crate, operation, dtype))
 
+    @cached_property
+    def _dispatch_index(self) -> dict[tuple[str, str | None], list[Dispatch]]:
+        """Dispatches by (crate, operation) and by (crate, None): the sinks ask once per row, so a
+        scan of every dispatch each time would be quadratic."""
+        out: dict[tuple[str, str | None], list[Dispatch]] = {}
+        for d in self.dispatches:
+            out.setdefault((d.crate, d.operation), []).append(d)
+            out.setdefault((d.crate, None), []).append(d)
+        return out
+
+    @cached_property
+    def _cell_index(self) -> dict[tuple[str, str], list[Cell]]:
+        """Cells by (crate, dtype), in the cells' order (a summary cell asks for one)."""
+        out: dict[tuple[str, str], list[Cell]] = {}
+        for cell in self.cells.values():
+            out.setdefault((cell.crate, cell.dtype), []).append(cell)
+        return out
+
     def dispatches_of(self, crate: str, operation: str | None = None) -> list[Dispatch]:
-        return [d for d in self.dispatches if d.crate == crate and (operation is None or d.operation == operation)]
+        return self._dispatch_index.get((crate, operation), [])
 
     def sites_of(self, crate: str, operation: str, enum: str) -> list:
         """The panicking arms behind an operation's row in one enum's column group."""
@@ -240,10 +258,17 @@ class Matrix:
     def tally(self, crate: str, dtype: str) -> dict[str, list[str]]:
         """The backend's operations by their status on one dtype (a summary cell)."""
         out: dict[str, list[str]] = {s: [] for s in STATUSES}
-        for (c, o, d), cell in self.cells.items():
-            if c == crate and d == dtype:
-                out[cell.status].append(o)
+        for cell in self._cell_index.get((crate, dtype), []):
+            out[cell.status].append(cell.operation)
         return out
+
+    def panic_found(self, crate: str, operation: str) -> bool:
+        """Whether any cell of the operation panics or partly panics."""
+        return (crate, operation) in self._panicking
+
+    @cached_property
+    def _panicking(self) -> set[tuple[str, str]]:
+        return {(c.crate, c.operation) for c in self.cells.values() if c.status in (PANICS, PARTIAL)}
 
     def counts(self, crate: str | None = None) -> dict[str, int]:
         out = {s: 0 for s in STATUSES}
@@ -445,6 +470,7 @@ _METAVARIABLE_VARIANT = re.compile(r"(?:^|::)\s*\$(?!crate\b)(\w+)")
 _UNREADABLE = ("?",)
 
 
+@lru_cache(maxsize=None)
 def dtype_kind(dtype: str) -> str:
     """float, int, bool, quantized, or "" (no known kind) for a column key (`F32`, `Kind::Half`)."""
     variant = label(dtype).split("(", 1)[0]

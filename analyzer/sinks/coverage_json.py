@@ -33,8 +33,7 @@ def build(matrix: Matrix) -> dict:
         "columns": [{"enum": g.enum, "dtypes": g.dtypes} for g in matrix.groups],
         "operations": [{"crate": o.crate, "operation": o.name, "trait": o.trait, "kind": o.kind or None,
                         "path": o.path, "line": o.line, "url": o.url,
-                        "panicFound": any(c.status in ("panics", "partial") for c in matrix.cells.values()
-                                          if c.crate == o.crate and c.operation == o.name)}
+                        "panicFound": matrix.panic_found(o.crate, o.name)}
                        for o in sorted(matrix.ops.values(), key=lambda o: (o.crate, o.name))],
         "helpers": [_match(d) for d in matrix.helpers],
         "backends": [{
