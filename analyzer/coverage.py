@@ -163,6 +163,7 @@ class Matrix:
     ops: dict[tuple[str, str], Operation] = field(default_factory=dict)
     helpers: list[Dispatch] = field(default_factory=list)
     unknown_reasons: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # cell key -> why
+    focused: bool = False  # some operations were chosen (--op): the views put them side by side
 
     @property
     def by_operation(self) -> bool:
@@ -243,7 +244,9 @@ class Matrix:
         def match(name: str) -> bool:
             return any(m(name) for m in matchers)
 
-        return self._subset(lambda crate, op: match(op), lambda d: match(d.operation) or match(d.function))
+        out = self._subset(lambda crate, op: match(op), lambda d: match(d.operation) or match(d.function))
+        out.focused = True
+        return out
 
     def _subset(self, keep_op, keep_dispatch) -> Matrix:
         cells = {k: c for k, c in self.cells.items() if keep_op(k[0], k[1])}
@@ -253,7 +256,7 @@ class Matrix:
         return Matrix(cells, [d for g in groups for d in g.dtypes], groups,
                       [d for d in self.dispatches if keep_op(d.crate, d.operation)], self.collapse, self.repo,
                       self.sha, ops, [d for d in self.helpers if keep_dispatch(d)],
-                      {k: v for k, v in self.unknown_reasons.items() if k in cells})
+                      {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused)
 
     def tally(self, crate: str, dtype: str) -> dict[str, list[str]]:
         """The backend's operations by their status on one dtype (a summary cell)."""

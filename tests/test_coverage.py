@@ -743,3 +743,19 @@ def test_a_dispatch_on_another_tensor_kind_and_a_same_dtype_check_are_not_gaps(c
     # A match on the bias inside the F32 arm checks both dtypes agree: F32 stays handled.
     conv = _row(doc, "burn-fix", "conv2d")
     assert (conv["F32"], conv["F64"], conv["I32"]) == ("handled", "panics", "n/a")
+
+
+def test_terminal_puts_the_chosen_operations_of_two_backends_side_by_side(cli, ops_repo):
+    ops_repo.crate("burn-other", {"src/ops.rs": FIX_OPS_RS.replace("Fix", "Other")})
+    ops_repo.commit("a second backend")
+    for columns in ("100", "80"):
+        r = cli("coverage", "--repo", str(ops_repo.path), "--sha", "HEAD", "--op", "neg", env={"COLUMNS": columns})
+        assert r.code == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert max(len(line) for line in lines) <= int(columns)
+        at = lines.index(next(line for line in lines if line.startswith("The chosen operations side by side")))
+        # each operation, then one row per backend (file names of panics may sit under a row)
+        rows = [line.split()[0] for line in lines[at + 3:] if line.startswith(("float_", "int_", " burn-"))]
+        assert rows[:6] == ["float_neg", "burn-fix", "burn-other", "int_neg", "burn-fix", "burn-other"]
+        # the panicking line of each backend's helper is named
+        assert any("checked()" in line and "src/ops.rs:" in line for line in lines)

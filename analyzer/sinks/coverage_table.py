@@ -32,6 +32,7 @@ ABSENT = ("·", "dim")
 LEGEND = ("✓ handled  ✗ panics  ◐ partial: panics in another match or Bool storage  – n/a: another tensor "
           "kind  ? unknown: dispatch not resolved  · no panic found")
 WIDTH = 100  # for files: the width the table is designed for
+NARROW = 24  # a first column narrower than this shows no file names
 
 
 def renderables(matrix: Matrix, width: int = WIDTH) -> list:
@@ -45,11 +46,25 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     for crate in crates:
         out.append(Text())
         out.append(_backend_heading(matrix, crate))
+        if matrix.focused and len(crates) > 1:
+            continue  # the operations are shown side by side below
         for group in matrix.groups_of(crate):
             out.append(_backend_table(matrix, crate, group, _room(group, first, width)))
+    if matrix.focused and len(crates) > 1:
+        for group in matrix.groups:
+            room = _room(group, first, width)
+            # Too narrow a first column for file names: they go under the table, a line each.
+            inline = room >= NARROW
+            t = _side_by_side_table(matrix, group, room, inline)
+            if t is not None:
+                out.append(Text())
+                out.append(Text(f"The chosen operations side by side ({group.enum})", style="bold"))
+                out.append(t)
+                if not inline:
+                    out += [Text(abbreviate(line, width), style="dim") for line in _location_lines(matrix, group)]
     if len(crates) > 1:
         for group in matrix.groups:
-            t = _summary_table(matrix, group)
+            t = _summary_table(matrix, group, width)
             if t is not None:
                 out.append(Text())
                 out.append(Text(f"Operations that panic on each dtype ({group.enum}), per backend", style="bold"))
@@ -152,18 +167,8 @@ def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Tabl
         table.add_column(_header(d), justify="center", no_wrap=True)
     for op in matrix.operations_in(crate, group):
         where = Text(abbreviate(op, first), style="bold")
-        shown = set()
-        for d in matrix.dispatches_of(crate, op):
-            if d.enum != group.enum:
-                continue
-            lines = ",".join(str(s.line) for s in d.sites)
-            loc = f"{short_path(d.path, crate)}:{lines}"
-            if d.function and d.function != op:
-                loc += f" {d.function}()"
-            if loc in shown:
-                continue
-            shown.add(loc)
-            where.append("\n " + _fit(loc, first - 1), style="dim")
+        for loc in _locations(matrix, crate, op, group):
+            where.append("\n " + abbreviate(loc, first - 1), style="dim")
         row = [where]
         for dtype in group.dtypes:
             cell = matrix.get(crate, op, dtype)
@@ -172,18 +177,75 @@ def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Tabl
     return table
 
 
-def _summary_table(matrix: Matrix, group: Group) -> Table | None:
+def _location_lines(matrix: Matrix, group: Group) -> list[str]:
+    """`operation · backend: where` for every row of a side-by-side table that has dispatches."""
+    out = []
+    for op, crates in _rows_by_operation(matrix, group).items():
+        for crate in crates:
+            out += [f"{op} · {crate}: {loc}" for loc in _locations(matrix, crate, op, group)]
+    return out
+
+
+def _rows_by_operation(matrix: Matrix, group: Group) -> dict[str, list[str]]:
+    by_op: dict[str, list[str]] = {}
+    for crate in matrix.crates():
+        if group in matrix.groups_of(crate):
+            for op in matrix.operations_in(crate, group):
+                by_op.setdefault(op, []).append(crate)
+    return dict(sorted(by_op.items()))
+
+
+def _side_by_side_table(matrix: Matrix, group: Group, first: int, inline: bool = True) -> Table | None:
+    """Rows operation x backend: each operation's name, then one row per backend that has it in
+    this group, with the file and line of its panics under it."""
+    by_op = _rows_by_operation(matrix, group)
+    if not by_op:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False,
+                  header_style="bold", collapse_padding=True)
+    table.add_column(abbreviate("operation · backend", first), overflow="crop", no_wrap=True, width=first)
+    for d in group.dtypes:
+        table.add_column(_header(d), justify="center", no_wrap=True)
+    for op, crates in by_op.items():
+        table.add_row(Text(abbreviate(op, first), style="bold"), *([""] * len(group.dtypes)))
+        for crate in crates:
+            where = Text(" " + abbreviate(crate, first - 1), style="cyan")
+            for loc in _locations(matrix, crate, op, group) if inline else []:
+                where.append("\n  " + abbreviate(loc, first - 2), style="dim")
+            table.add_row(where, *(_glyph(c.status if (c := matrix.get(crate, op, d)) else None)
+                                   for d in group.dtypes))
+    return table
+
+
+def _locations(matrix: Matrix, crate: str, op: str, group: Group) -> list[str]:
+    """`path:line[,line]`, or `function() path:line` for a helper, of the dispatches behind a
+    row, once each (cut in the middle when long, so the function and the line both stay)."""
+    out: dict[str, None] = {}
+    for d in matrix.dispatches_of(crate, op):
+        if d.enum != group.enum:
+            continue
+        loc = f"{short_path(d.path, crate)}:{','.join(str(s.line) for s in d.sites)}"
+        if d.function and d.function != op:
+            loc = f"{d.function}() {loc}"
+        out[loc] = None
+    return list(out)
+
+
+def _summary_table(matrix: Matrix, group: Group, width: int = WIDTH) -> Table | None:
     crates = [c for c in matrix.crates() if group in matrix.groups_of(crate=c)]
     if not crates:
         return None
     table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False,
                   show_edge=False, header_style="bold", collapse_padding=True)
-    table.add_column("backend", overflow="fold", min_width=12)
+    # The backend column gets what the dtype columns and the ops count leave (names cut in the
+    # middle), so the dtype headers are never cut.
+    room = max(8, min(max(len(c) for c in crates), _room(group, 99, width) - 5))
+    table.add_column("backend", overflow="crop", no_wrap=True, width=room)
     table.add_column("ops", justify="right", no_wrap=True)
     for d in group.dtypes:
         table.add_column(_header(d), justify="center", no_wrap=True)
     for crate in crates:
-        row: list = [Text(crate, style="cyan"), str(len(matrix.operations_in(crate, group)))]
+        row: list = [Text(abbreviate(crate, room), style="cyan"), str(len(matrix.operations_in(crate, group)))]
         for dtype in group.dtypes:
             t = matrix.tally(crate, dtype)
             bad = len(t[PANICS]) + len(t[PARTIAL])
