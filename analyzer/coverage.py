@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterable
 
 from .record import RecordLine
@@ -473,7 +473,7 @@ _METAVARIABLE_VARIANT = re.compile(r"(?:^|::)\s*\$(?!crate\b)(\w+)")
 _UNREADABLE = ("?",)
 
 
-@lru_cache(maxsize=None)
+@cache
 def dtype_kind(dtype: str) -> str:
     """float, int, bool, quantized, or "" (no known kind) for a column key (`F32`, `Kind::Half`)."""
     variant = label(dtype).split("(", 1)[0]

@@ -1006,7 +1006,7 @@ def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start
 
 # The tokens that matter to delimiter matching: delimiters, the start of a string, a comment.
 _DELIMITER_TOKEN = re.compile(rb'[()\[\]{}"]|//|/\*')
-_STRING_REST = re.compile(rb'(?:[^"\\]|\\.)*"', re.S)
+_STRING_REST = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)
 _OPENERS = frozenset(b"([{")
 
 
