@@ -759,3 +759,36 @@ def test_terminal_puts_the_chosen_operations_of_two_backends_side_by_side(cli, o
         assert rows[:6] == ["float_neg", "burn-fix", "burn-other", "int_neg", "burn-fix", "burn-other"]
         # the panicking line of each backend's helper is named
         assert any("checked()" in line and "src/ops.rs:" in line for line in lines)
+
+
+def test_parse_reads_macro_dtype_lists_calls_and_ops_items():
+    from analyzer.parse import parse_file
+
+    src = b'''
+pub trait IntTensorOps<B: Backend> {
+    fn int_abs(t: B::Int) -> B::Int;
+}
+impl IntTensorOps<Self> for Fix {
+    fn int_abs(t: FixTensor) -> FixTensor {
+        let label = "[not, a, list]";
+        dispatch!(t, |x| helper::<i64>(x), [DType::I64 => i64, DType::Bool(BoolStore::Native) => bool])
+    }
+}
+macro_rules! forward {
+    ($t:expr) => { $crate::dispatch!($t, run, [$($d),*]) };
+}
+#[cfg(test)]
+mod tests {
+    fn only_in_tests() { never_reached() }
+}
+'''
+    facts = parse_file(src)
+    assert [(t.name, t.methods) for t in facts.traits] == [("IntTensorOps", ["int_abs"])]
+    assert "Backend" in facts.traits[0].header
+    assert [(i.trait, i.type, [m for m, _ in i.methods]) for i in facts.impls] == [("IntTensorOps", "Fix", ["int_abs"])]
+    [fn] = facts.functions  # test modules are left out
+    assert fn.trait == "IntTensorOps" and "helper" in fn.calls
+    [call] = fn.macros
+    assert (call.name, call.dtypes, call.unreadable) == ("dispatch", ["I64", "Bool"], False)
+    [forward] = facts.macro_defs
+    assert [(m.name, m.dtypes, m.unreadable) for m in forward.macros] == [("dispatch", None, True)]
