@@ -93,7 +93,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             click.echo(text, nl=not text.endswith("\n"))
         return
     write_file(out, text if text is not None else "")
-    n_ops = len({(c, o) for c, o, _ in matrix.cells})
+    n_ops = sum(len(matrix.operations(crate)) for crate in matrix.crates())
     click.echo(f"Wrote {out} ({fmt}: {n_ops} operations in {len(matrix.crates())} backends).", err=True)
 
 

@@ -53,7 +53,7 @@ def view(matrix: Matrix) -> dict:
         "short_sha": matrix.sha[:12],
         "version": __version__,
         "n_backends": len(crates),
-        "n_operations": len({(c, o) for c, o, _ in matrix.cells}),
+        "n_operations": sum(len(matrix.operations(crate)) for crate in crates),
         "n_matches": len(matrix.dispatches),
         "counts": counts,
         "collapsed": matrix.collapse,

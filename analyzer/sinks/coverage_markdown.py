@@ -30,7 +30,7 @@ def dumps(matrix: Matrix) -> str:
     if not crates:
         out.append("No dtype-dispatch sites: nothing to show.\n")
         return "\n".join(out)
-    n_ops = len({(c, o) for c, o, _ in matrix.cells})
+    n_ops = sum(len(matrix.operations(crate)) for crate in crates)
     out.append(f"{len(matrix.dispatches)} dtype-dispatch matches in {n_ops} operations of {len(crates)} "
                f"backend{'s' * (len(crates) != 1)}. {LEGEND}.\n")
     if len(crates) > 1:
