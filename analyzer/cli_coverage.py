@@ -27,21 +27,29 @@ FORMATS = ("table", "markdown", "json", "html")
 @click.option("--backend", "backends", multiple=True, metavar="CRATE",
               help="Only this backend crate (burn-flex, or just flex); repeat for more. Default: every "
                    "crate with a dtype dispatch, in turn.")
+@click.option("--op", "op_patterns", multiple=True, metavar="PATTERN",
+              help="Only operations whose name holds PATTERN (conv), or matches it as a glob (conv*d, "
+                   "float_*); repeat for more.")
 @click.option("--expand", is_flag=True,
               help="Give payload variants (Bool(U8), Bool(U32)) columns of their own instead of folding "
                    "them into Bool (shown partial when they differ).")
 @debug_option
-def coverage(repo, rev, records_path, fmt, out_file, backends, expand, no_cache, repo_name):
+def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expand, no_cache, repo_name):
     """Show which dtypes each backend operation handles and which panic.
 
-    Every match that dispatches on a dtype gives one row per operation (the panic message's prefix
-    before ':', else the function): the dtypes its explicit arms handle, the dtypes that panic (the
-    panicking arm's own variants, or for a catch-all arm every variant no other arm names), and the
-    file and line of each panicking arm. A dtype one match of an operation handles and another
-    rejects, or a Bool whose storages differ, is partial.
+    Rows are the backend operations: the methods of the ops traits (FloatTensorOps, ModuleOps, ...)
+    each backend crate implements, every one of them, with the dtype dispatches its implementation
+    reaches through calls within the crate. Cells: handled, panics, partial (one dispatch handles
+    the dtype and another panics, or a Bool whose storages differ), n/a (a dtype of another tensor
+    kind than the operation's trait takes), unknown (the audit cannot resolve the dispatch); blank:
+    no dtype panic found. Dispatches no operation reaches are listed apart, as helpers.
+
+    With --records (no source tree to read traits from), rows are the dtype-dispatch matches by
+    operation (the panic message's prefix before ':', else the function).
 
     \b
     Examples:
+      burn-errors coverage --repo ../burn --sha main --op conv --backend ndarray --backend flex --backend tch
       burn-errors coverage --repo ../burn --sha main --backend flex
       burn-errors coverage --records output/records.jsonl --format markdown --out coverage.md
       burn-errors coverage --repo ../burn --format html --out coverage.html
@@ -68,18 +76,22 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, expand, no_cache,
             raise UserError(f"{records_path} holds records without analysis (the published form), which "
                             f"say nothing of the dtypes each arm handles; give the records.jsonl of "
                             f"`burn-errors extract`, or drop --records to analyse a revision")
-        repo_label, sha = "", ""
+        matrix = cov.build(lines, collapse=not expand)
         source = records_path
     else:
         _, ex = run_extract(repo, rev, repo_name, no_cache)
-        lines, repo_label, sha = ex.lines, ex.repo, ex.sha
+        matrix = cov.build_operations(ex, collapse=not expand)
+        matrix.repo = matrix.repo or ex.repo
+        matrix.sha = matrix.sha or ex.sha
         source = f"{ex.repo}@{ex.sha[:12]}"
 
-    matrix = cov.build(lines, collapse=not expand)
-    matrix.repo = matrix.repo or repo_label
-    matrix.sha = matrix.sha or sha
     if backends:
         matrix = matrix.only(_resolve_backends(matrix, backends, source))
+    if op_patterns:
+        matrix = matrix.only_operations_any(op_patterns)
+        if not matrix.crates():
+            raise UserError(f"--op {' --op '.join(op_patterns)}: no operation of the chosen backends matches in "
+                            f"{source}; a pattern is a substring (conv) or a glob (conv*d)")
 
     text = _render(matrix, fmt, to_terminal=out is None)
     if out is None:
@@ -87,7 +99,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, expand, no_cache,
             click.echo(text, nl=not text.endswith("\n"))
         return
     write_file(out, text if text is not None else "")
-    n_ops = len({(c, o) for c, o, _ in matrix.cells})
+    n_ops = sum(len(matrix.operations(crate)) for crate in matrix.crates())
     click.echo(f"Wrote {out} ({fmt}: {plural(n_ops, 'operation')} in {plural(len(matrix.crates()), 'backend')}).",
                err=True)
 
@@ -100,8 +112,8 @@ def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]
         hit = name if name in have else (f"burn-{name}" if f"burn-{name}" in have else None)
         if hit is None:
             choices = ", ".join(have) if have else "none: no dtype-dispatch sites were found"
-            raise UserError(f"--backend {name}: no dtype dispatch in that crate in {source}; backends with "
-                            f"one: {choices}")
+            raise UserError(f"--backend {name}: no backend operation or dtype dispatch in that crate in {source}; "
+                            f"backends: {choices}")
         if hit not in out:
             out.append(hit)
     return out

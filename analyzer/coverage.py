@@ -25,15 +25,22 @@ enum's order), not written into the tool.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from functools import cache, cached_property, lru_cache
+from typing import TYPE_CHECKING, Iterable
 
 from .record import RecordLine
+
+if TYPE_CHECKING:
+    from .parse import FnFacts
 
 HANDLED = "handled"
 PANICS = "panics"
 PARTIAL = "partial"
-STATUSES = (HANDLED, PANICS, PARTIAL)
+NA = "n/a"
+UNKNOWN = "unknown"
+STATUSES = (HANDLED, PANICS, PARTIAL, NA, UNKNOWN)
 
 #: The dtype enum whose variants are written bare in cell keys (burn's `DType`).
 PRIMARY_ENUM = "DType"
@@ -102,6 +109,10 @@ class Dispatch:
     partial: list[str]  # base variants with some sub-variants handled and some panicking
     sites: list[Site]  # its records, by line
     rejected_by: dict[str, list[str]] = field(default_factory=dict)  # record id -> dtypes its arm rejects
+    # Operations view: how the dispatch reaches the function it is counted in (`via module_op!`,
+    # `execute_with_dtype! [F64, F32] at src/ops/tensor.rs:61`), and why its cells are unknown.
+    via: str = ""
+    unknown: str = ""
 
     @property
     def line(self) -> int:
@@ -124,6 +135,19 @@ class Group:
     dtypes: list[str]
 
 
+@dataclass(frozen=True)
+class Operation:
+    """A backend operation: a method of an ops trait as one backend crate implements it."""
+
+    crate: str
+    name: str
+    trait: str
+    kind: str  # the tensor kind its trait takes (float, int, bool, quantized), "" for any
+    path: str
+    line: int
+    url: str = ""
+
+
 @dataclass
 class Matrix:
     cells: dict[tuple[str, str, str], Cell]
@@ -133,18 +157,50 @@ class Matrix:
     collapse: bool = False
     repo: str = ""
     sha: str = ""
+    # The operations view (a revision analysed): every implemented operation is a row, even with
+    # no cell; `helpers` are the dispatches no operation reaches. Empty in the matches view
+    # (built from records alone), where an operation is a panic message's prefix.
+    ops: dict[tuple[str, str], Operation] = field(default_factory=dict)
+    helpers: list[Dispatch] = field(default_factory=list)
+    unknown_reasons: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # cell key -> why
+    focused: bool = False  # some operations were chosen (--op): the views put them side by side
+
+    @property
+    def by_operation(self) -> bool:
+        return bool(self.ops)
 
     def crates(self) -> list[str]:
-        return sorted({c for c, _, _ in self.cells})
+        return sorted({c for c, _, _ in self.cells} | {c for c, _ in self.ops})
 
     def operations(self, crate: str) -> list[str]:
-        return sorted({o for c, o, _ in self.cells if c == crate})
+        return sorted({o for c, o, _ in self.cells if c == crate} | {o for c, o in self.ops if c == crate})
+
+    def operation(self, crate: str, name: str) -> Operation | None:
+        return self.ops.get((crate, name))
 
     def get(self, crate: str, operation: str, dtype: str) -> Cell | None:
         return self.cells.get((crate, operation, dtype))
 
+    @cached_property
+    def _dispatch_index(self) -> dict[tuple[str, str | None], list[Dispatch]]:
+        """Dispatches by (crate, operation) and by (crate, None): the sinks ask once per row, so a
+        scan of every dispatch each time would be quadratic."""
+        out: dict[tuple[str, str | None], list[Dispatch]] = {}
+        for d in self.dispatches:
+            out.setdefault((d.crate, d.operation), []).append(d)
+            out.setdefault((d.crate, None), []).append(d)
+        return out
+
+    @cached_property
+    def _cell_index(self) -> dict[tuple[str, str], list[Cell]]:
+        """Cells by (crate, dtype), in the cells' order (a summary cell asks for one)."""
+        out: dict[tuple[str, str], list[Cell]] = {}
+        for cell in self.cells.values():
+            out.setdefault((cell.crate, cell.dtype), []).append(cell)
+        return out
+
     def dispatches_of(self, crate: str, operation: str | None = None) -> list[Dispatch]:
-        return [d for d in self.dispatches if d.crate == crate and (operation is None or d.operation == operation)]
+        return self._dispatch_index.get((crate, operation), [])
 
     def sites_of(self, crate: str, operation: str, enum: str) -> list:
         """The panicking arms behind an operation's row in one enum's column group."""
@@ -153,30 +209,69 @@ class Matrix:
     def groups_of(self, crate: str) -> list[Group]:
         """The column groups a backend has cells in (every column of such a group, so backends
         line up)."""
-        used = {c.enum for c in self.cells.values() if c.crate == crate}
-        return [g for g in self.groups if g.enum in used]
+        # In the operations view a group where the backend has only n/a cells says nothing.
+        used = {c.enum for c in self.cells.values() if c.crate == crate and c.status != NA}
+        first = self.groups[0] if self.groups and any(c == crate for c, _ in self.ops) else None
+        return [g for g in self.groups if g.enum in used or g is first]
 
     def operations_in(self, crate: str, group: Group) -> list[str]:
+        """The rows of a backend's table of one group: the operations with a cell there (in the
+        operations view, a cell other than n/a, but in the first group every operation)."""
         cols = set(group.dtypes)
-        return sorted({o for c, o, d in self.cells if c == crate and d in cols})
+        first = bool(self.ops) and group is self.groups[0]
+        ops = {o for (c, o, d), cell in self.cells.items()
+               if c == crate and d in cols and (first or cell.status != NA)}
+        if self.ops and group is self.groups[0]:  # operations with no cell at all: the first group
+            with_cells = {o for c, o, _ in self.cells if c == crate}
+            ops |= {o for c, o in self.ops if c == crate and o not in with_cells}
+        return sorted(ops)
 
-    def only(self, crates: Iterable[str]) -> "Matrix":
+    def only(self, crates: Iterable[str]) -> Matrix:
         """The matrix of some backends. Their enums keep every column the tree has, so a backend's
         table looks the same alone and among the others."""
         keep = set(crates)
-        cells = {k: c for k, c in self.cells.items() if k[0] in keep}
-        used = {c.enum for c in cells.values()}
-        groups = [g for g in self.groups if g.enum in used]
+        return self._subset(lambda crate, op: crate in keep, lambda d: d.crate in keep)
+
+    def only_operations(self, pattern: str) -> Matrix:
+        """The operations whose name matches `pattern`: a glob when it holds `*`, `?` or `[`,
+        else a substring (case-insensitive). Helpers are kept when their function matches."""
+        return self.only_operations_any([pattern])
+
+    def only_operations_any(self, patterns: Iterable[str]) -> Matrix:
+        """The operations whose name matches any of `patterns` (see only_operations)."""
+        matchers = [name_matcher(p) for p in patterns]
+
+        def match(name: str) -> bool:
+            return any(m(name) for m in matchers)
+
+        out = self._subset(lambda crate, op: match(op), lambda d: match(d.operation) or match(d.function))
+        out.focused = True
+        return out
+
+    def _subset(self, keep_op, keep_dispatch) -> Matrix:
+        cells = {k: c for k, c in self.cells.items() if keep_op(k[0], k[1])}
+        ops = {k: o for k, o in self.ops.items() if keep_op(*k)}
+        used = {c.enum for c in cells.values() if c.status != NA}
+        groups = [g for g in self.groups if g.enum in used or (ops and g is self.groups[0])]
         return Matrix(cells, [d for g in groups for d in g.dtypes], groups,
-                      [d for d in self.dispatches if d.crate in keep], self.collapse, self.repo, self.sha)
+                      [d for d in self.dispatches if keep_op(d.crate, d.operation)], self.collapse, self.repo,
+                      self.sha, ops, [d for d in self.helpers if keep_dispatch(d)],
+                      {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused)
 
     def tally(self, crate: str, dtype: str) -> dict[str, list[str]]:
         """The backend's operations by their status on one dtype (a summary cell)."""
         out: dict[str, list[str]] = {s: [] for s in STATUSES}
-        for (c, o, d), cell in self.cells.items():
-            if c == crate and d == dtype:
-                out[cell.status].append(o)
+        for cell in self._cell_index.get((crate, dtype), []):
+            out[cell.status].append(cell.operation)
         return out
+
+    def panic_found(self, crate: str, operation: str) -> bool:
+        """Whether any cell of the operation panics or partly panics."""
+        return (crate, operation) in self._panicking
+
+    @cached_property
+    def _panicking(self) -> set[tuple[str, str]]:
+        return {(c.crate, c.operation) for c in self.cells.values() if c.status in (PANICS, PARTIAL)}
 
     def counts(self, crate: str | None = None) -> dict[str, int]:
         out = {s: 0 for s in STATUSES}
@@ -184,6 +279,16 @@ class Matrix:
             if crate is None or c.crate == crate:
                 out[c.status] += 1
         return out
+
+
+def name_matcher(pattern: str):
+    """`conv` matches names holding it; `conv*d`, `float_?`, `[bq]_*` are globs over the name."""
+    import fnmatch
+
+    p = pattern.lower()
+    if any(ch in p for ch in "*?["):
+        return lambda name: fnmatch.fnmatchcase(name.lower(), p)
+    return lambda name: p in name.lower()
 
 
 def label(dtype: str) -> str:
@@ -354,4 +459,350 @@ def flipped(base: Matrix, head: Matrix) -> list[tuple[tuple[str, str, str], str 
         bs, hs = (b.status if b else None), (h.status if h else None)
         if bs != hs:
             out.append((key, bs, hs))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The operations view: rows are the methods of the backend ops traits each crate implements.
+
+# Method names every type has (std traits): a call of one says nothing about which helper runs.
+_GENERIC_CALLS = frozenset(("new", "from", "into", "clone", "default", "fmt", "eq", "hash", "try_from",
+                            "try_into", "to_string", "as_ref", "unwrap", "expect", "map", "iter", "len", "max", "min",
+                            "sum", "abs", "get", "insert", "push", "contains", "is_empty", "to_vec"))
+# An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
+_METAVARIABLE_VARIANT = re.compile(r"(?:^|::)\s*\$(?!crate\b)(\w+)")
+_UNREADABLE = ("?",)
+
+
+@cache
+def dtype_kind(dtype: str) -> str:
+    """float, int, bool, quantized, or "" (no known kind) for a column key (`F32`, `Kind::Half`)."""
+    variant = label(dtype).split("(", 1)[0]
+    for kind, rx in _dtype_kind_patterns():
+        if rx.fullmatch(variant):
+            return kind
+    return ""
+
+
+@lru_cache(maxsize=1)
+def _dtype_kind_patterns():
+    from .config import DTYPE_KINDS
+    return [(kind, re.compile(rx)) for kind, rx in DTYPE_KINDS]
+
+
+def trait_kind(trait: str) -> str:
+    from .config import OPS_TRAIT_KINDS
+    return next((kind for prefix, kind in OPS_TRAIT_KINDS if trait.startswith(prefix)), "")
+
+
+def ops_traits(code) -> dict[str, str]:
+    """Backend ops traits defined in the tree: name -> the crate that defines it."""
+    from .config import BACKEND_TRAIT
+
+    word = re.compile(rf"\b{re.escape(BACKEND_TRAIT)}\b")
+    out: dict[str, str] = {}
+    for _, crate, facts in code:
+        for t in facts.traits:
+            if word.search(t.header):
+                out.setdefault(t.name, crate)
+    return out
+
+
+@dataclass
+class _Fn:
+    path: str
+    crate: str
+    facts: FnFacts
+
+
+def build_operations(ex, collapse: bool = False) -> Matrix:
+    """The operations matrix of an extraction: every backend operation (a method of a backend
+    ops trait a crate implements) with the dispatches its implementation reaches through calls by
+    name within its crate (helpers reached from several operations count for each), repetition
+    macros resolved per invocation, and n/a where a dtype is of another tensor kind than the
+    operation's trait takes."""
+    from .record import github_url
+
+    audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
+    checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
+    base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)
+    traits = ops_traits(ex.code)
+
+    # Operations: each crate's impls of the ops traits another crate defines.
+    ops: dict[tuple[str, str], Operation] = {}
+    for path, crate, facts in ex.code:
+        for impl in facts.impls:
+            if traits.get(impl.trait, crate) == crate:
+                continue
+            for name, line in impl.methods:
+                ops.setdefault((crate, name), Operation(crate, name, impl.trait, trait_kind(impl.trait), path, line,
+                                                        github_url(ex.repo, ex.sha, path, line, line)))
+
+    if not ops:
+        # A tree with no backend ops trait implemented: the matches view (rows by panic message).
+        return base
+
+    # The call graph by name, per crate: functions, who calls a name, macro definitions.
+    fns: list[_Fn] = []
+    callers: dict[tuple[str, str], list[int]] = {}
+    fns_in: dict[str, list[int]] = {}
+    macro_defs: dict[tuple[str, str], list] = {}
+    invocations: dict[tuple[str, str], list] = {}  # (crate, macro) -> (function, invocation)
+    for path, crate, facts in ex.code:
+        for f in facts.functions:
+            i = len(fns)
+            fns.append(_Fn(path, crate, f))
+            fns_in.setdefault(path, []).append(i)
+            for inv in f.macros:
+                invocations.setdefault((crate, inv.name), []).append((i, inv))
+            for name in f.calls:
+                if name not in _GENERIC_CALLS:
+                    callers.setdefault((crate, name), []).append(i)
+        for m in facts.macro_defs:
+            macro_defs.setdefault((crate, m.name), []).append(m)
+    is_op = [f.facts.trait in traits and (f.crate, f.facts.name) in ops for f in fns]
+
+    def operations_reaching(start: int) -> list[str]:
+        """The operations whose implementation reaches function `start` (breadth first over
+        callers by name, each function once)."""
+        seen = {start}
+        queue = [start]
+        found = []
+        for i in queue:  # the list grows as it is read: a FIFO queue
+            f = fns[i]
+            if is_op[i]:
+                found.append(f.facts.name)
+            for j in callers.get((f.crate, f.facts.name), ()):
+                if j not in seen:
+                    seen.add(j)
+                    queue.append(j)
+        return found
+
+    # Macros whose bodies reach a macro (itself included), per crate.
+    invoked_by: dict[tuple[str, str], set[str]] = {}
+    for (crate, name), defs in macro_defs.items():
+        for d in defs:
+            for inv in d.macros:
+                invoked_by.setdefault((crate, inv.name), set()).add(name)
+
+    def reaching_macros(crate: str, target: str) -> set[str]:
+        seen = {target}
+        queue = [target]
+        for name in queue:
+            for caller in invoked_by.get((crate, name), ()):
+                if caller not in seen:
+                    seen.add(caller)
+                    queue.append(caller)
+        return seen
+
+    def default_lists(crate: str, macro: str, target: str, reach: set[str], memo: dict) -> set[tuple]:
+        """The dtype lists a list-less invocation of `macro` passes on to `target`."""
+        key = macro
+        if key in memo:
+            return memo[key]
+        memo[key] = set()  # a cycle adds nothing
+        out: set[tuple] = set()
+        for d in macro_defs.get((crate, macro), []):
+            for inv in d.macros:
+                if inv.name == target:
+                    if inv.unreadable:
+                        out.add(_UNREADABLE)
+                    elif inv.dtypes is not None:
+                        out.add(tuple(inv.dtypes))
+                    elif macro != target:
+                        out |= default_lists(crate, target, target, reach, memo)
+                elif inv.name in reach and inv.name != macro:
+                    out |= default_lists(crate, inv.name, target, reach, memo)
+        memo[key] = out
+        return out
+
+    def enclosing_fn(path: str, function: str, line: int) -> int | None:
+        best = None
+        for i in fns_in.get(path, ()):
+            f = fns[i].facts
+            innermost = best is None or f.line >= fns[best].facts.line
+            if f.name == function and f.line <= line <= f.end_line and innermost:
+                best = i
+        return best
+
+    # Dispatches -> (function, dispatch) instances.
+    instances: list[tuple[int, Dispatch]] = []
+    helpers: list[Dispatch] = []
+    for d in base.dispatches:
+        entry = audit_by_id.get(d.sites[0].record_id)
+        site = entry.site if entry is not None else None
+        in_macro = site.in_macro if site is not None else ""
+        if in_macro.startswith("macro_rules! "):
+            macro = in_macro.removeprefix("macro_rules! ")
+            metavars = {m for arm in site.arms for m in _METAVARIABLE_VARIANT.findall(arm.pattern)} if site else set()
+            reach = reaching_macros(d.crate, macro)
+            memo: dict = {}
+            placed = False
+            for name in sorted(reach):
+                for i, inv in invocations.get((d.crate, name), ()):
+                    f = fns[i]
+                    where = f"{short_path(f.path, f.crate)}:{inv.line}"
+                    if not metavars:
+                        inst = _instance(d, f"via {inv.name}! at {where}")
+                    else:
+                        if inv.name == macro:
+                            lists = ({_UNREADABLE} if inv.unreadable else
+                                     {tuple(inv.dtypes)} if inv.dtypes is not None else
+                                     default_lists(d.crate, macro, macro, reach, memo))
+                        else:
+                            lists = default_lists(d.crate, inv.name, macro, reach, memo)
+                        inst = _resolved(d, macro, inv.name, where, lists)
+                    instances.append((i, inst))
+                    placed = True
+            if not placed:
+                helpers.append(_instance(d, f"{macro}! is invoked in no function"))
+            continue
+        at = enclosing_fn(d.path, d.function, d.line) if d.function else None
+        if at is None:
+            helpers.append(d)
+        else:
+            instances.append((at, d))
+
+    # Instances -> evidence per (crate, operation, column).
+    evidence: dict[tuple[str, str, str], list[Evidence]] = {}
+    reasons: dict[tuple[str, str, str], list[str]] = {}
+    dispatches: list[Dispatch] = []
+    reached_cache: dict[int, list[str]] = {}
+    for at, d in instances:
+        if at not in reached_cache:
+            reached_cache[at] = operations_reaching(at)
+        names = reached_cache[at]
+        if not names:
+            helpers.append(d)
+            continue
+        # A dispatch that handles dtypes of one kind only dispatches on a tensor of that kind (an
+        # int index tensor inside a float op): what it says about other kinds is not about the
+        # operation's own tensor.
+        kinds = {dtype_kind(k) for k, st in d.statuses.items() if st == HANDLED} - {""}
+        kind = kinds.pop() if len(kinds) == 1 else ""
+        for op in dict.fromkeys(names):
+            dispatches.append(_retarget(d, op))
+            for dtype, status in d.statuses.items():
+                if kind and dtype_kind(dtype) not in (kind, ""):
+                    continue
+                column = _base(dtype) if collapse else dtype
+                if status == PANICS:
+                    site = next((s for s in d.sites if dtype in d.rejected_by.get(s.record_id, ())), d.sites[0])
+                else:
+                    site = d.sites[0]
+                evidence.setdefault((d.crate, op, column), []).append(Evidence(dtype, status, site))
+                if status == UNKNOWN:
+                    reasons.setdefault((d.crate, op, column), []).append(d.unknown)
+
+    # A backend's columns: the first enum's, and those of the enums its own dispatches name.
+    enums_of: dict[str, set[str]] = {}
+    for d in base.dispatches:
+        enums_of.setdefault(d.crate, set()).add(d.enum)
+    cells: dict[tuple[str, str, str], Cell] = {}
+    for (crate, op), operation in sorted(ops.items()):
+        for n, g in enumerate(base.groups):
+            if n and g.enum not in enums_of.get(crate, ()):
+                continue
+            for col in g.dtypes:
+                key = (crate, op, col)
+                kind = dtype_kind(col)
+                ev = evidence.get(key)
+                if operation.kind and kind and kind != operation.kind:
+                    cells[key] = Cell(crate, op, col, NA, [], g.enum, ev or [])
+                elif ev:
+                    panicking = [e.site for e in ev if e.status == PANICS]
+                    cells[key] = Cell(crate, op, col, _fold_known([e.status for e in ev]),
+                                      _unique(panicking + [e.site for e in ev]), g.enum, ev)
+    dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
+    helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
+    return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
+                  ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()})
+
+
+def _arm_dtypes(arm) -> set[str]:
+    """The variants an arm names (`Enum::F32(x)`: F32), and its metavariables (`Enum::$dtype(x)`:
+    `$dtype`)."""
+    out = {r.variant for r in arm.refs}
+    out |= {"$" + m for m in _METAVARIABLE_VARIANT.findall(arm.pattern)}
+    return out
+
+
+def same_dtype_checks(entries) -> set[str]:
+    """Record ids of matches nested in an arm of another dtype match that handles the same dtypes
+    (`NdArrayTensor::F32(x) => match bias { NdArrayTensor::F32(b) => .., _ => panic!(..) }`): the
+    inner panic fires when a second tensor's dtype differs from the first's, not because a dtype
+    is unsupported, so it says nothing about the operation's dtype support."""
+    by_place: dict[tuple, list] = {}
+    for a in entries:
+        by_place.setdefault((a.path, a.site.in_macro, a.site.function), []).append(a)
+    out: set[str] = set()
+    for group in by_place.values():
+        if len(group) < 2:
+            continue
+        for inner in group:
+            handled = set().union(*(_arm_dtypes(arm) for arm in inner.site.arms if not arm.panics
+                                    and not arm.catch_all)) if inner.site.arms else set()
+            if not handled:
+                continue
+            for outer in group:
+                arms = sorted(outer.site.arms, key=lambda arm: arm.line)
+                if outer is inner or len(arms) < 2 or not (arms[0].line < inner.site.line < arms[-1].line):
+                    continue
+                around = [arm for arm in arms if arm.line <= inner.site.line][-1]
+                if not around.panics and handled <= _arm_dtypes(around):
+                    out.add(inner.id)
+                    break
+    return out
+
+
+def _fold_known(statuses: list[str]) -> str:
+    """The cell of several dispatches: the known ones folded (handled, panics or partial); a
+    cell only unknown dispatches speak for, or handled by the known ones while an unknown one
+    might panic, is unknown. Never panics by default."""
+    known = [s for s in statuses if s != UNKNOWN]
+    if not known:
+        return UNKNOWN
+    folded = _fold(known)
+    return UNKNOWN if folded == HANDLED and len(known) < len(statuses) else folded
+
+
+def _instance(d: Dispatch, via: str) -> Dispatch:
+    return Dispatch(d.crate, d.operation, d.function, d.path, d.enum, d.scrutinee, d.context, dict(d.statuses),
+                    list(d.partial), d.sites, d.rejected_by, via)
+
+
+def _retarget(d: Dispatch, operation: str) -> Dispatch:
+    out = _instance(d, d.via)
+    out.operation = operation
+    out.unknown = d.unknown
+    return out
+
+
+def _resolved(d: Dispatch, macro: str, invoked: str, where: str, lists: set[tuple]) -> Dispatch:
+    """A repetition macro's dispatch as one invocation makes it: the listed dtypes handled, the
+    others as the catch-all says; unknown when the list cannot be read or is not one list."""
+    if len(lists) != 1 or _UNREADABLE in lists:
+        why = (f"{invoked}! at {where} passes a dtype list the audit cannot read" if _UNREADABLE in lists else
+               f"{invoked}! at {where} reaches {macro}! with {len(lists)} different dtype lists" if lists else
+               f"{invoked}! at {where} reaches {macro}! with no dtype list the audit can find")
+        out = _instance(d, f"via {invoked}! at {where}")
+        out.statuses = {k: UNKNOWN for k in d.statuses}
+        out.unknown = why
+        return out
+    (names,) = lists
+    listed = set(names)
+    out = _instance(d, f"via {invoked}! [{', '.join(names)}] at {where}")
+    out.statuses = {k: (HANDLED if label(k).split("(", 1)[0] in listed else s) for k, s in d.statuses.items()}
+    out.rejected_by = {rid: [k for k in ks if label(k).split("(", 1)[0] not in listed]
+                       for rid, ks in d.rejected_by.items()}
+    return out
+
+
+def _unique_dispatches(ds: list[Dispatch]) -> list[Dispatch]:
+    out, seen = [], set()
+    for d in ds:
+        key = (d.crate, d.path, d.line, d.via)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
     return out

@@ -18,7 +18,7 @@ from .classify import BACKGROUND_TAG, CATEGORIES, EXCLUSIONS, DtypeCatalog, Deci
 from .config import WINDOW_RADIUS
 from .errors import UserError
 from .ids import arm_slot, assign_ids, site_key
-from .parse import ENUM_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, plain_aliases
+from .parse import ENUM_HINT, OPS_HINT, PANIC_HINT, FileFacts, SiteFacts, parse_file, plain_aliases
 from .ruleset import rules_hash  # noqa: F401  (re-exported: tests use it)
 from .source import GitRepository
 from .timestamps import utc_now  # noqa: F401  (re-exported: diff and annotate use it)
@@ -61,6 +61,9 @@ class Extraction:
     # parsed, or the byte prefilter found no panic-family call and no enum in it, so it was not
     # parsed. The three add up to files_scanned.
     scan: dict[str, int] = field(default_factory=dict)
+    # (path, crate, facts) of every file with code facts (functions, ops traits or impls, macro
+    # definitions), for the coverage audit's call graph.
+    code: list[tuple[str, str, FileFacts]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -137,13 +140,14 @@ CHUNK_FILES = 64
 
 
 def _prefilter() -> Callable[[bytes], bool]:
-    """Whether a file may hold a panic-family call or an enum (plain aliases are read without a
-    parse): PANIC_HINT or ENUM_HINT, as one regex when their flags agree (one pass over the
-    bytes, not two; the search is what costs, about 8 ns a byte)."""
+    """Whether a file may hold a panic-family call, an enum or an ops trait or impl (plain
+    aliases are read without a parse): PANIC_HINT or ENUM_HINT, as one regex when their flags agree
+    (one pass over the bytes, not two; the search is what costs, about 8 ns a byte), or OPS_HINT."""
+    # OPS_HINT is searched on its own: it starts with a literal, which an alternation would lose.
     if PANIC_HINT.flags == ENUM_HINT.flags:
         both = re.compile(PANIC_HINT.pattern + b"|" + ENUM_HINT.pattern, PANIC_HINT.flags)
-        return lambda data: both.search(data) is not None
-    return lambda data: PANIC_HINT.search(data) is not None or ENUM_HINT.search(data) is not None
+        return lambda data: both.search(data) is not None or OPS_HINT.search(data) is not None
+    return lambda data: any(h.search(data) is not None for h in (PANIC_HINT, ENUM_HINT, OPS_HINT))
 
 
 def _parse_blob(data: bytes) -> tuple[FileFacts, bytes]:
@@ -310,7 +314,10 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
 
-    parsed = [b for b in rust if facts[b.oid].sites or facts[b.oid].enums or facts[b.oid].parse_errors]
+    code = [(b.path, crates[b.path], facts[b.oid]) for b in sorted(rust, key=lambda b: b.path)
+            if facts[b.oid].functions or facts[b.oid].traits or facts[b.oid].impls or facts[b.oid].macro_defs]
+    parsed = [b for b in rust if facts[b.oid].sites or facts[b.oid].enums or facts[b.oid].parse_errors
+              or facts[b.oid].functions or facts[b.oid].traits or facts[b.oid].impls]
     return Extraction(
         repo=repo.name, sha=sha, lines=lines, audit=audit, catalog=catalog,
         files_scanned=len(rust), files_parsed=len(parsed),
@@ -318,7 +325,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
         not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
         cache_hits=cache.hits - hits0 if cache is not None else 0,
         cache_misses=cache.misses - misses0 if cache is not None else len(oids),
-        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts,
+        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts, code=code,
         scan=_scan_counts(rust, from_cache, prefiltered))
 
 

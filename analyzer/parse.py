@@ -23,6 +23,15 @@ LANGUAGE = Language(tree_sitter_rust.language())
 # dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
 PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
 ENUM_HINT = re.compile(rb"\benum\s")
+# A type named `...Ops` followed by what follows a trait's name in its definition or an impl's
+# header (`Ops<B: Backend> {`, `Ops: Backend {`, `Ops<Self> for`): the files that define or
+# implement backend operations (the coverage audit's rows). The pattern starts with the literal
+# `Ops`, which the regex engine finds by a fast scan (4 ms over burn's 12.9 MB; a pattern that
+# starts with `trait\s+\w+` takes 180 ms).
+OPS_HINT = re.compile(rb"Ops\b\s*(?:<[^;{]*?>\s*)?(?:for\b|\{|:(?!:)|where\b)")
+# Bumped whenever the facts a file yields change shape or content, so cached rows of an older
+# shape are never reused (the cache tag hashes this module's text).
+FACTS_VERSION = 2
 # A plain type alias (`pub type BoolDType = BoolStore;`), read without parsing: `pub type` is never
 # an associated type of a trait impl (those take no visibility), and an unindented `type` is a
 # module item. Alias-only files are thus never parsed (about 1 MB of burn).
@@ -141,12 +150,97 @@ class EnumFacts:
 
 
 @dataclass
+class MacroCall:
+    """A macro invocation inside a function or a `macro_rules!` body: its name, line, and the
+    dtype list it passes, read as the leading path of each element of its last top-level `[...]`
+    argument, last segment (`[F64 => f64, DType::F32 => f32]` -> F64, F32). `dtypes` is None when there is no
+    such list; `unreadable` when there is one whose elements do not start with an identifier
+    (a metavariable, an expression)."""
+
+    name: str
+    line: int
+    dtypes: list[str] | None = None
+    unreadable: bool = False
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "line": self.line, "dtypes": self.dtypes, "unreadable": self.unreadable}
+
+    @staticmethod
+    def from_json(d: dict) -> MacroCall:
+        return MacroCall(**d)
+
+
+@dataclass
+class FnFacts:
+    """A function item: where it is, the impl it belongs to (trait name when it implements an
+    ops trait), and what its body calls by name and which macros it invokes."""
+
+    name: str
+    line: int
+    end_line: int
+    trait: str  # the `...Ops` trait of the impl holding it, else ""
+    calls: list[str]
+    macros: list[MacroCall]
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "line": self.line, "end_line": self.end_line, "trait": self.trait,
+                "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
+
+    @staticmethod
+    def from_json(d: dict) -> FnFacts:
+        return FnFacts(d["name"], d["line"], d["end_line"], d["trait"], d["calls"],
+                       [MacroCall.from_json(m) for m in d["macros"]])
+
+
+@dataclass
+class MacroDefFacts:
+    """A `macro_rules!` definition: the functions it calls and the macros it invokes."""
+
+    name: str
+    line: int
+    calls: list[str]
+    macros: list[MacroCall]
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "line": self.line, "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
+
+    @staticmethod
+    def from_json(d: dict) -> MacroDefFacts:
+        return MacroDefFacts(d["name"], d["line"], d["calls"], [MacroCall.from_json(m) for m in d["macros"]])
+
+
+@dataclass
+class TraitFacts:
+    """A trait named `...Ops`: its methods and its header (generics and supertraits), from which
+    the audit tells backend operation traits from others."""
+
+    name: str
+    line: int
+    header: str
+    methods: list[str]
+
+
+@dataclass
+class ImplFacts:
+    """`impl ...Ops<..> for Type`: the trait, the type and the methods it defines."""
+
+    trait: str
+    type: str
+    line: int
+    methods: list[tuple[str, int]]  # (name, line)
+
+
+@dataclass
 class FileFacts:
     sites: list[SiteFacts]
     enums: list[EnumFacts]
     parse_errors: bool
     not_utf8: bool
     aliases: list[tuple[str, str]] = field(default_factory=list)  # (alias, target type name)
+    traits: list[TraitFacts] = field(default_factory=list)
+    impls: list[ImplFacts] = field(default_factory=list)
+    functions: list[FnFacts] = field(default_factory=list)
+    macro_defs: list[MacroDefFacts] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # A direct walk: the same dict as dataclasses.asdict, a third of its cost (measured).
@@ -154,7 +248,12 @@ class FileFacts:
                 "enums": [{"name": e.name, "variants": [list(v) for v in e.variants], "line": e.line,
                            "fields": e.fields, "gated": e.gated} for e in self.enums],
                 "parse_errors": self.parse_errors, "not_utf8": self.not_utf8,
-                "aliases": [list(a) for a in self.aliases]}
+                "aliases": [list(a) for a in self.aliases],
+                "traits": [dict(t.__dict__) for t in self.traits],
+                "impls": [{"trait": i.trait, "type": i.type, "line": i.line, "methods": [list(m) for m in i.methods]}
+                          for i in self.impls],
+                "functions": [f.to_json() for f in self.functions],
+                "macro_defs": [m.to_json() for m in self.macro_defs]}
 
     @staticmethod
     def from_json(d: dict) -> "FileFacts":
@@ -168,7 +267,12 @@ class FileFacts:
         enums = [EnumFacts(e["name"], [tuple(v) for v in e["variants"]], e["line"], e.get("fields", []),
                            e.get("gated", [])) for e in d["enums"]]
         aliases = [tuple(a) for a in d.get("aliases", [])]
-        return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"], aliases)
+        return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"], aliases,
+                         [TraitFacts(**t) for t in d.get("traits", [])],
+                         [ImplFacts(i["trait"], i["type"], i["line"], [(m[0], m[1]) for m in i["methods"]])
+                          for i in d.get("impls", [])],
+                         [FnFacts.from_json(f) for f in d.get("functions", [])],
+                         [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])])
 
 
 def _ref_json(r: VariantRef) -> dict:
@@ -538,7 +642,8 @@ def parse_file(source: bytes) -> FileFacts:
     except UnicodeDecodeError:
         not_utf8 = True
     aliases = plain_aliases(source)
-    if not PANIC_HINT.search(source):
+    has_ops = OPS_HINT.search(source) is not None
+    if not has_ops and not PANIC_HINT.search(source):
         items = _enum_items(source)
         if items is not None:
             return FileFacts([], items, False, not_utf8, aliases)
@@ -553,7 +658,9 @@ def parse_file(source: bytes) -> FileFacts:
     if PANIC_HINT.search(source):
         _collect_sites(tree.root_node, source, 0, "", None, sites, 0)
     sites.sort(key=lambda s: (s.start_byte, s.line))
-    return FileFacts(sites, enums, parse_errors, not_utf8, aliases)
+    facts = FileFacts(sites, enums, parse_errors, not_utf8, aliases)
+    _code_facts(tree.root_node, source, facts)
+    return facts
 
 
 _ENUM_ITEM = re.compile(rb"\benum\s+[A-Za-z_]\w*")
@@ -883,3 +990,190 @@ def _unwrap_repetitions(buf: bytearray) -> None:
             i += 2
             continue
         i += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Code facts for the coverage audit: ops traits, their impls, and a call graph by name.
+#
+# Read by walking items only (source file, mod, impl and trait bodies), never expression trees:
+# a query over a whole tree visits every node, while the items of a file are a few dozen nodes.
+# Calls and macro invocations inside a body are found by a regex over its bytes, which also sees
+# the calls written inside macro arguments (token trees tree-sitter leaves unparsed).
+
+# The naming convention of backend operation traits (FloatTensorOps, ModuleOps, ...).
+OPS_TRAIT_SUFFIX = "Ops"
+# A call by name, `name(` or `name::<T>(`, matched on the file's bytes reversed: there the
+# pattern starts with the literal `(`, which the regex engine finds by a fast scan; forwards it
+# would start with the name and be tried at every byte (ten times slower, measured on burn). Not
+# after `$` or `#`: a metavariable or an interpolation.
+_CALL_REVERSED = re.compile(rb"\(\s*(?:>[^;{}()<]*<\s*::\s*)?([A-Za-z0-9_]+)(?![$#\w])")
+# `!(`, `![`, `!{`: a macro invocation, its name read backwards from the `!` (found by a literal
+# search, much faster than a pattern that starts with the name).
+_BANG = re.compile(rb"!\s*[(\[{]")
+_NAME_BEFORE = re.compile(rb"(?<![$#\w])([a-z_][A-Za-z0-9_]*)\s*$")
+_NOT_CALLS = frozenset(("if", "while", "match", "for", "loop", "return", "in", "as", "move", "let", "fn",
+                        "where", "unsafe", "async", "await", "else", "mut", "ref", "impl", "dyn", "self",
+                        "super", "crate", "macro_rules"))
+# Macros of the standard library: never a dtype dispatch of the tree, so their lists are not read.
+_STD_MACROS = frozenset(("vec", "format", "format_args", "write", "writeln", "print", "println", "eprint",
+                         "eprintln", "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq",
+                         "debug_assert_ne", "matches", "panic", "todo", "unimplemented", "unreachable",
+                         "concat", "stringify", "include_str", "include_bytes", "cfg", "env", "dbg",
+                         "line", "file", "column", "module_path", "compile_error"))
+# An element's leading path; its last segment is the dtype (`F64 => f64`, `DType::F64 => f64`).
+_LIST_ELEMENT = re.compile(rb"\s*((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start_line: int
+              ) -> tuple[list[str], list[MacroCall]]:
+    """Functions called by name and macros invoked in source[start:end] (which starts on
+    `start_line`)."""
+    n = len(source)
+    found = dict.fromkeys(_CALL_REVERSED.findall(reversed_source, n - end, n - start))
+    calls: list[str] = []
+    if found:
+        # One reversal and one decode for all the names (they were matched reversed).
+        names = b"\0".join(found)[::-1].decode("utf-8", "replace").split("\0")
+        calls = [x for x in reversed(names) if (x[0].islower() or x[0] == "_") and x not in _NOT_CALLS]
+    macros: list[MacroCall] = []
+    for m in _BANG.finditer(source, start, end):
+        named = _NAME_BEFORE.search(source, max(start, m.start() - 80), m.start())
+        if named is None:
+            continue
+        name = named.group(1).decode()
+        if name not in _STD_MACROS and name != "macro_rules":
+            line = start_line + source.count(b"\n", start, named.start())
+            macros.append(_macro_call(source, name, m.end() - 1, end, line))
+    return calls, macros
+
+
+# The tokens that matter to delimiter matching: delimiters, the start of a string, a comment.
+_DELIMITER_TOKEN = re.compile(rb'[()\[\]{}"]|//|/\*')
+_STRING_REST = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)
+_OPENERS = frozenset(b"([{")
+
+
+def _scan_invocation(source: bytes, open_at: int, limit: int) -> tuple[int, tuple[int, int] | None]:
+    """(index of the delimiter closing the one at open_at, span of the last `[...]` group at the
+    top level of the arguments) or (-1, None). Jumps from token to token by regex, skipping
+    strings and comments: a macro's arguments are read without a Python step per byte."""
+    depth = 0
+    last = None
+    list_start = -1
+    pos = open_at
+    while True:
+        m = _DELIMITER_TOKEN.search(source, pos, limit)
+        if m is None:
+            return -1, None
+        tok = m.group()
+        pos = m.end()
+        if tok == b'"':
+            rest = _STRING_REST.match(source, pos, limit)
+            if rest is None:
+                return -1, None
+            pos = rest.end()
+        elif tok == b"//":
+            nl = source.find(b"\n", pos, limit)
+            pos = limit if nl < 0 else nl
+        elif tok == b"/*":
+            end = source.find(b"*/", pos, limit)
+            if end < 0:
+                return -1, None
+            pos = end + 2
+        elif tok[0] in _OPENERS:
+            depth += 1
+            if depth == 2 and tok == b"[":
+                list_start = m.start()
+        else:
+            depth -= 1
+            if depth == 1 and tok == b"]" and list_start >= 0:
+                last = (list_start, m.start())
+                list_start = -1
+            elif depth == 0:
+                return m.start(), last
+
+
+def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -> MacroCall:
+    close, last = _scan_invocation(source, open_at, limit)
+    if close < 0:
+        return MacroCall(name, line, None, True)
+    if last is None:
+        return MacroCall(name, line)
+    dtypes = []
+    for element in source[last[0] + 1:last[1]].split(b","):
+        if not element.strip():
+            continue
+        m = _LIST_ELEMENT.match(element)
+        if m is None:
+            return MacroCall(name, line, None, True)
+        dtypes.append(m.group(1).decode().split("::")[-1].strip())
+    return MacroCall(name, line, dtypes)
+
+
+def _node_text(node: Node | None, source: bytes) -> str:
+    """A node's text, read from the file's bytes."""
+    return source[node.start_byte:node.end_byte].decode("utf-8", "replace") if node is not None else ""
+
+
+def _trait_name(node: Node | None, source: bytes) -> str:
+    """`burn::ops::FloatTensorOps<Self>` -> `FloatTensorOps`."""
+    return _node_text(node, source).split("<", 1)[0].split("::")[-1].strip()
+
+
+def _method_names(body: Node, source: bytes, kinds: tuple[str, ...]) -> list[tuple[str, int]]:
+    """(name, line) of the functions (or signatures) declared in an impl or trait body."""
+    out = []
+    for item in body.named_children:
+        if item.type in kinds:
+            name = item.child_by_field_name("name")
+            if name is not None:
+                out.append((_node_text(name, source), item.start_point.row + 1))
+    return out
+
+
+def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
+    reversed_source = source[::-1]  # for _CALL_REVERSED
+    stack: list[tuple[Node, str]] = [(root, "")]
+    while stack:
+        node, trait = stack.pop()
+        for c in node.named_children:
+            t = c.type
+            if t == "function_item":
+                name = c.child_by_field_name("name")
+                body = c.child_by_field_name("body")
+                if name is None or body is None or _has_test_attribute(c):
+                    continue
+                calls, macros = _calls_in(source, reversed_source, body.start_byte, body.end_byte,
+                                          body.start_point.row + 1)
+                facts.functions.append(FnFacts(_node_text(name, source), c.start_point.row + 1, c.end_point.row + 1,
+                                               trait, calls, macros))
+            elif t == "impl_item":
+                body = c.child_by_field_name("body")
+                tname = _trait_name(c.child_by_field_name("trait"), source)
+                ops = tname.endswith(OPS_TRAIT_SUFFIX)
+                if ops and body is not None:
+                    typ = c.child_by_field_name("type")
+                    facts.impls.append(ImplFacts(tname, norm(_node_text(typ, source)) or "?", c.start_point.row + 1,
+                                                 _method_names(body, source, ("function_item",))))
+                if body is not None:
+                    stack.append((body, tname if ops else ""))
+            elif t == "trait_item":
+                name = c.child_by_field_name("name")
+                body = c.child_by_field_name("body")
+                trait_name = _node_text(name, source)
+                if name is None or body is None or not trait_name.endswith(OPS_TRAIT_SUFFIX):
+                    continue
+                header = norm(source[name.end_byte:body.start_byte].decode("utf-8", "replace"))
+                methods = [n for n, _ in _method_names(body, source, ("function_item", "function_signature_item"))]
+                facts.traits.append(TraitFacts(trait_name, c.start_point.row + 1, header, methods))
+            elif t == "mod_item":
+                body = c.child_by_field_name("body")
+                # Test modules are never reached from an operation.
+                if body is not None and not _has_test_attribute(c):
+                    stack.append((body, ""))
+            elif t == "macro_definition":
+                name = c.child_by_field_name("name")
+                if name is None:
+                    continue
+                calls, macros = _calls_in(source, reversed_source, c.start_byte, c.end_byte, c.start_point.row + 1)
+                facts.macro_defs.append(MacroDefFacts(_node_text(name, source), c.start_point.row + 1, calls, macros))

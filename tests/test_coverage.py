@@ -367,15 +367,16 @@ def test_backend_filter(cli, backends):
 def test_json_shape(cli, backends):
     doc = coverage_json(cli, backends)
     assert list(doc) == ["tool", "toolVersion", "formatVersion", "repo", "sha", "collapsed", "statuses",
-                         "columns", "backends", "matches", "cells"]
+                         "view", "columns", "operations", "helpers", "backends", "matches", "cells"]
     assert doc["repo"] == "tracel-ai/burn" and doc["sha"] == backends.sha and doc["collapsed"] is True
-    assert set(doc["statuses"]) == {"handled", "panics", "partial"}
+    assert set(doc["statuses"]) == {"handled", "panics", "partial", "n/a", "unknown"}
+    assert doc["view"] == "matches" and doc["operations"] == []  # no ops trait in this tree
     flex = {b["crate"]: b for b in doc["backends"]}["burn-flex"]
-    assert flex == {"crate": "burn-flex", "operations": 6, "matches": 7, "enums": ["DType"],
-                    "cells": {"handled": 23, "panics": 28, "partial": 3}}
+    assert flex == {"crate": "burn-flex", "operations": 6, "traits": [], "matches": 7, "enums": ["DType"],
+                    "cells": {"handled": 23, "panics": 28, "partial": 3, "n/a": 0, "unknown": 0}}
     for m in doc["matches"]:
         assert set(m) == {"crate", "operation", "function", "path", "line", "enum", "scrutinee", "context",
-                          "handled", "panics", "partial", "arms"}
+                          "via", "handled", "panics", "partial", "unknown", "arms"}
         for a in m["arms"]:
             assert set(a) == {"id", "path", "line", "url", "pattern", "message", "rejects"}
     records = {r["record"]["id"]: r["record"] for r in _records(cli, backends)}
@@ -464,7 +465,9 @@ def test_html_page_is_self_contained_with_linked_cells(cli, backends, tmp_path):
     gaps = {tuple(c["title"].split(":")[0].split(" · ")) for c in parser.cells if "gap" in c["class"]}
     assert gaps == {(crate, "conv3d", d) for crate in ("burn-flex", "burn-ndarray") for d in ("F64", "F16", "I64")}
     # the "only operations that panic on" filter reads which dtypes each row panics on
-    assert '<tr class="row" data-name="conv3d" data-panics="F16 BF16 I64 I32 U8 Bool QFloat">' in html
+    assert ('<tr class="row" data-name="conv3d" data-op="conv3d" data-crate="burn-flex" '
+            'data-panics="F16 BF16 I64 I32 U8 Bool QFloat">'
+            in html)
     assert '<option value="Kind::*">other</option>' in html
     # every backend has a section and an overview row
     for crate in ("burn-flex", "burn-ndarray", "burn-tch", "burn-tensor"):
@@ -532,3 +535,267 @@ def test_written_message_counts_in_the_singular_for_one(cli, backends, tmp_path)
     res = run_coverage(cli, backends, "--format", "markdown", "--backend", "flex", "--out", str(page))
     assert res.code == 0, res.stderr
     assert re.search(rf"Wrote {re.escape(str(page))} \(markdown: \d+ operations? in 1 backend\)\.", res.stderr), res.stderr
+
+
+# -- the operations view: backend ops traits, their impls, helpers and repetition macros --------
+
+OPS_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait FloatTensorOps<B: Backend> {
+    fn float_add(lhs: B::Float, rhs: B::Float) -> B::Float;
+    fn float_cat(tensors: Vec<B::Float>) -> B::Float;
+    fn float_exp(tensor: B::Float) -> B::Float;
+    fn float_neg(tensor: B::Float) -> B::Float;
+    fn float_sort(tensor: B::Float) -> B::Float;
+    fn float_gather(tensor: B::Float, indices: B::Int) -> B::Float;
+}
+
+pub trait IntTensorOps<B: Backend> {
+    fn int_abs(tensor: B::Int) -> B::Int;
+    fn int_neg(tensor: B::Int) -> B::Int;
+}
+
+pub trait ModuleOps<B: Backend> {
+    fn conv_transpose_with_a_rather_long_operation_name(x: B::Float) -> B::Float;
+    fn conv2d(x: B::Float, bias: B::Float) -> B::Float;
+}
+"""
+
+FIX_TENSOR_RS = """\
+macro_rules! execute_with_dtype {
+    ($tensor:expr, $op:expr, [$($dtype: ident => $ty: ty),*]) => {{
+        match $tensor.dtype() {
+            $(
+                DType::$dtype => {
+                    type E = $ty;
+                    $op
+                }
+            )*
+            other => unimplemented!("unsupported dtype: {:?}", other),
+        }
+    }};
+}
+"""
+
+FIX_OPS_RS = """\
+use burn_backend::{Backend, FloatTensorOps, IntTensorOps, ModuleOps};
+
+impl FloatTensorOps<Self> for Fix {
+    fn float_add(lhs: FixTensor, rhs: FixTensor) -> FixTensor {
+        execute_with_dtype!(lhs, add(lhs, rhs), [F64 => f64, F32 => f32])
+    }
+
+    fn float_cat(tensors: Vec<FixTensor>) -> FixTensor {
+        execute_with_dtype!(tensors[0], cat(tensors), [F64 => f64, F32 => f32, F16 => f16])
+    }
+
+    fn float_exp(tensor: FixTensor) -> FixTensor {
+        exp_kernel(tensor)
+    }
+
+    fn float_neg(tensor: FixTensor) -> FixTensor {
+        checked(tensor)
+    }
+
+    fn float_sort(tensor: FixTensor) -> FixTensor {
+        execute_with_dtype!(tensor, sort(tensor), SORTABLE)
+    }
+
+    fn float_gather(tensor: FixTensor, indices: FixTensor) -> FixTensor {
+        let indices = execute_with_dtype!(indices, to_i64(indices), [I64 => i64, I32 => i32]);
+        execute_with_dtype!(tensor, gather(tensor, indices), [F64 => f64, F32 => f32])
+    }
+}
+
+impl IntTensorOps<Self> for Fix {
+    fn int_abs(tensor: FixTensor) -> FixTensor {
+        match tensor.dtype() {
+            DType::I64 => abs_i64(tensor),
+            DType::I32 => abs_i32(tensor),
+            other => panic!("int_abs: unsupported dtype {other:?}"),
+        }
+    }
+
+    fn int_neg(tensor: FixTensor) -> FixTensor {
+        checked(tensor)
+    }
+}
+
+impl ModuleOps<Self> for Fix {
+    fn conv_transpose_with_a_rather_long_operation_name(x: FixTensor) -> FixTensor {
+        match x.dtype() {
+            DType::F32 => x,
+            other => panic!("conv_transpose: unsupported dtype {other:?}"),
+        }
+    }
+
+    fn conv2d(x: FixTensor, bias: FixTensor) -> FixTensor {
+        match x.dtype() {
+            DType::F32 => match bias.dtype() {
+                DType::F32 => x,
+                _ => panic!("conv2d: bias dtype differs from the input's"),
+            },
+            other => panic!("conv2d: unsupported dtype {other:?}"),
+        }
+    }
+}
+
+fn checked(tensor: FixTensor) -> FixTensor {
+    match tensor.dtype() {
+        DType::F32 => tensor,
+        DType::I64 => tensor,
+        dtype => panic!("checked: unsupported dtype {dtype:?}"),
+    }
+}
+
+fn exp_kernel(tensor: FixTensor) -> FixTensor {
+    tensor
+}
+
+fn lonely(tensor: FixTensor) -> FixTensor {
+    match tensor.dtype() {
+        DType::F32 => tensor,
+        dtype => panic!("lonely: unsupported dtype {dtype:?}"),
+    }
+}
+"""
+
+
+@pytest.fixture
+def ops_repo(git_repo):
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS})
+    git_repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
+    git_repo.sha = git_repo.commit("backend ops")
+    return git_repo
+
+
+def _ops_doc(cli, repo, *args) -> dict:
+    return coverage_json(cli, repo, *args)
+
+
+def _row(doc: dict, crate: str, op: str) -> dict[str, str]:
+    return {c["dtype"]: c["status"] for c in doc["cells"] if c["crate"] == crate and c["operation"] == op}
+
+
+def test_every_implemented_operation_is_a_row_with_its_trait(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    assert doc["view"] == "operations"
+    ops = {(o["crate"], o["operation"]): o for o in doc["operations"]}
+    assert set(ops) == {("burn-fix", n) for n in ("float_add", "float_cat", "float_exp", "float_neg", "float_sort",
+                                                  "float_gather", "int_abs", "int_neg", "conv2d",
+                                                  "conv_transpose_with_a_rather_long_operation_name")}
+    assert ops[("burn-fix", "float_add")]["trait"] == "FloatTensorOps"
+    assert ops[("burn-fix", "int_abs")]["trait"] == "IntTensorOps" and ops[("burn-fix", "int_abs")]["kind"] == "int"
+    # An impl without any dispatch: a row, no panic found, its float cells blank, the rest n/a.
+    exp = _row(doc, "burn-fix", "float_exp")
+    assert not ops[("burn-fix", "float_exp")]["panicFound"]
+    assert "F32" not in exp and exp["I64"] == "n/a" and exp["Bool"] == "n/a"
+
+
+def test_repetition_macro_resolved_per_invocation(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    add, cat = _row(doc, "burn-fix", "float_add"), _row(doc, "burn-fix", "float_cat")
+    assert (add["F64"], add["F32"], add["F16"], add["BF16"]) == ("handled", "handled", "panics", "panics")
+    assert (cat["F64"], cat["F32"], cat["F16"], cat["BF16"]) == ("handled", "handled", "handled", "panics")
+    vias = {m["operation"]: m["via"] for m in doc["matches"] if m["crate"] == "burn-fix"}
+    assert "execute_with_dtype! [F64, F32]" in vias["float_add"]
+
+
+def test_helper_reached_from_two_ops_counts_for_each(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    neg, ineg = _row(doc, "burn-fix", "float_neg"), _row(doc, "burn-fix", "int_neg")
+    assert neg["F32"] == "handled" and neg["F16"] == "panics" and neg["I64"] == "n/a"
+    assert ineg["I64"] == "handled" and ineg["I32"] == "panics" and ineg["F32"] == "n/a"
+    assert [h["function"] for h in doc["helpers"]] == ["lonely"]
+
+
+def test_int_op_catch_all_rejecting_floats_is_na_not_panics(cli, ops_repo):
+    row = _row(_ops_doc(cli, ops_repo), "burn-fix", "int_abs")
+    assert row["I64"] == row["I32"] == "handled" and row["U8"] == "panics"
+    assert {row[d] for d in ("F64", "F32", "F16", "BF16", "Bool", "QFloat")} == {"n/a"}
+
+
+def test_unresolvable_dispatch_is_unknown_with_a_reason(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    row = _row(doc, "burn-fix", "float_sort")
+    assert {row[d] for d in ("F64", "F32", "F16", "BF16")} == {"unknown"}
+    cell = next(c for c in doc["cells"] if c["operation"] == "float_sort" and c["dtype"] == "F32")
+    assert cell["reasons"] and "execute_with_dtype!" in cell["reasons"][0]
+    assert "panics" not in row.values()
+
+
+def test_op_and_backend_filters_and_narrow_terminal(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo, "--op", "neg", "--backend", "fix")
+    assert {o["operation"] for o in doc["operations"]} == {"float_neg", "int_neg"}
+    glob = _ops_doc(cli, ops_repo, "--op", "float_[ac]*")
+    assert {o["operation"] for o in glob["operations"]} == {"float_add", "float_cat"}
+    bad = run_coverage(cli, ops_repo, "--op", "nothing_like_it", code=2)
+    assert "no operation" in bad.stderr and "Traceback" not in bad.stderr
+    for columns in ("100", "80"):
+        r = cli("coverage", "--repo", str(ops_repo.path), "--sha", ops_repo.sha, env={"COLUMNS": columns})
+        assert r.code == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert max(len(line) for line in lines) <= int(columns)
+        assert any("…" in line and line.startswith("conv_tr") for line in lines)  # cut in the middle
+        assert not any(line.startswith("operation_name") for line in lines)  # never wrapped
+        assert any("n/a" in line for line in lines)  # the legend stays
+
+
+def test_a_dispatch_on_another_tensor_kind_and_a_same_dtype_check_are_not_gaps(cli, ops_repo):
+    doc = _ops_doc(cli, ops_repo)
+    # The int index tensor's dispatch says nothing about the float op's F32.
+    gather = _row(doc, "burn-fix", "float_gather")
+    assert (gather["F64"], gather["F32"], gather["F16"], gather["I64"]) == ("handled", "handled", "panics", "n/a")
+    # A match on the bias inside the F32 arm checks both dtypes agree: F32 stays handled.
+    conv = _row(doc, "burn-fix", "conv2d")
+    assert (conv["F32"], conv["F64"], conv["I32"]) == ("handled", "panics", "n/a")
+
+
+def test_terminal_puts_the_chosen_operations_of_two_backends_side_by_side(cli, ops_repo):
+    ops_repo.crate("burn-other", {"src/ops.rs": FIX_OPS_RS.replace("Fix", "Other")})
+    ops_repo.commit("a second backend")
+    for columns in ("100", "80"):
+        r = cli("coverage", "--repo", str(ops_repo.path), "--sha", "HEAD", "--op", "neg", env={"COLUMNS": columns})
+        assert r.code == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert max(len(line) for line in lines) <= int(columns)
+        at = lines.index(next(line for line in lines if line.startswith("The chosen operations side by side")))
+        # each operation, then one row per backend (file names of panics may sit under a row)
+        rows = [line.split()[0] for line in lines[at + 3:] if line.startswith(("float_", "int_", " burn-"))]
+        assert rows[:6] == ["float_neg", "burn-fix", "burn-other", "int_neg", "burn-fix", "burn-other"]
+        # the panicking line of each backend's helper is named
+        assert any("checked()" in line and "src/ops.rs:" in line for line in lines)
+
+
+def test_parse_reads_macro_dtype_lists_calls_and_ops_items():
+    from analyzer.parse import parse_file
+
+    src = b'''
+pub trait IntTensorOps<B: Backend> {
+    fn int_abs(t: B::Int) -> B::Int;
+}
+impl IntTensorOps<Self> for Fix {
+    fn int_abs(t: FixTensor) -> FixTensor {
+        let label = "[not, a, list]";
+        dispatch!(t, |x| helper::<i64>(x), [DType::I64 => i64, DType::Bool(BoolStore::Native) => bool])
+    }
+}
+macro_rules! forward {
+    ($t:expr) => { $crate::dispatch!($t, run, [$($d),*]) };
+}
+#[cfg(test)]
+mod tests {
+    fn only_in_tests() { never_reached() }
+}
+'''
+    facts = parse_file(src)
+    assert [(t.name, t.methods) for t in facts.traits] == [("IntTensorOps", ["int_abs"])]
+    assert "Backend" in facts.traits[0].header
+    assert [(i.trait, i.type, [m for m, _ in i.methods]) for i in facts.impls] == [("IntTensorOps", "Fix", ["int_abs"])]
+    [fn] = facts.functions  # test modules are left out
+    assert fn.trait == "IntTensorOps" and "helper" in fn.calls
+    [call] = fn.macros
+    assert (call.name, call.dtypes, call.unreadable) == ("dispatch", ["I64", "Bool"], False)
+    [forward] = facts.macro_defs
+    assert [(m.name, m.dtypes, m.unreadable) for m in forward.macros] == [("dispatch", None, True)]

@@ -8,9 +8,22 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import __version__
-from ..coverage import HANDLED, PANICS, PARTIAL, Cell, Group, Matrix, label, short_path
+from ..coverage import (
+    HANDLED,
+    NA,
+    PANICS,
+    PARTIAL,
+    UNKNOWN,
+    Cell,
+    Group,
+    Matrix,
+    label,
+    short_path,
+)
 
-GLYPH = {HANDLED: "✓", PANICS: "✗", PARTIAL: "◐"}
+GLYPH = {HANDLED: "✓", PANICS: "✗", PARTIAL: "◐", NA: "–", UNKNOWN: "?"}
+# A status as a CSS class (`n/a` is not a class name).
+CSS = {HANDLED: "handled", PANICS: "panics", PARTIAL: "partial", NA: "na", UNKNOWN: "unknown"}
 # Overview colours: green where no operation panics; light to dark red as the share that panics
 # grows; amber where operations only partly panic.
 GREEN, LIGHT_RED, DARK_RED, AMBER, EMPTY = (46, 158, 94), (246, 189, 182), (165, 15, 21), (238, 160, 40), "#eceff3"
@@ -40,7 +53,7 @@ def view(matrix: Matrix) -> dict:
         "short_sha": matrix.sha[:12],
         "version": __version__,
         "n_backends": len(crates),
-        "n_operations": len({(c, o) for c, o, _ in matrix.cells}),
+        "n_operations": sum(len(matrix.operations(crate)) for crate in crates),
         "n_matches": len(matrix.dispatches),
         "counts": counts,
         "collapsed": matrix.collapse,
@@ -48,6 +61,10 @@ def view(matrix: Matrix) -> dict:
         "choices": [{"enum": g.enum, "columns": _columns(g)} for g in matrix.groups],
         "shared": _shared(matrix),
         "backends": [_backend(matrix, crate) for crate in crates],
+        "by_operation": matrix.by_operation,
+        "helpers": [{"crate": d.crate, "function": d.function or d.operation, "url": d.sites[0].url,
+                     "where": f"{short_path(d.path, d.crate)}:{d.line}", "via": d.via,
+                     "panics": " ".join(label(x) for x in d.panics) or "none"} for d in matrix.helpers],
     }
 
 
@@ -67,11 +84,14 @@ def _overview(matrix: Matrix, group: Group) -> dict:
         cells = []
         for dtype in group.dtypes:
             t = matrix.tally(crate, dtype)
-            total = sum(len(v) for v in t.values())
+            total = sum(len(v) for k, v in t.items() if k != NA)
             bad = len(t[PANICS]) + len(t[PARTIAL])
             if not total:
-                cells.append({"text": "", "style": f"background:{EMPTY}", "cls": "none",
-                              "title": f"{crate} · {label(dtype)}: no operation dispatches on it"})
+                na = bool(t[NA])
+                cells.append({"text": "–" if na else "", "style": f"background:{EMPTY}", "cls": "none",
+                              "title": f"{crate} · {label(dtype)}: " + (
+                                  "n/a: no operation of the backend takes this tensor kind, or none panics on it"
+                                  if na else "no operation panics on it")})
                 continue
             share = (len(t[PANICS]) + 0.5 * len(t[PARTIAL])) / total
             colour = GREEN if not bad else (_mix(LIGHT_RED, DARK_RED, share) if t[PANICS] else AMBER)
@@ -87,9 +107,11 @@ def _overview(matrix: Matrix, group: Group) -> dict:
 
 
 def _shared(matrix: Matrix) -> list[dict]:
-    """Operations that several backends dispatch on the same enum, side by side: where one backend
-    handles a dtype another panics on."""
+    """The operations side by side, rows operation x backend: in the operations view every
+    operation of the chosen backends (one backend's alone too), else those several backends
+    dispatch on the same enum. A gap is where one backend handles a dtype another panics on."""
     out = []
+    least = 1 if matrix.by_operation else 2
     for group in matrix.groups:
         by_op: dict[str, list[str]] = {}
         for crate in matrix.crates():
@@ -97,12 +119,12 @@ def _shared(matrix: Matrix) -> list[dict]:
                 by_op.setdefault(op, []).append(crate)
         ops = []
         for op, crates in sorted(by_op.items()):
-            if len(crates) < 2:
+            if len(crates) < least:
                 continue
             rows = [_row(matrix, crate, op, group, label_text=crate) for crate in crates]
             gaps = 0
             for i in range(len(group.dtypes)):
-                if len({r["cells"][i]["status"] for r in rows}) > 1:
+                if _differ({r["cells"][i]["status"] for r in rows}, matrix.by_operation):
                     gaps += 1
                     for r in rows:
                         r["cells"][i]["gap"] = True
@@ -112,6 +134,17 @@ def _shared(matrix: Matrix) -> list[dict]:
             out.append({"enum": group.enum, "columns": _columns(group),
                         "differ": [o for o in ops if o["gaps"]], "same": [o for o in ops if not o["gaps"]]})
     return out
+
+
+def _differ(statuses: set[str], by_operation: bool) -> bool:
+    """Whether backends differ on a dtype. In the operations view a blank cell means no panic
+    was found, as good as handled, and n/a or unknown cells take no side: a gap is one backend
+    panicking (or partly) where another does not. In the matches view a blank cell means no
+    dispatch, so any difference is a gap."""
+    if not by_operation:
+        return len(statuses) > 1
+    bad = statuses & {PANICS, PARTIAL}
+    return bool(bad) and bool(statuses & {HANDLED, "none"} or len(bad) > 1)
 
 
 def _backend(matrix: Matrix, crate: str) -> dict:
@@ -139,16 +172,25 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
         fn = f" · fn {s.function}" if s.function and s.function != op else ""
         locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": s.url,
                      "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
-    cells = [_cell(crate, op, d, matrix.get(crate, op, d)) for d in group.dtypes]
-    return {"label": label_text, "locs": locs, "cells": cells,
+    cells = [_cell(crate, op, d, matrix.get(crate, op, d), matrix.unknown_reasons.get((crate, op, d), []))
+             for d in group.dtypes]
+    operation = matrix.operation(crate, op)
+    if operation is not None and not locs and not matrix.dispatches_of(crate, op):
+        locs.append({"text": f"{operation.trait}: no panic found", "url": operation.url,
+                     "title": f"{operation.path}:{operation.line}: {operation.trait}::{op} as {crate} implements it"})
+    return {"label": label_text, "op": op, "crate": crate, "locs": locs, "cells": cells,
             "panics": " ".join(d for d, c in zip(group.dtypes, cells) if c["status"] in (PANICS, PARTIAL))}
 
 
-def _cell(crate: str, op: str, dtype: str, cell: Cell | None) -> dict:
+def _cell(crate: str, op: str, dtype: str, cell: Cell | None, reasons: list[str]) -> dict:
+    # Blank and n/a cells carry no tooltip (the legend says what they mean): in the operations
+    # view they are most cells, and a tooltip each would make the page several times heavier.
     if cell is None:
-        return {"status": "none", "glyph": "", "url": "", "gap": False,
-                "title": f"{crate} · {op} · {label(dtype)}: no dispatch"}
+        return {"status": "none", "cls": "none", "glyph": "", "url": "", "gap": False, "title": ""}
+    if cell.status == NA:
+        return {"status": NA, "cls": CSS[NA], "glyph": "", "url": "", "gap": False, "title": ""}
     lines = [f"{crate} · {op} · {label(dtype)}: {cell.status}"]
+    lines += [f"unknown: {r}" for r in reasons]
     parts = cell.parts
     folded = len(parts) > 1 or (parts and next(iter(parts)) != dtype)
     if folded:
@@ -157,9 +199,12 @@ def _cell(crate: str, op: str, dtype: str, cell: Cell | None) -> dict:
         what = f"{label(e.dtype)} " if folded else ""
         if e.status == PANICS:
             lines.append(f"{what}panics at {e.site.path}:{e.site.line}: {e.site.message}")
+        elif e.status == UNKNOWN:
+            lines.append(f"{what}unresolved dispatch at {e.site.path}:{e.site.line}")
         else:
             lines.append(f"{what}handled by the match at {e.site.path}:{e.site.line}")
-    return {"status": cell.status, "glyph": GLYPH[cell.status], "url": cell.sites[0].url, "gap": False,
+    return {"status": cell.status, "cls": CSS[cell.status], "glyph": GLYPH[cell.status], "url": cell.sites[0].url,
+            "gap": False,
             "title": "\n".join(dict.fromkeys(lines))}
 
 

@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 
 from .. import __version__
-from ..coverage import STATUSES, Matrix, Site
+from ..coverage import STATUSES, Dispatch, Matrix, Site
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 STATUS_MEANING = {
     "handled": "every match of the operation that dispatches on the dtype has an arm for it that does not panic",
     "panics": "every match of the operation that dispatches on the dtype panics on it",
     "partial": "some matches (or some payload variants, e.g. Bool storages) handle it and some panic",
+    "n/a": "a dtype of another tensor kind than the operation's trait takes (an int dtype in a float op): "
+           "the typed tensor API never routes it there",
+    "unknown": "the dispatch depends on something the audit cannot resolve (see the cell's reasons)",
 }
 
 
@@ -26,29 +29,22 @@ def build(matrix: Matrix) -> dict:
         "sha": matrix.sha,
         "collapsed": matrix.collapse,
         "statuses": {s: STATUS_MEANING[s] for s in STATUSES},
+        "view": "operations" if matrix.by_operation else "matches",
         "columns": [{"enum": g.enum, "dtypes": g.dtypes} for g in matrix.groups],
+        "operations": [{"crate": o.crate, "operation": o.name, "trait": o.trait, "kind": o.kind or None,
+                        "path": o.path, "line": o.line, "url": o.url,
+                        "panicFound": matrix.panic_found(o.crate, o.name)}
+                       for o in sorted(matrix.ops.values(), key=lambda o: (o.crate, o.name))],
+        "helpers": [_match(d) for d in matrix.helpers],
         "backends": [{
             "crate": crate,
             "operations": len(matrix.operations(crate)),
+            "traits": sorted({o.trait for o in matrix.ops.values() if o.crate == crate}),
             "matches": len(matrix.dispatches_of(crate)),
             "enums": [g.enum for g in matrix.groups_of(crate)],
             "cells": matrix.counts(crate),
         } for crate in matrix.crates()],
-        "matches": [{
-            "crate": d.crate,
-            "operation": d.operation,
-            "function": d.function,
-            "path": d.path,
-            "line": d.line,
-            "enum": d.enum,
-            "scrutinee": d.scrutinee,
-            "context": d.context,
-            "handled": d.handled,
-            "panics": d.panics,
-            "partial": d.partial,
-            "arms": [{**_site(s), "pattern": s.pattern, "message": s.message, "rejects": d.rejected_by[s.record_id]}
-                     for s in d.sites],
-        } for d in matrix.dispatches],
+        "matches": [_match(d) for d in matrix.dispatches],
         "cells": [{
             "crate": c.crate,
             "operation": c.operation,
@@ -57,7 +53,28 @@ def build(matrix: Matrix) -> dict:
             "status": c.status,
             "parts": c.parts,
             "sites": [_site(s) for s in c.sites],
+            **({"reasons": matrix.unknown_reasons.get(c.key, [])} if c.status == "unknown" else {}),
         } for c in matrix.cells.values()],
+    }
+
+
+def _match(d: Dispatch) -> dict:
+    return {
+        "crate": d.crate,
+        "operation": d.operation,
+        "function": d.function,
+        "path": d.path,
+        "line": d.line,
+        "enum": d.enum,
+        "scrutinee": d.scrutinee,
+        "context": d.context,
+        "via": d.via or None,
+        "handled": d.handled,
+        "panics": d.panics,
+        "partial": d.partial,
+        "unknown": d.unknown or None,
+        "arms": [{**_site(s), "pattern": s.pattern, "message": s.message, "rejects": d.rejected_by.get(s.record_id, [])}
+                 for s in d.sites],
     }
 
 

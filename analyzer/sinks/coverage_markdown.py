@@ -3,12 +3,23 @@ table of operations by dtypes, each row linking the pinned source lines of its p
 
 from __future__ import annotations
 
-from ..coverage import HANDLED, PANICS, PARTIAL, Group, Matrix, label, short_path
+from ..coverage import (
+    HANDLED,
+    NA,
+    PANICS,
+    PARTIAL,
+    UNKNOWN,
+    Group,
+    Matrix,
+    label,
+    short_path,
+)
 
-MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡"}
+MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡", NA: "–", UNKNOWN: "❔"}
 LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (panics in another "
-          f"match of the operation, or in another Bool storage) · blank: the operation does not dispatch "
-          f"on that dtype")
+          f"match of the operation, or in another Bool storage) · {MARK[NA]} n/a (a dtype of another tensor "
+          f"kind than the operation takes) · {MARK[UNKNOWN]} unknown (the audit cannot resolve the dispatch) · "
+          f"blank: no dtype panic found")
 
 
 def dumps(matrix: Matrix) -> str:
@@ -19,7 +30,7 @@ def dumps(matrix: Matrix) -> str:
     if not crates:
         out.append("No dtype-dispatch sites: nothing to show.\n")
         return "\n".join(out)
-    n_ops = len({(c, o) for c, o, _ in matrix.cells})
+    n_ops = sum(len(matrix.operations(crate)) for crate in crates)
     out.append(f"{len(matrix.dispatches)} dtype-dispatch matches in {n_ops} operations of {len(crates)} "
                f"backend{'s' * (len(crates) != 1)}. {LEGEND}.\n")
     if len(crates) > 1:
@@ -31,12 +42,21 @@ def dumps(matrix: Matrix) -> str:
         counts = matrix.counts(crate)
         out.append(f"## {crate}\n")
         out.append(f"{ops} operation{'s' * (ops != 1)}, {matches} match{'es' * (matches != 1)}; cells: "
-                   f"{counts[HANDLED]} handled, {counts[PANICS]} panic, {counts[PARTIAL]} partial.\n")
+                   f"{counts[HANDLED]} handled, {counts[PANICS]} panic, {counts[PARTIAL]} partial, "
+                   f"{counts[UNKNOWN]} unknown.\n")
         groups = matrix.groups_of(crate)
         for group in groups:
             if len(groups) > 1:
                 out.append(f"### {group.enum}\n")
             out.append(_backend_table(matrix, crate, group))
+    if matrix.helpers:
+        out.append("## Helpers no operation reaches\n")
+        for d in matrix.helpers:
+            where = f"[{_cell(short_path(d.path, d.crate))}:{d.line}]({d.sites[0].url})"
+            panics = ", ".join(f"`{_cell(label(x))}`" for x in d.panics) or "none"
+            out.append(f"- {d.crate} `{_cell(d.function or d.operation)}` {where}: panics on {panics}"
+                       + (f" ({_cell(d.via)})" if d.via else ""))
+        out.append("")
     return "\n".join(out)
 
 
@@ -53,6 +73,7 @@ def _header(group: Group, first: list[str], last: list[str] = ()) -> list[str]:
 def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
     rows = _header(group, ["operation"], ["source"])
     for op in matrix.operations_in(crate, group):
+        operation = matrix.operation(crate, op)
         marks = []
         for dtype in group.dtypes:
             cell = matrix.get(crate, op, dtype)
@@ -61,12 +82,16 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
         for s in matrix.sites_of(crate, op, group.enum):
             fn = f" `{_cell(s.function)}`" if s.function and s.function != op else ""
             links.append(f"[{_cell(short_path(s.path, crate))}:{s.line}]({s.url}){fn}")
+        if operation is not None and not links and not matrix.dispatches_of(crate, op):
+            links.append(f"{_cell(operation.trait)}: no panic found")
         rows.append("| " + " | ".join([f"`{_cell(op)}`", *marks, "<br>".join(links)]) + " |")
     return "\n".join(rows) + "\n"
 
 
 def _summary(matrix: Matrix, group: Group) -> str:
     crates = [c for c in matrix.crates() if group in matrix.groups_of(c)]
+    if not crates:
+        return ""
     rows = _header(group, ["backend", "ops"])
     rows[1] = rows[1].replace("|---|---|", "|---|--:|", 1)
     for crate in crates:
@@ -74,9 +99,9 @@ def _summary(matrix: Matrix, group: Group) -> str:
         for dtype in group.dtypes:
             t = matrix.tally(crate, dtype)
             bad = len(t[PANICS]) + len(t[PARTIAL])
-            marks.append(f"{bad}" if bad else (MARK[HANDLED] if t[HANDLED] else " "))
+            marks.append(f"{bad}" if bad else (MARK[HANDLED] if t[HANDLED] else MARK[NA] if t[NA] else " "))
         rows.append("| " + " | ".join([crate, str(len(matrix.operations_in(crate, group))), *marks]) + " |")
     note = (f"Per backend and dtype: how many of its operations panic (or partly panic) on it; "
-            f"{MARK[HANDLED]} none; blank: no operation dispatches on it.")
+            f"{MARK[HANDLED]} none; {MARK[NA]} no operation takes it; blank: no dispatch or no panic found.")
     title = f"**{group.enum}**\n\n" if len(matrix.groups) > 1 else ""
     return title + "\n".join(rows) + "\n\n" + note + "\n"

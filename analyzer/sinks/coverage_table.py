@@ -14,12 +14,25 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..coverage import HANDLED, PANICS, PARTIAL, Group, Matrix, label, short_path
+from ..coverage import (
+    HANDLED,
+    NA,
+    PANICS,
+    PARTIAL,
+    UNKNOWN,
+    Group,
+    Matrix,
+    label,
+    short_path,
+)
 
-GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow")}
+GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow"), NA: ("–", "dim"),
+         UNKNOWN: ("?", "magenta")}
 ABSENT = ("·", "dim")
-LEGEND = "✓ handled  ✗ panics  ◐ partial: panics in another match or another Bool storage  · not dispatched"
+LEGEND = ("✓ handled  ✗ panics  ◐ partial: panics in another match or Bool storage  – n/a: another tensor "
+          "kind  ? unknown: dispatch not resolved  · no panic found")
 WIDTH = 100  # for files: the width the table is designed for
+NARROW = 24  # a first column narrower than this shows no file names
 
 
 def renderables(matrix: Matrix, width: int = WIDTH) -> list:
@@ -33,15 +46,36 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     for crate in crates:
         out.append(Text())
         out.append(_backend_heading(matrix, crate))
+        if matrix.focused and len(crates) > 1:
+            continue  # the operations are shown side by side below
         for group in matrix.groups_of(crate):
             out.append(_backend_table(matrix, crate, group, _room(group, first, width)))
+    if matrix.focused and len(crates) > 1:
+        for group in matrix.groups:
+            room = _room(group, first, width)
+            # Too narrow a first column for file names: they go under the table, a line each.
+            inline = room >= NARROW
+            t = _side_by_side_table(matrix, group, room, inline)
+            if t is not None:
+                out.append(Text())
+                out.append(Text(f"The chosen operations side by side ({group.enum})", style="bold"))
+                out.append(t)
+                if not inline:
+                    out += [Text(abbreviate(line, width), style="dim") for line in _location_lines(matrix, group)]
     if len(crates) > 1:
         for group in matrix.groups:
-            t = _summary_table(matrix, group)
+            t = _summary_table(matrix, group, width)
             if t is not None:
                 out.append(Text())
                 out.append(Text(f"Operations that panic on each dtype ({group.enum}), per backend", style="bold"))
                 out.append(t)
+    if matrix.helpers:
+        out.append(Text())
+        out.append(Text("Helpers no operation reaches (their panics, by file and line)", style="bold"))
+        for d in matrix.helpers:
+            panics = " ".join(label(x) for x in d.panics) or "none"
+            line = f"{d.crate} {d.function or d.operation or '?'} {short_path(d.path, d.crate)}:{d.line}: {panics}"
+            out.append(Text(abbreviate(line, width), style="dim"))
     out.append(Text(LEGEND, style="dim"))
     return out
 
@@ -77,6 +111,9 @@ def _backend_heading(matrix: Matrix, crate: str) -> Text:
     if counts[PARTIAL]:
         t.append("  ")
         t.append(f"{counts[PARTIAL]} ◐", style="yellow")
+    if counts[UNKNOWN]:
+        t.append("  ")
+        t.append(f"{counts[UNKNOWN]} ?", style="magenta")
     return t
 
 
@@ -93,6 +130,18 @@ def _glyph(status: str | None) -> Text:
 def _fit(text: str, width: int) -> str:
     """Cut a path from the left, keeping its file name and line: `…/vectorization/planner.rs:99`."""
     return text if len(text) <= width else "…" + text[len(text) - width + 1:]
+
+
+def abbreviate(name: str, width: int) -> str:
+    """A name cut in the middle to `width` characters, its start and end kept:
+    `deform_conv2d_backward` -> `deform_co…_backward`. Never wrapped."""
+    if len(name) <= width:
+        return name
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1 + 1) // 2
+    tail = width - 1 - head
+    return name[:head] + "…" + (name[-tail:] if tail else "")
 
 
 def _room(group: Group, first: int, width: int) -> int:
@@ -113,18 +162,13 @@ def _first_width(matrix: Matrix, cap: int = 34) -> int:
 def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False,
                   header_style="bold", collapse_padding=True)
-    table.add_column(group.enum, overflow="fold", width=first)
+    table.add_column(group.enum, overflow="crop", no_wrap=True, width=first)
     for d in group.dtypes:
         table.add_column(_header(d), justify="center", no_wrap=True)
     for op in matrix.operations_in(crate, group):
-        where = Text(op, style="bold")
-        for d in matrix.dispatches_of(crate, op):
-            if d.enum != group.enum:
-                continue
-            lines = ",".join(str(s.line) for s in d.sites)
-            where.append("\n " + _fit(f"{short_path(d.path, crate)}:{lines}", first - 1), style="dim")
-            if d.function and d.function != op:
-                where.append(f" {d.function}()", style="dim")
+        where = Text(abbreviate(op, first), style="bold")
+        for loc in _locations(matrix, crate, op, group):
+            where.append("\n " + abbreviate(loc, first - 1), style="dim")
         row = [where]
         for dtype in group.dtypes:
             cell = matrix.get(crate, op, dtype)
@@ -133,18 +177,75 @@ def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Tabl
     return table
 
 
-def _summary_table(matrix: Matrix, group: Group) -> Table | None:
+def _location_lines(matrix: Matrix, group: Group) -> list[str]:
+    """`operation · backend: where` for every row of a side-by-side table that has dispatches."""
+    out = []
+    for op, crates in _rows_by_operation(matrix, group).items():
+        for crate in crates:
+            out += [f"{op} · {crate}: {loc}" for loc in _locations(matrix, crate, op, group)]
+    return out
+
+
+def _rows_by_operation(matrix: Matrix, group: Group) -> dict[str, list[str]]:
+    by_op: dict[str, list[str]] = {}
+    for crate in matrix.crates():
+        if group in matrix.groups_of(crate):
+            for op in matrix.operations_in(crate, group):
+                by_op.setdefault(op, []).append(crate)
+    return dict(sorted(by_op.items()))
+
+
+def _side_by_side_table(matrix: Matrix, group: Group, first: int, inline: bool = True) -> Table | None:
+    """Rows operation x backend: each operation's name, then one row per backend that has it in
+    this group, with the file and line of its panics under it."""
+    by_op = _rows_by_operation(matrix, group)
+    if not by_op:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False,
+                  header_style="bold", collapse_padding=True)
+    table.add_column(abbreviate("operation · backend", first), overflow="crop", no_wrap=True, width=first)
+    for d in group.dtypes:
+        table.add_column(_header(d), justify="center", no_wrap=True)
+    for op, crates in by_op.items():
+        table.add_row(Text(abbreviate(op, first), style="bold"), *([""] * len(group.dtypes)))
+        for crate in crates:
+            where = Text(" " + abbreviate(crate, first - 1), style="cyan")
+            for loc in _locations(matrix, crate, op, group) if inline else []:
+                where.append("\n  " + abbreviate(loc, first - 2), style="dim")
+            table.add_row(where, *(_glyph(c.status if (c := matrix.get(crate, op, d)) else None)
+                                   for d in group.dtypes))
+    return table
+
+
+def _locations(matrix: Matrix, crate: str, op: str, group: Group) -> list[str]:
+    """`path:line[,line]`, or `function() path:line` for a helper, of the dispatches behind a
+    row, once each (cut in the middle when long, so the function and the line both stay)."""
+    out: dict[str, None] = {}
+    for d in matrix.dispatches_of(crate, op):
+        if d.enum != group.enum:
+            continue
+        loc = f"{short_path(d.path, crate)}:{','.join(str(s.line) for s in d.sites)}"
+        if d.function and d.function != op:
+            loc = f"{d.function}() {loc}"
+        out[loc] = None
+    return list(out)
+
+
+def _summary_table(matrix: Matrix, group: Group, width: int = WIDTH) -> Table | None:
     crates = [c for c in matrix.crates() if group in matrix.groups_of(crate=c)]
     if not crates:
         return None
     table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False,
                   show_edge=False, header_style="bold", collapse_padding=True)
-    table.add_column("backend", overflow="fold", min_width=12)
+    # The backend column gets what the dtype columns and the ops count leave (names cut in the
+    # middle), so the dtype headers are never cut.
+    room = max(8, min(max(len(c) for c in crates), _room(group, 99, width) - 5))
+    table.add_column("backend", overflow="crop", no_wrap=True, width=room)
     table.add_column("ops", justify="right", no_wrap=True)
     for d in group.dtypes:
         table.add_column(_header(d), justify="center", no_wrap=True)
     for crate in crates:
-        row: list = [Text(crate, style="cyan"), str(len(matrix.operations_in(crate, group)))]
+        row: list = [Text(abbreviate(crate, room), style="cyan"), str(len(matrix.operations_in(crate, group)))]
         for dtype in group.dtypes:
             t = matrix.tally(crate, dtype)
             bad = len(t[PANICS]) + len(t[PARTIAL])
@@ -152,6 +253,8 @@ def _summary_table(matrix: Matrix, group: Group) -> Table | None:
                 row.append(Text(str(bad), style="bold red" if t[PANICS] else "yellow"))
             elif t[HANDLED]:
                 row.append(_glyph(HANDLED))
+            elif t[NA] and not t[UNKNOWN]:
+                row.append(_glyph(NA))
             else:
                 row.append(_glyph(None))
         table.add_row(*row)
