@@ -270,3 +270,4 @@ def validate(records):
 from . import cli_diff  # noqa: E402,F401
 from . import cli_coverage  # noqa: E402,F401
 from . import cli_pages  # noqa: E402,F401
+from . import cli_history  # noqa: E402,F401
