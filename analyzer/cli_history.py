@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from .cli import debug_option, main, open_cache, open_repo, repo_options
+from .cli import main, open_cache, open_repo, repo_options
 from .errors import UserError
 
 FORMATS = ("markdown", "json", "html")
@@ -137,7 +137,13 @@ def _progress(total: int):
         return
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     console = Console(stderr=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -33,9 +33,10 @@ import fnmatch
 import re
 import subprocess
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
 from . import coverage
 from .errors import UserError
@@ -118,7 +119,7 @@ def _version_key(version: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _git(git_repo: GitRepository, *args: str) -> str:
-    proc = subprocess.run(["git", f"--git-dir={git_repo.git_dir}", *args], capture_output=True)
+    proc = subprocess.run(["git", f"--git-dir={git_repo.git_dir}", *args], capture_output=True, check=False)
     if proc.returncode != 0:
         raise subprocess.CalledProcessError(proc.returncode, args, proc.stdout, proc.stderr)
     return proc.stdout.decode("utf-8", "replace")
@@ -259,7 +260,7 @@ class State:
     content: str  # analysis.contentHash
 
     @classmethod
-    def of(cls, line: RecordLine) -> "State":
+    def of(cls, line: RecordLine) -> State:
         r, a = line.record, line.analysis
         return cls(r.id, r.errorMessage, a.category, a.macro, a.crate, a.function, a.inMacro, a.operation,
                    r.filePath, r.lineNumber, r.githubUrl, a.scrutinee, a.pattern, a.enum, tuple(a.handled),
@@ -658,7 +659,7 @@ def _files_at(git_repo: GitRepository, sha: str, paths: list[str]) -> dict[str, 
         return {}
     proc = subprocess.run(["git", f"--git-dir={git_repo.git_dir}", "cat-file", "--batch"],
                           input="".join(f"{sha}:{p}\n" for p in asked).encode("utf-8", "surrogateescape"),
-                          capture_output=True)
+                          capture_output=True, check=False)
     if proc.returncode != 0:
         raise subprocess.CalledProcessError(proc.returncode, ["cat-file"], proc.stdout, proc.stderr)
     out: dict[str, str] = {}

@@ -7,7 +7,15 @@ from __future__ import annotations
 import json
 
 from .. import __version__
-from ..history import CONTENT_FIELDS, REMOVAL_KINDS, Event, History, Lineage, Removal, State
+from ..history import (
+    CONTENT_FIELDS,
+    REMOVAL_KINDS,
+    Event,
+    History,
+    Lineage,
+    Removal,
+    State,
+)
 
 FORMAT_VERSION = 1
 

@@ -14,7 +14,16 @@ from urllib.parse import quote
 import jinja2
 
 from .. import __version__
-from ..history import FIXED, REMOVED_FROM_TREE, REWRITTEN, Event, Flip, History, State, describe
+from ..history import (
+    FIXED,
+    REMOVED_FROM_TREE,
+    REWRITTEN,
+    Event,
+    Flip,
+    History,
+    State,
+    describe,
+)
 from .diff_markdown import code, dtypes, text
 
 MAX_MESSAGE = 100
@@ -95,13 +104,15 @@ def release(history: History, index: int) -> dict:
     r = history.revisions[index]
     backends = sorted({e.state.crate for kind in events.values() for e in kind} | {f.crate for f in flips})
     per_backend = []
+    def n(crate: str, kind: str, removal: str | None = None) -> int:
+        return sum(1 for e in events[kind] if e.state.crate == crate
+                   and (removal is None or (e.removal is not None and e.removal.kind == removal)))
+
     for crate in backends:
-        def n(kind: str, removal: str | None = None) -> int:
-            return sum(1 for e in events[kind] if e.state.crate == crate
-                       and (removal is None or (e.removal is not None and e.removal.kind == removal)))
         per_backend.append({"crate": crate, "records": sum(r.backends.get(crate, {}).values()),
-                            "fixed": n("removed", FIXED), "new": n("added"), "changed": n("changed"),
-                            "gone": n("removed", REMOVED_FROM_TREE) + n("removed", REWRITTEN),
+                            "fixed": n(crate, "removed", FIXED), "new": n(crate, "added"),
+                            "changed": n(crate, "changed"),
+                            "gone": n(crate, "removed", REMOVED_FROM_TREE) + n(crate, "removed", REWRITTEN),
                             "handled": sum(1 for f in flips if f.crate == crate and f.kind == "fixed"),
                             "regressed": sum(1 for f in flips if f.crate == crate and f.kind == "regressed")})
     return {"index": index, "revision": r, "commit": commit(history, index),
