@@ -257,17 +257,26 @@ class State:
     enum: str | None
     handled: tuple[str, ...]
     rejected: tuple[str, ...]
-    content: str  # analysis.contentHash
 
     @classmethod
     def of(cls, line: RecordLine) -> State:
         r, a = line.record, line.analysis
+        assert a is not None  # records of an extraction always carry their analysis
         return cls(r.id, r.errorMessage, a.category, a.macro, a.crate, a.function, a.inMacro, a.operation,
                    r.filePath, r.lineNumber, r.githubUrl, a.scrutinee, a.pattern, a.enum, tuple(a.handled),
-                   tuple(a.rejected), a.contentHash)
+                   tuple(a.rejected))
 
     def field(self, name: str) -> object:
         return list(getattr(self, name)) if name in ("handled", "rejected") else getattr(self, name)
+
+
+def content_changes(before: State, after: State) -> tuple[str, ...]:
+    """The CONTENT_FIELDS that differ (dtype lists as sets): the same definition of a content
+    change as the one that sends a record back to annotation."""
+    def value(state: State, name: str) -> object:
+        v = state.field(name)
+        return sorted(v) if isinstance(v, list) else v
+    return tuple(f for f in CONTENT_FIELDS if value(before, f) != value(after, f))
 
 
 @dataclass(frozen=True)
@@ -457,20 +466,29 @@ def _panics_after(flips: list[Flip], fixed: Flip) -> bool:
 class Link:
     base: RecordLine
     head: RecordLine
-    how: str  # how the two were matched (today always "id")
+    how: str  # how the two were matched: "id" today; the lineage's tier name once it is plugged in
 
 
 def _link(base_lines: list[RecordLine], head_lines: list[RecordLine], *, git_repo: GitRepository | None = None,
-          base_sha: str | None = None, head_sha: str | None = None) -> list[Link]:
+          head_sha: str | None = None) -> list[Link]:
     """The lineage seam: which record of the head revision continues which record of the base
-    revision, one to one. Every other part of the history reads only the links this returns.
+    revision, one to one. Nothing else in the history matches records; everything reads the
+    links this returns.
 
     Today a record continues the base record with the same id (ids say where a site stands, see
     ids.py). The lineage matching (same id, the line followed through git history, same crate,
-    function and message, same file and message, a similar window) replaces the body of this
-    function and nothing else; the repository and both commits are passed for it."""
-    head_by_id = {ln.record.id: ln for ln in head_lines}
-    return [Link(b, head_by_id[b.record.id], "id") for b in base_lines if b.record.id in head_by_id]
+    function and message, same file and message, a similar window) plugs in by replacing the one
+    line that computes `pairs` with
+        pairs = [(k.previous, k.current, k.tier)
+                 for k in lineage.link(base_lines, head_lines, repo=git_repo, sha=head_sha).links]
+    (index into base_lines, index into head_lines, how they were matched)."""
+    pairs = _same_id(base_lines, head_lines)
+    return [Link(base_lines[p], head_lines[c], how) for p, c, how in pairs]
+
+
+def _same_id(base_lines: list[RecordLine], head_lines: list[RecordLine]) -> list[tuple[int, int, str]]:
+    head_at = {ln.record.id: i for i, ln in enumerate(head_lines)}
+    return [(p, head_at[ln.record.id], "id") for p, ln in enumerate(base_lines) if ln.record.id in head_at]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,7 +540,6 @@ class _Builder:
         self._open: dict[str, Lineage] = {}  # record id at the previous revision -> its lineage
         self._prev_lines: list[RecordLine] = []
         self._prev_matrix: coverage.Matrix | None = None
-        self._prev_sha = ""
 
     def add(self, planned: Planned, analysed: _Analysed, seconds: float) -> Revision | None:
         lines = analysed.lines
@@ -534,6 +551,7 @@ class _Builder:
         counts: dict[str, int] = {}
         backends: dict[str, dict[str, int]] = {}
         for ln in lines:
+            assert ln.analysis is not None  # records of an extraction always carry their analysis
             cat, crate = ln.analysis.category, ln.analysis.crate
             counts[cat] = counts.get(cat, 0) + 1
             backends.setdefault(crate, {}).setdefault(cat, 0)
@@ -548,7 +566,7 @@ class _Builder:
         else:
             opened = self._follow(index, planned.sha, lines, matrix)
         self._open = opened
-        self._prev_lines, self._prev_matrix, self._prev_sha = lines, matrix, planned.sha
+        self._prev_lines, self._prev_matrix = lines, matrix
         return revision
 
     def _start(self, line: RecordLine, index: int) -> Lineage:
@@ -564,14 +582,14 @@ class _Builder:
         return lineage
 
     def _follow(self, index: int, sha: str, lines: list[RecordLine], matrix: coverage.Matrix) -> dict[str, Lineage]:
-        links = _link(self._prev_lines, lines, git_repo=self.git_repo, base_sha=self._prev_sha, head_sha=sha)
+        links = _link(self._prev_lines, lines, git_repo=self.git_repo, head_sha=sha)
         opened: dict[str, Lineage] = {}
         continued: set[str] = set()
         for link in links:
             lineage = self._open[link.base.record.id]
             before, after = lineage.state, State.of(link.head)
-            if after.content != before.content:
-                fields = tuple(f for f in CONTENT_FIELDS if before.field(f) != after.field(f))
+            fields = content_changes(before, after)
+            if fields:
                 lineage.events.append(Event(index, "changed", after, before, fields, link.how, key=lineage.key))
             elif after.file != before.file:
                 lineage.events.append(Event(index, "moved", after, before, (), link.how, key=lineage.key))

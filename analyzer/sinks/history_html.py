@@ -87,7 +87,7 @@ def _timelines(history: History) -> list[dict]:
         bars = []
         for i, r in enumerate(history.revisions):
             x = LEFT + GAP + i * (BAR + GAP)
-            y = TOP + PLOT_HEIGHT
+            y = float(TOP + PLOT_HEIGHT)
             segments = []
             for cat in CATEGORIES:
                 count = r.backends.get(crate, {}).get(cat, 0)

@@ -68,8 +68,9 @@ def what_changed(e: Event) -> str:
     out = []
     for f in e.fields:
         if f in ("handled", "rejected"):
-            gone = [v for v in before.field(f) if v not in after.field(f)]  # type: ignore[attr-defined]
-            new = [v for v in after.field(f) if v not in before.field(f)]  # type: ignore[attr-defined]
+            old_values, new_values = getattr(before, f), getattr(after, f)
+            gone = [v for v in old_values if v not in new_values]
+            new = [v for v in new_values if v not in old_values]
             label = "panics for" if f == "rejected" else "handles"
             out.append(f"{label} " + text(dtypes([f"+{v}" for v in new] + [f"−{v}" for v in gone])))
         else:
