@@ -145,12 +145,13 @@ def plan(git_repo: GitRepository, *, from_rev: str | None = None, to_rev: str | 
     """The revisions a history run analyses, in order.
 
     `revs`: exactly those, in the order given; one that does not resolve is planned with no SHA
-    (reported and skipped when its turn comes). Otherwise the release tags matching `pattern`
-    from `from_rev` to `to_rev` (default: from the oldest release to HEAD), in version order, then
-    `to_rev` itself. A bound that is a version tag (a release or not) bounds by version; any other
-    revision bounds by commit date, since release branches put patch releases outside the main
-    branch's ancestry. A revision already in the list (by commit) is not analysed twice."""
-    revs = [r for r in revs]
+    (reported and skipped when its turn comes). Otherwise `from_rev` (when given), the release
+    tags matching `pattern` between `from_rev` and `to_rev` in version order, then `to_rev`
+    (default HEAD). A bound that is a version tag (a release or not) bounds by version. Any other
+    revision bounds by ancestry, and by commit date for a tag on another branch (release branches
+    put patch releases outside the main branch's ancestry). A commit already in the list is not
+    analysed twice."""
+    revs = list(revs)
     if revs:
         planned = [Planned(r, git_repo.try_resolve(r), is_tag=_is_tag(git_repo, r)) for r in revs]
         return Plan(_unique(planned))
@@ -158,18 +159,15 @@ def plan(git_repo: GitRepository, *, from_rev: str | None = None, to_rev: str | 
     to_sha = git_repo.resolve(to_label)
     from_sha = git_repo.resolve(from_rev) if from_rev else None
     tags = release_tags(git_repo, pattern)
-    lower = _bound(git_repo, from_rev, from_sha) if from_rev else None
-    upper = _bound(git_repo, to_label, to_sha)
-    dates = _commit_times(git_repo, [t.sha for t in tags] + [to_sha] + ([from_sha] if from_sha else []))
+    times = _commit_times(git_repo, [t.sha for t in tags] + [to_sha] + ([from_sha] if from_sha else []))
+    lower = _bound(git_repo, from_rev, from_sha, times) if from_rev and from_sha else None
+    upper = _bound(git_repo, to_label, to_sha, times)
     chosen: list[Planned] = []
     if from_rev and from_sha:  # the start itself, release or not (a release is not listed twice)
         chosen.append(Planned(from_rev, from_sha, is_tag=_is_tag(git_repo, from_rev)))
     for t in tags:
-        if lower is not None and not _within(t, lower, dates, above=True):
-            continue
-        if not _within(t, upper, dates, above=False):
-            continue
-        chosen.append(Planned(t.name, t.sha, is_tag=True))
+        if (lower is None or lower.allows(t, times, after=True)) and upper.allows(t, times, after=False):
+            chosen.append(Planned(t.name, t.sha, is_tag=True))
     chosen.append(Planned(to_label, to_sha, is_tag=_is_tag(git_repo, to_label)))
     return Plan(_unique(chosen), trim_empty_start=from_rev is None)
 
@@ -182,21 +180,38 @@ def _is_tag(git_repo: GitRepository, rev: str) -> bool:
         return False
 
 
-def _bound(git_repo: GitRepository, rev: str | None, sha: str | None) -> tuple[str, object]:
-    """('version', key) when `rev` is a version tag, else ('date', sha)."""
-    m = _VERSIONISH.match(rev or "")
-    if rev and m and _is_tag(git_repo, rev):
-        return ("version", _version_key(tuple(int(x) for x in m.group(1).split("."))))
-    return ("date", sha)
+@dataclass(frozen=True)
+class _Bound:
+    """One end of the range: a version, or a commit with the tags on either side of it."""
+
+    version: tuple[int, ...] | None = None
+    sha: str = ""
+    ancestors: frozenset[str] = frozenset()  # tags whose commit is an ancestor of the bound
+    descendants: frozenset[str] = frozenset()  # tags whose commit has the bound as an ancestor
+
+    def allows(self, tag: Tag, times: dict[str, int], after: bool) -> bool:
+        """Whether `tag` is on the right side: at or after a lower bound, at or before an upper one."""
+        if self.version is not None:
+            key = _version_key(tag.version)
+            return key >= self.version if after else key <= self.version
+        if tag.sha == self.sha:
+            return True
+        if tag.name in (self.descendants if after else self.ancestors):
+            return True
+        if tag.name in (self.ancestors if after else self.descendants):
+            return False
+        mine, theirs = times.get(tag.sha, 0), times.get(self.sha, 0)  # another branch: by date
+        return mine >= theirs if after else mine <= theirs
 
 
-def _within(tag: Tag, bound: tuple[str, object], dates: dict[str, int], above: bool) -> bool:
-    kind, value = bound
-    if kind == "version":
-        key = _version_key(tag.version)
-        return key >= value if above else key <= value  # type: ignore[operator]
-    mine, theirs = dates.get(tag.sha, 0), dates.get(str(value), 0)
-    return mine >= theirs if above else mine <= theirs
+def _bound(git_repo: GitRepository, rev: str, sha: str, times: dict[str, int]) -> _Bound:
+    m = _VERSIONISH.match(rev)
+    if m and _is_tag(git_repo, rev):
+        return _Bound(version=_version_key(tuple(int(x) for x in m.group(1).split("."))))
+
+    def tags(*args: str) -> frozenset[str]:
+        return frozenset(_git(git_repo, "for-each-ref", "--format=%(refname:strip=2)", *args, "refs/tags").split())
+    return _Bound(sha=sha, ancestors=tags("--merged", sha), descendants=tags("--contains", sha))
 
 
 def _commit_times(git_repo: GitRepository, shas: list[str]) -> dict[str, int]:

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from .. import __version__
 from ..history import FIXED, History, Lineage, State, describe
+from .history_markdown import safe_url
 
 CATEGORIES = ("dtype-dispatch", "unsupported-mode")
 # The SVG timeline's geometry, in px.
@@ -32,7 +33,8 @@ def dumps(history: History) -> str:
 
 
 def https(url: str | None) -> str | None:
-    return url if url and url.startswith("https://") else None
+    """The URL percent-encoded where it holds spaces or quotes; None unless it is https."""
+    return safe_url(url)
 
 
 def lineage_anchor(key: str) -> str:

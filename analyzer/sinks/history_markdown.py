@@ -24,7 +24,7 @@ from ..history import (
     State,
     describe,
 )
-from .diff_markdown import code, dtypes, text
+from .diff_markdown import code, contrast, dtypes, text
 
 MAX_MESSAGE = 100
 
@@ -73,8 +73,9 @@ def what_changed(e: Event) -> str:
             new = [v for v in new_values if v not in old_values]
             label = "panics for" if f == "rejected" else "handles"
             out.append(f"{label} " + text(dtypes([f"+{v}" for v in new] + [f"−{v}" for v in gone])))
-        else:
-            out.append(f"{f} {code(before.field(f), 50)} → {code(after.field(f), 50)}")
+        else:  # long values are cut so that the part that differs shows
+            x, y = contrast(str(before.field(f)), str(after.field(f)), 50)
+            out.append(f"{f} {code(x, 50)} → {code(y, 50)}")
     if after.file != before.file:
         out.append(f"moved from {code(before.file)}")
     return "; ".join(out)
