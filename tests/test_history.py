@@ -477,3 +477,26 @@ def test_help_has_examples(cli):
     for option in ("--from", "--to", "--revs", "--tags", "--format", "--out"):
         assert option in res.stdout
     assert "burn-errors history --repo" in res.stdout
+
+
+def test_bench_history_run_prints_its_rows(releases, tmp_path):
+    """bench/bench.py --history runs end to end on the fixture (its timings are never checked)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo, _ = releases
+    if not ((Path(sys.executable).parent / "ast-grep").exists() or shutil.which("ast-grep")):
+        pytest.skip("ast-grep is not installed (pip install '.[bench]')")
+    bench = Path(__file__).resolve().parent.parent / "bench" / "bench.py"
+    out = subprocess.run([sys.executable, str(bench), "--repo", str(repo.path), "--sha", "HEAD", "--rounds", "1",
+                          "--history", "v0.1.0", "--history-rounds", "1", "--json", str(tmp_path / "b.json")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    for label in ("history, 4 revisions, cold cache", "history, 4 revisions, warm cache",
+                  "ast-grep, 4 checkouts + scans", "history cold wall", "history warm wall", "history peak RSS",
+                  "(4 revisions: v0.1.0, v0.2.0, v0.3.0, "):
+        assert label in out.stdout, label
+    data = json.loads((tmp_path / "b.json").read_text())
+    assert set(data["historyRatios"]) == {"cold", "warm", "memory", "ast-grep"}
