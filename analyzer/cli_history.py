@@ -145,7 +145,7 @@ def _progress(total: int):
         TimeElapsedColumn,
     )
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, highlight=False)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[status]}"), console=console, transient=True) as bar:
         task = bar.add_task("history", total=total, status="")
