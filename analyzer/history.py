@@ -252,7 +252,7 @@ def _unique(planned: list[Planned]) -> list[Planned]:
 # What is kept of each record and revision
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class State:
     """What a lineage remembers of its record at one revision (a few fields, not the record)."""
 
@@ -294,14 +294,14 @@ def content_changes(before: State, after: State) -> tuple[str, ...]:
     return tuple(f for f in CONTENT_FIELDS if value(before, f) != value(after, f))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Removal:
     kind: str  # fixed | removed-from-tree | rewritten
     reason: str  # dtype-handled | arm-removed | file-gone | function-gone | match-gone
     dtypes: tuple[str, ...] = ()  # for dtype-handled: the rejected dtypes now handled
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     revision: int  # index into History.revisions
     kind: str  # added | changed | moved | removed
@@ -313,7 +313,7 @@ class Event:
     key: str = ""  # the lineage's key
 
 
-@dataclass
+@dataclass(slots=True)
 class Lineage:
     key: str  # the id the site had when first seen (made unique if an id comes back)
     first: int  # revision index
@@ -349,7 +349,7 @@ def describe(removal: Removal) -> str:
             "match-gone": "its match was rewritten"}.get(removal.reason, removal.reason)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Flip:
     revision: int
     crate: str
@@ -477,7 +477,7 @@ def _panics_after(flips: list[Flip], fixed: Flip) -> bool:
 # The lineage seam
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Link:
     base: RecordLine
     head: RecordLine

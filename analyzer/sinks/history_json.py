@@ -5,6 +5,7 @@ every coverage cell that flipped."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 
 from .. import __version__
 from ..history import (
@@ -68,29 +69,56 @@ def release(history: History, index: int) -> dict:
             "cells": {k: sum(1 for f in flips if f.kind == k) for k in ("fixed", "improved", "regressed", "new", "gone")}}
 
 
-def build(history: History) -> dict:
+def sections(history: History) -> dict[str, Callable[[], object]]:
+    """Each top-level key of the document and how to make its value (lists are made item by
+    item when written, so the whole document never sits in memory as objects)."""
     return {
-        "tool": {"name": "burn-errors", "version": __version__},
-        "formatVersion": FORMAT_VERSION,
-        "repo": history.repo,
-        "contentFields": list(CONTENT_FIELDS),
-        "revisions": [{"label": r.label, "sha": r.sha, "date": r.date, "tag": r.is_tag, "records": r.records,
-                       "counts": r.counts, "backends": r.backends, "filesScanned": r.files_scanned,
-                       "filesReadAfresh": r.parsed, "resultsCache": r.cached, "seconds": r.seconds}
-                      for r in history.revisions],
-        "skipped": [{"label": s.label, "reason": s.reason} for s in history.skipped],
-        "leftOut": history.left_out,
-        "summary": history.summary(),
-        "releases": [release(history, i) for i in range(1, len(history.revisions))],
-        "lineages": [lineage(history, ln) for ln in history.lineages],
-        "cells": [{"crate": c["crate"], "operation": c["operation"], "dtype": c["dtype"], "enum": c["enum"],
-                   "fixedIn": c["fixedIn"], "regressedIn": c["regressedIn"],
-                   "changes": [{"revision": history.label(f.revision), "from": f.before, "to": f.after,
-                                "kind": f.kind} for f in c["flips"]]}
-                  for c in history.cells()],
-        "timings": {"total": history.seconds},
+        "tool": lambda: {"name": "burn-errors", "version": __version__},
+        "formatVersion": lambda: FORMAT_VERSION,
+        "repo": lambda: history.repo,
+        "contentFields": lambda: list(CONTENT_FIELDS),
+        "revisions": lambda: ({"label": r.label, "sha": r.sha, "date": r.date, "tag": r.is_tag,
+                               "records": r.records, "counts": r.counts, "backends": r.backends,
+                               "filesScanned": r.files_scanned, "filesReadAfresh": r.parsed,
+                               "resultsCache": r.cached, "seconds": r.seconds} for r in history.revisions),
+        "skipped": lambda: ({"label": s.label, "reason": s.reason} for s in history.skipped),
+        "leftOut": lambda: history.left_out,
+        "summary": history.summary,
+        "releases": lambda: (release(history, i) for i in range(1, len(history.revisions))),
+        "lineages": lambda: (lineage(history, ln) for ln in history.lineages),
+        "cells": lambda: ({"crate": c["crate"], "operation": c["operation"], "dtype": c["dtype"],
+                           "enum": c["enum"], "fixedIn": c["fixedIn"], "regressedIn": c["regressedIn"],
+                           "changes": [{"revision": history.label(f.revision), "from": f.before, "to": f.after,
+                                        "kind": f.kind} for f in c["flips"]]}
+                          for c in history.cells()),
+        "timings": lambda: {"total": history.seconds},
     }
 
 
+def build(history: History) -> dict:
+    """The whole document as one dict."""
+    out = {}
+    for key, make in sections(history).items():
+        value = make()
+        out[key] = list(value) if isinstance(value, Iterator) else value
+    return out
+
+
 def dumps(history: History) -> str:
-    return json.dumps(build(history), indent=2, ensure_ascii=False) + "\n"
+    """The document with one line per top-level value and per item of a list (a lineage, a
+    release, a cell): readable, easy to grep, and written item by item."""
+    chunks = ["{"]
+    for n, (key, make) in enumerate(sections(history).items()):
+        value = make()
+        head = ("," if n else "") + "\n  " + json.dumps(key) + ": "
+        if isinstance(value, (Iterator, list)):
+            items = [_compact(x) for x in value]
+            chunks.append(head + ("[\n    " + ",\n    ".join(items) + "\n  ]" if items else "[]"))
+        else:
+            chunks.append(head + _compact(value))
+    chunks.append("\n}\n")
+    return "".join(chunks)
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
