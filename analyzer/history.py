@@ -68,6 +68,8 @@ _VERSIONISH = re.compile(r"^[^\d]*?(\d+(?:\.\d+)*)")
 # The results-cache row of one revision's records (the cache's tag holds the tool version and
 # the rules hash, so a row is never read by other rules).
 _RESULT_KEY = "history|{name}|{sha}"
+# The results-cache row of the links between the records of two commits.
+_LINKS_KEY = "history-links|{name}|{base}|{head}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,7 +487,7 @@ class Link:
 
 
 def _link(base_lines: list[RecordLine], head_lines: list[RecordLine], *, git_repo: GitRepository | None = None,
-          head_sha: str | None = None) -> list[Link]:
+          base_sha: str = "", head_sha: str = "", cache=None) -> list[Link]:
     """The lineage seam: which record of the head revision continues which record of the base
     revision, one to one. Nothing else in the history matches records; everything reads the
     links this returns.
@@ -493,12 +495,32 @@ def _link(base_lines: list[RecordLine], head_lines: list[RecordLine], *, git_rep
     Today a record continues the base record with the same id (ids say where a site stands, see
     ids.py). The lineage matching (same id, the line followed through git history, same crate,
     function and message, same file and message, a similar window) plugs in by replacing the one
-    line that computes `pairs` with
+    line that computes `pairs` with (after `from .lineage import link`)
         pairs = [(k.previous, k.current, k.tier)
-                 for k in lineage.link(base_lines, head_lines, repo=git_repo, sha=head_sha).links]
-    (index into base_lines, index into head_lines, how they were matched)."""
-    pairs = _same_id(base_lines, head_lines)
+                 for k in link(base_lines, head_lines, repo=git_repo, sha=head_sha).links]
+    (index into base_lines, index into head_lines, how they were matched). The pairs of two
+    commits are kept in the results cache, so a rerun does not match again (following lines
+    through git history costs a `git diff` per pair of revisions)."""
+    key = _LINKS_KEY.format(name=git_repo.name if git_repo else "", base=base_sha, head=head_sha)
+    pairs = _cached_pairs(cache, key, len(base_lines), len(head_lines)) if base_sha and head_sha else None
+    if pairs is None:
+        pairs = _same_id(base_lines, head_lines)
+        if cache is not None and base_sha and head_sha:
+            cache.put_result(key, {"sizes": [len(base_lines), len(head_lines)], "pairs": pairs})
     return [Link(base_lines[p], head_lines[c], how) for p, c, how in pairs]
+
+
+def _cached_pairs(cache, key: str, n_base: int, n_head: int) -> list[tuple[int, int, str]] | None:
+    hit = cache.get_result(key) if cache is not None else None
+    if not hit or hit.get("sizes") != [n_base, n_head]:
+        return None  # not there, or made from other records
+    try:
+        pairs = [(int(p), int(c), str(how)) for p, c, how in hit["pairs"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if any(not (0 <= p < n_base and 0 <= c < n_head) for p, c, _ in pairs):
+        return None
+    return pairs
 
 
 def _same_id(base_lines: list[RecordLine], head_lines: list[RecordLine]) -> list[tuple[int, int, str]]:
@@ -543,9 +565,11 @@ def records_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None =
 class _Builder:
     """Folds revisions in one at a time; keeps only the previous revision's records and matrix."""
 
-    def __init__(self, git_repo: GitRepository, trim_empty_start: bool, dates: dict[str, str]):
+    def __init__(self, git_repo: GitRepository, trim_empty_start: bool, dates: dict[str, str], cache=None):
         self.git_repo = git_repo
         self.dates = dates
+        self.cache = cache
+        self._prev_sha = ""
         self.trim = trim_empty_start
         self.revisions: list[Revision] = []
         self.lineages: list[Lineage] = []
@@ -581,7 +605,7 @@ class _Builder:
         else:
             opened = self._follow(index, planned.sha, lines, matrix)
         self._open = opened
-        self._prev_lines, self._prev_matrix = lines, matrix
+        self._prev_lines, self._prev_matrix, self._prev_sha = lines, matrix, planned.sha
         return revision
 
     def _start(self, line: RecordLine, index: int) -> Lineage:
@@ -597,7 +621,8 @@ class _Builder:
         return lineage
 
     def _follow(self, index: int, sha: str, lines: list[RecordLine], matrix: coverage.Matrix) -> dict[str, Lineage]:
-        links = _link(self._prev_lines, lines, git_repo=self.git_repo, head_sha=sha)
+        links = _link(self._prev_lines, lines, git_repo=self.git_repo, base_sha=self._prev_sha, head_sha=sha,
+                      cache=self.cache)
         opened: dict[str, Lineage] = {}
         continued: set[str] = set()
         for link in links:
@@ -749,7 +774,7 @@ def build_history(git_repo: GitRepository, the_plan: Plan, *, cache=None, jobs: 
     revision left, a UserError."""
     t0 = time.perf_counter()
     shas = [p.sha for p in the_plan.revisions if p.sha is not None]
-    builder = _Builder(git_repo, the_plan.trim_empty_start, _commit_dates(git_repo, shas))
+    builder = _Builder(git_repo, the_plan.trim_empty_start, _commit_dates(git_repo, shas), cache)
     skipped: list[Skipped] = []
     total = len(the_plan.revisions)
     for i, planned in enumerate(the_plan.revisions):

@@ -309,6 +309,24 @@ def test_summary_counts_agree_with_the_lineages(cli, releases):
     assert s["fixed"] == 2 and s["removed-from-tree"] == 2 and s["rewritten"] == 0
 
 
+def test_cached_links_are_used_only_when_they_fit_the_records():
+    from analyzer.history import _cached_pairs
+
+    class Rows:
+        def __init__(self, row):
+            self.row = row
+
+        def get_result(self, key):
+            return self.row
+
+    assert _cached_pairs(Rows({"sizes": [2, 2], "pairs": [[0, 1, "id"]]}), "k", 2, 2) == [(0, 1, "id")]
+    assert _cached_pairs(Rows({"sizes": [3, 2], "pairs": [[0, 1, "id"]]}), "k", 2, 2) is None  # other records
+    assert _cached_pairs(Rows({"sizes": [2, 2], "pairs": [[0, 5, "id"]]}), "k", 2, 2) is None  # out of range
+    assert _cached_pairs(Rows({"sizes": [2, 2], "pairs": [[0]]}), "k", 2, 2) is None  # another shape
+    assert _cached_pairs(Rows(None), "k", 2, 2) is None
+    assert _cached_pairs(None, "k", 2, 2) is None
+
+
 # ---------------------------------------------------------------------------------------------
 # Revisions that cannot be analysed
 
