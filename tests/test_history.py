@@ -112,8 +112,8 @@ pub fn odd(x: Tensor, mode: OddMode) -> Tensor {
 '''
 
 V1 = {"i64_handled": False, "f16_handled": True, "reduce_msg": "{other:?} reduction is not supported",
-      "bicubic": True, "legacy": True}
-V2 = dict(V1, i64_handled=True, reduce_msg="{other:?} reduction is not supported by the flex backend")
+      "bicubic": False, "legacy": True}
+V2 = dict(V1, i64_handled=True, reduce_msg="{other:?} reduction is not supported by the flex backend", bicubic=True)
 PRE = dict(V2, prerelease=True)
 V3 = dict(V2, f16_handled=False, bicubic=False, legacy=False)
 HEAD = dict(V3, sort=True)
@@ -124,7 +124,8 @@ def releases(git_repo):
     """A commit with no Rust file (on no branch), then v0.1.0, v0.2.0, v0.2.1-pre.1, v0.3.0, v0.3.0-book and HEAD:
 
     - v0.2.0: cumsum's I64 arm handles I64 (its panic is fixed: the dtype is handled), the reduce
-      message is reworded (a content change), the burn-old crate is deleted (removed from tree);
+      message is reworded (a content change), the burn-old crate is deleted (removed from tree),
+      interpolate gets a panicking bicubic arm (new);
     - v0.2.1-pre.1: a panic that only the pre-release has;
     - v0.3.0: conv's F16 arm goes, so F16 falls into the catch-all (a regression), the bicubic
       arm is implemented (its match remains: fixed), legacy_pool is deleted (function gone);
@@ -254,12 +255,15 @@ def test_a_deleted_file_is_removed_from_the_tree(cli, releases):
     assert pad["site"]["filePath"] == "crates/burn-old/src/lib.rs"
 
 
-def test_an_arm_removed_from_a_match_that_remains_is_fixed(cli, releases):
+def test_a_panic_added_then_fixed_by_removing_its_arm(cli, releases):
     repo, _ = releases
     doc = history_json(cli, repo)
     bicubic = lineage_of(doc, "bicubic interpolation is not supported by this backend")
-    assert bicubic["removedIn"] == "v0.3.0"
+    assert bicubic["firstSeen"] == "v0.2.0" and bicubic["presentAtStart"] is False
+    assert bicubic["lastSeen"] == "v0.2.0" and bicubic["removedIn"] == "v0.3.0"
     assert bicubic["removal"] == {"kind": "fixed", "reason": "arm-removed", "dtypes": []}
+    assert [e["revision"] for e in bicubic["events"]] == ["v0.2.0", "v0.3.0"]
+    assert doc["releases"][0]["new"] == [bicubic["key"]]
     legacy = lineage_of(doc, "not implemented: lp pooling is not supported")
     assert legacy["removal"] == {"kind": "removed-from-tree", "reason": "function-gone", "dtypes": []}
 
@@ -422,6 +426,7 @@ def test_markdown_release_notes(cli, releases):
     assert "### Coverage: regressed" in v3 and "**panics**" in v3
     v2 = md[md.index("## `v0.2.0`"):md.index("## `v0.1.0`")]
     assert "### Fixed (1)" in v2 and "I64 handled now" in v2 and "its file was removed" in v2
+    assert "### New (1)" in v2 and "bicubic interpolation" in v2
     assert "### Coverage: now handled" in v2
     head = md[md.index("## `HEAD`"):md.index("## `v0.3.0`")]
     assert "### New (1)" in head and "sort: unsupported dtype" in head
