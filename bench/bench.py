@@ -608,7 +608,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         shown = folders if len(names) <= 3 else f"{names[0]} .. {names[-1]}, {len(names)} folders"
         half_note = f"half tree: {hn} .rs files, {hbytes / 1e6:.1f} MB ({shown})"
 
-    hist = HistoryBench(args.history, [], "", {}) if not args.history else \
+    hist = HistoryBench([], "", {}) if not args.history else \
         run_history_bench(args, ast_grep, burn_errors, repo, sha, work, jobs, log)
 
     # -- report -------------------------------------------------------------------------
