@@ -444,8 +444,8 @@ class History:
         return [f for f in self.flips if f.kind == "regressed"]
 
     def cells(self) -> list[dict]:
-        """Every cell that flipped at least once: its statuses over time (at the first revision
-        and at each change), the revision where it turned handled and where it regressed."""
+        """Every cell that flipped at least once: each of its changes, the revision where it
+        turned handled (unless it panicked again later) and the ones where it regressed."""
         by_key: dict[tuple[str, str, str], list[Flip]] = {}
         for f in self.flips:
             by_key.setdefault((f.crate, f.operation, f.dtype), []).append(f)
