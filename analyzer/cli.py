@@ -378,3 +378,4 @@ def export(records, out_dir, dataset_version):
 from . import cli_diff  # noqa: E402,F401
 from . import cli_coverage  # noqa: E402,F401
 from . import cli_pages  # noqa: E402,F401
+from . import cli_history  # noqa: E402,F401

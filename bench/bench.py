@@ -19,6 +19,10 @@ matches each tool found, as a check that both looked at the same tree. `--half` 
 extract and ast-grep on a tree holding about half of the Rust bytes (a commit built in a
 throwaway repository that borrows the objects), to show how peak memory grows with the tree.
 
+`--history FROM` also times `burn-errors history` over the release tags from FROM to REV (cold
+cache, then warm), against one cold extract at REV, and what ast-grep takes for the same
+revisions (one `git archive` checkout and one scan each).
+
 Nothing is written into the repository; all outputs go to a temporary folder that is removed.
 Exit code 2 with one line on stderr when something needed is missing (ast-grep, git, the rev).
 """
@@ -44,6 +48,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RULE = HERE / "astgrep-rule.yml"
 TARGETS = {"cold": 1.0, "cached": 0.3}  # at most this many times ast-grep's wall time
+# History over many revisions, at most this many times one cold extract at REV: wall time for a
+# cold and a warm cache, and peak memory.
+HISTORY_TARGETS = {"cold": 12.0, "warm": 1.5, "memory": 1.5}
 
 
 class BenchError(Exception):
@@ -297,6 +304,85 @@ def burn_errors_counts(out_dir: Path) -> tuple[dict, set[tuple[str, int]] | None
 
 
 # ---------------------------------------------------------------------------------------------
+# History over many revisions
+
+
+@dataclass
+class HistoryBench:
+    series: list[Series]  # history cold, history warm, ast-grep over the same revisions
+    note: str
+    ratios: dict[str, float]
+
+
+def run_history_bench(args, ast_grep: str, burn_errors: list[str], repo: Path, sha: str, work: Path,
+                      jobs: list[str], log) -> HistoryBench:
+    """`burn-errors history --from FROM --to SHA` with an empty cache and with a warm one, and
+    ast-grep on the same revisions: `git archive` of each one's Rust files into a fresh folder,
+    then one scan."""
+    out = work / "history.json"
+
+    def history_cmd() -> list[str]:
+        return [*burn_errors, "history", "--repo", str(repo), "--from", args.history, "--to", sha,
+                "--format", "json", "--out", str(out), *jobs]
+
+    warm = work / "cache-history-warm"
+    log(f"history from {args.history}: warming up (untimed)")
+    run_child(history_cmd(), env={**os.environ, "BURN_ERRORS_CACHE": str(warm)})
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    revisions = [(r["label"], r["sha"]) for r in doc["revisions"]]
+    afresh = sum(r["filesReadAfresh"] for r in doc["revisions"])
+    scanned = sum(r["filesScanned"] for r in doc["revisions"])
+
+    h_cold = Series(f"history, {len(revisions)} revisions, cold cache")
+    h_warm = Series(f"history, {len(revisions)} revisions, warm cache")
+    h_astg = Series(f"ast-grep, {len(revisions)} checkouts + scans")
+    found = doc.get("summary") or {}
+    h_cold.matches = (f"{found.get('lineages', '?')} sites, {found.get('fixed', '?')} fixed, "
+                      f"{found.get('regressions', '?')} regressions")
+    h_warm.matches = h_cold.matches
+
+    def cold_round(i: int) -> None:
+        fresh = work / f"cache-history-cold-{i}"
+        h_cold.runs.append(run_child(history_cmd(), env={**os.environ, "BURN_ERRORS_CACHE": str(fresh)}))
+        shutil.rmtree(fresh, ignore_errors=True)
+
+    def warm_round(i: int) -> None:
+        h_warm.runs.append(run_child(history_cmd(), env={**os.environ, "BURN_ERRORS_CACHE": str(warm)}))
+
+    git_dir = git(repo, "rev-parse", "--absolute-git-dir").decode().strip()
+
+    def astgrep_round(i: int) -> None:
+        total = Run(0.0, 0.0, 0)
+        matches = 0
+        for label, rev in revisions:
+            tree = work / f"history-tree-{i}"
+            tree.mkdir()
+            # The Rust files only: what ast-grep's rule scans (and a mirror may lack big blobs
+            # such as images in old revisions).
+            checkout = run_child(["sh", "-c", 'git --git-dir="$1" archive --format=tar "$2" -- ":(glob)**/*.rs" '
+                                  '| tar -x -C "$3"', "sh", git_dir, rev, str(tree)])
+            scan = run_child([ast_grep, "scan", "--rule", str(RULE), "--json=stream", str(tree)],
+                             stdout=work / "astgrep-history.json")
+            matches += count_astgrep(work / "astgrep-history.json")[0]
+            total = Run(total.wall + checkout.wall + scan.wall, total.cpu + checkout.cpu + scan.cpu,
+                        max(total.rss_kb, checkout.rss_kb, scan.rss_kb))
+            shutil.rmtree(tree, ignore_errors=True)
+        h_astg.runs.append(total)
+        h_astg.matches = f"{matches} matches over the revisions"
+
+    tasks = [cold_round, warm_round, astgrep_round]
+    for i in range(args.history_rounds):
+        log(f"history round {i + 1}/{args.history_rounds}")
+        for task in tasks[i % len(tasks):] + tasks[:i % len(tasks)]:
+            task(i)
+    labels = [label[:12] if len(label) == 40 else label for label, _ in revisions]  # --to is a full SHA
+    note = (f"history: {labels[0]} .. {labels[-1]} ({len(labels)} revisions: {', '.join(labels)}); "
+            f"cold, {afresh} of {scanned} Rust files were read afresh over all revisions (the rest came from "
+            f"the per-file cache the earlier revisions filled); warm, every revision is one results-cache row")
+    return HistoryBench([h_cold, h_warm, h_astg], note, {})
+
+
+# ---------------------------------------------------------------------------------------------
 # Report
 
 
@@ -355,6 +441,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--half", action="store_true",
                     help="also measure cold extract and ast-grep on about half of the tree")
     ap.add_argument("--jobs", type=int, help="pass --jobs to burn-errors extract")
+    ap.add_argument("--history", metavar="FROM",
+                    help="also time `burn-errors history --from FROM --to REV` (cold and warm cache) and "
+                         "ast-grep on the same revisions")
+    ap.add_argument("--history-rounds", type=int, default=3, metavar="N",
+                    help="timed rounds of each history run (default 3)")
     ap.add_argument("--ast-grep", dest="ast_grep", help="ast-grep executable (default: the venv's, then PATH)")
     ap.add_argument("--burn-errors", dest="burn_errors", help="burn-errors command (default: the venv's)")
     ap.add_argument("--json", dest="json_out", help="also write every measurement to this JSON file")
@@ -380,6 +471,10 @@ def bench(args) -> int:
     if not repo.exists():
         raise BenchError(f"no such repository: {args.repo}")
     sha = resolve(repo, args.sha)
+    if args.history:
+        resolve(repo, args.history)
+        if args.history_rounds < 1:
+            raise BenchError("--history-rounds must be at least 1")
     n_rs, rs_bytes = rust_stats(repo, sha)
     if n_rs == 0:
         raise BenchError(f"no Rust files at {sha[:12]} in {repo}")
@@ -513,6 +608,9 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         shown = folders if len(names) <= 3 else f"{names[0]} .. {names[-1]}, {len(names)} folders"
         half_note = f"half tree: {hn} .rs files, {hbytes / 1e6:.1f} MB ({shown})"
 
+    hist = HistoryBench([], "", {}) if not args.history else \
+        run_history_bench(args, ast_grep, burn_errors, repo, sha, work, jobs, log)
+
     # -- report -------------------------------------------------------------------------
     be_version = tool_version([*burn_errors, "--version"])
     ag_version = tool_version([ast_grep, "--version"])
@@ -540,6 +638,25 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         results[name] = ratio
         verdict = "ok" if ratio <= TARGETS[name] else "MISSED"
         print(f"{name + '/ast-grep':<26} {ratio:5.2f}x  <= {TARGETS[name]:.1f}x  {verdict}")
+    if hist.series:
+        print()
+        for line in table(hist.series):
+            print(line)
+        print(hist.note)
+        print("history ratio (to one cold extract at REV)   value   target")
+        base_wall = cold.median()
+        base_rss = max(r.rss_kb for r in cold.runs)
+        h_cold, h_warm, h_astg = hist.series
+        for name, value in (("cold", h_cold.median() / base_wall), ("warm", h_warm.median() / base_wall),
+                            ("memory", max(r.rss_kb for r in h_cold.runs + h_warm.runs) / base_rss)):
+            hist.ratios[name] = value
+            verdict = "ok" if value <= HISTORY_TARGETS[name] else "MISSED"
+            what = "peak RSS" if name == "memory" else f"{name} wall"
+            print(f"{'history ' + what:<44} {value:5.2f}x  <= {HISTORY_TARGETS[name]:.1f}x  {verdict}")
+        hist.ratios["ast-grep"] = h_astg.median() / base_wall
+        print(f"{'ast-grep, checkout + scan per revision':<44} {hist.ratios['ast-grep']:5.2f}x  "
+              f"(history cold/ast-grep {h_cold.median() / h_astg.median():.2f}x, "
+              f"warm/ast-grep {h_warm.median() / h_astg.median():.2f}x)")
     if half:
         print()
         print(half_note)
@@ -563,6 +680,8 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         cmd += ["--base", args.base]
     if args.half:
         cmd.append("--half")
+    if args.history:
+        cmd += ["--history", args.history, "--history-rounds", str(args.history_rounds)]
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]
     print(f"command: {shlex.join(cmd)}")
@@ -570,10 +689,10 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         data = {
             "repo": str(repo), "sha": sha, "base": base, "rounds": args.rounds, "rustFiles": n_rs,
             "rustBytes": rs_bytes, "cpus": os.cpu_count(), "burnErrors": be_version, "astGrep": ag_version,
-            "ratios": results, "load": [load_before, load_after], "othersCpuShare": others,
+            "ratios": results, "historyRatios": hist.ratios, "load": [load_before, load_after], "othersCpuShare": others,
             "series": {s.label: {"wall": [r.wall for r in s.runs], "cpu": [r.cpu for r in s.runs],
                                  "rssKb": [r.rss_kb for r in s.runs], "matches": s.matches, "note": s.note}
-                       for s in (cold, cached, astg, diff, *half)},
+                       for s in (cold, cached, astg, diff, *half, *hist.series)},
         }
         Path(args.json_out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return 0
