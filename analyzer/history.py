@@ -492,19 +492,19 @@ def _link(base_lines: list[RecordLine], head_lines: list[RecordLine], *, git_rep
     revision, one to one. Nothing else in the history matches records; everything reads the
     links this returns.
 
-    Today a record continues the base record with the same id (ids say where a site stands, see
-    ids.py). The lineage matching (same id, the line followed through git history, same crate,
-    function and message, same file and message, a similar window) plugs in by replacing the one
-    line that computes `pairs` with (after `from .lineage import link`)
-        pairs = [(k.previous, k.current, k.tier)
-                 for k in link(base_lines, head_lines, repo=git_repo, sha=head_sha).links]
+    A record continues the base record that `extract --previous` and `diff` would match it to
+    (analyzer/lineage.py: the same id, its line followed through git history, the same crate,
+    function and message, the same file and message, a similar window): pairs
     (index into base_lines, index into head_lines, how they were matched). The pairs of two
     commits are kept in the results cache, so a rerun does not match again (following lines
     through git history costs a `git diff` per pair of revisions)."""
     key = _LINKS_KEY.format(name=git_repo.name if git_repo else "", base=base_sha, head=head_sha)
     pairs = _cached_pairs(cache, key, len(base_lines), len(head_lines)) if base_sha and head_sha else None
     if pairs is None:
-        pairs = _same_id(base_lines, head_lines)
+        from .lineage import link
+
+        found = link(base_lines, head_lines, repo=git_repo, sha=head_sha or None)
+        pairs = [(k.previous, k.current, k.tier) for k in found.links]
         if cache is not None and base_sha and head_sha:
             cache.put_result(key, {"sizes": [len(base_lines), len(head_lines)], "pairs": pairs})
     return [Link(base_lines[p], head_lines[c], how) for p, c, how in pairs]
@@ -521,11 +521,6 @@ def _cached_pairs(cache, key: str, n_base: int, n_head: int) -> list[tuple[int, 
     if any(not (0 <= p < n_base and 0 <= c < n_head) for p, c, _ in pairs):
         return None
     return pairs
-
-
-def _same_id(base_lines: list[RecordLine], head_lines: list[RecordLine]) -> list[tuple[int, int, str]]:
-    head_at = {ln.record.id: i for i, ln in enumerate(head_lines)}
-    return [(p, head_at[ln.record.id], "id") for p, ln in enumerate(base_lines) if ln.record.id in head_at]
 
 
 # ---------------------------------------------------------------------------------------------
