@@ -12,6 +12,8 @@ sees only what the earlier tiers left unmatched:
              what replaced it (needs the earlier commit in the repository);
 - `function` the same crate, function and message, unique among the unmatched on both sides;
 - `message`  the same file and message, unique on both sides; then the same crate and message;
+- `function` again, tree-wide: the same function and message, unique in each tree (a crate renamed
+             or split, its files rewritten on the way, so git's rename detection misses them);
 - `window`   the most similar source window within the same file, then the same crate: the lines
              around the call, the whole window and the message, above a threshold, best pairs first;
 - then `function` and `message` once more over what is left (a key two sites shared on each side
@@ -282,6 +284,10 @@ def _by_keys(st: _State) -> None:
                   lambda r: [("file", r.record.filePath, r.record.errorMessage)])
     _unique_pairs(st, "message", lambda r: [("crate", r.facts.crate, r.record.errorMessage)],
                   lambda r: [("crate", r.facts.crate, r.record.errorMessage)])
+    # A crate renamed or split (its files moved into another crate, often rewritten on the way, so
+    # git's rename detection misses them): the same function and message, unique in each tree.
+    _unique_pairs(st, "function", lambda r: [("tree", r.facts.function, r.record.errorMessage)],
+                  lambda r: [("tree", r.facts.function, r.record.errorMessage)])
 
 
 def _function_key_previous(r: RecordLine) -> list[Hashable]:

@@ -309,3 +309,21 @@ def test_records_diff_follows_history_when_given_the_repository(cli, git_repo, t
         assert change["fields"] == ["message"] and change["head"]["function"] == "avg_pool3d_forward"
     assert with_repo["changed"][0]["lineage"] == "history"
     assert without["changed"][0]["lineage"] == "window"
+
+
+def test_a_site_whose_crate_was_renamed_keeps_its_id_by_function_and_message(cli, git_repo, tmp_path):
+    """The crate renamed and its file rewritten around the site, the earlier commit unknown: no
+    history, no window in the same file or crate; the same function and message, unique in each
+    tree, still find it."""
+    git_repo.crate("burn-ndarray", {"src/ops/module.rs": OPS})
+    git_repo.commit()
+    folder = write_envelope_folder(tmp_path / "dataset", _published(ABSENT_SHA))
+    git_repo.git("rm", "-r", "-q", "crates/burn-ndarray")
+    moved = "// The CPU backend, split out of the ndarray crate.\n\n" + OPS.replace("NdTensor", "CpuTensor")
+    git_repo.crate("burn-cpu", {"src/module_ops.rs": moved})
+    git_repo.commit()
+    after = _extract(cli, git_repo, tmp_path / "out", previous=folder)
+    for rid, message in ((POOL_ID, POOL_MSG), (SCALE_ID, SCALE_MSG)):
+        rec, an = after[message]["record"], after[message]["analysis"]
+        assert rec["id"] == rid and rec["filePath"] == "crates/burn-cpu/src/module_ops.rs"
+        assert an["lineage"] == "function" and an["crate"] == "burn-cpu"
