@@ -147,7 +147,7 @@ class Export:
 
 
 def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> Export:
-    from .pages import environment
+    from .sinks.environment import environment
 
     template = environment().get_template("annotate_prompt.md.j2")
     todo = [ln for ln in lines if needs_annotation(ln)]

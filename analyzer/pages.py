@@ -25,16 +25,12 @@ shows messages, and the same text twice says nothing new.
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from urllib.parse import quote
 
-import jinja2
-from markupsafe import Markup
-
 from .record import RecordLine
+from .sinks.environment import environment
 
 RELATED_LIMIT = 8
 API_PATH = "/api/errors/"
@@ -212,95 +208,6 @@ def display_message(message: str) -> str:
 
 def _text(value: str | None) -> str | None:
     return value if value is not None and value.strip() else None
-
-
-# ---------------------------------------------------------------------------------------------
-# Markdown: escaping that keeps the text exactly as given once rendered by a CommonMark reader.
-
-_MD_ALWAYS = re.compile(r"([\\`*\[\]<>~|#])")
-_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-_MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
-_MD_BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|[-+](?=\s|$)|=+\s*$|-+\s*$|(\d{1,9})([.)])(?=\s|$))")
-
-
-def md_inline(text: str) -> str:
-    """Escape text for a Markdown paragraph, heading or link text: punctuation that would start
-    emphasis, code, links, HTML or entities, and line starts that would start a block."""
-    out = []
-    for raw in str(text).split("\n"):
-        s = raw.strip()
-        s = _MD_ALWAYS.sub(r"\\\1", s)
-        s = _MD_UNDERSCORE.sub(r"\\_", s)
-        s = _MD_ENTITY.sub(r"\\&", s)
-        m = _MD_BLOCK_START.match(s)
-        if m:
-            if m.group(2):  # "1." or "1)": escape the delimiter
-                s = m.group(2) + "\\" + m.group(3) + s[m.end():]
-            else:
-                s = "\\" + s
-        out.append(s)
-    return "\n".join(out)
-
-
-def md_one_line(text: str) -> str:
-    """A heading or list item: one line, whitespace runs as one space."""
-    return md_inline(" ".join(str(text).split()))
-
-
-def md_paragraphs(text: str) -> str:
-    """Prose: paragraphs split on blank lines, each escaped; lines inside stay soft breaks."""
-    paras = [p for p in re.split(r"\n\s*\n", str(text).strip()) if p.strip()]
-    return "\n\n".join(md_inline(p) for p in paras)
-
-
-def md_code_span(text: str) -> str:
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    ticks = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.strip()) else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def md_fence(text: str, info: str = "") -> str:
-    """A fenced code block holding `text` verbatim, with a fence longer than any backtick run in it."""
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
-
-
-def md_link_title(text: str) -> str:
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-# ---------------------------------------------------------------------------------------------
-# HTML helpers (the environment autoescapes .html.j2 templates; these return Markup).
-
-def html_paragraphs(text: str) -> Markup:
-    paras = [p for p in re.split(r"\n\s*\n", str(text).strip()) if p.strip()]
-    return Markup("\n".join(f"<p>{html.escape(p.strip())}</p>" for p in paras))
-
-
-_SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.-]*):")
-
-
-def safe_url(url: str) -> str:
-    """Only http(s), absolute-path and relative links; anything else (`javascript:`) becomes `#`."""
-    m = _SCHEME.match(url)
-    return "#" if m and m.group(1).lower() not in ("http", "https") else url
-
-
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("analyzer", "templates"),
-        autoescape=lambda name: bool(name) and name.endswith(".html.j2"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters.update(md=md_inline, md_line=md_one_line, md_paras=md_paragraphs, md_code=md_code_span,
-                       md_fence=md_fence, md_title=md_link_title, html_paras=html_paragraphs, url=safe_url)
-    return env
 
 
 def render_all(lines: list[RecordLine], ext: str, issues_url: str | None = None) -> dict[str, str]:

@@ -4,6 +4,7 @@ table of operations by dtypes, each row linking the pinned source lines of its p
 from __future__ import annotations
 
 from ..coverage import HANDLED, PANICS, PARTIAL, Group, Matrix, label, short_path
+from ..safe import md_cell, md_code_span, md_link, md_one_line
 
 MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡"}
 LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (panics in another "
@@ -13,7 +14,8 @@ LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} 
 
 def dumps(matrix: Matrix) -> str:
     out: list[str] = []
-    where = f" of `{matrix.repo}` at `{matrix.sha[:12]}`" if matrix.sha else ""
+    where = (f" of {md_code_span(matrix.repo, in_table=False)} at {md_code_span(matrix.sha[:12], in_table=False)}"
+             if matrix.sha else "")
     out.append(f"# dtype coverage{where}\n")
     crates = matrix.crates()
     if not crates:
@@ -29,23 +31,19 @@ def dumps(matrix: Matrix) -> str:
     for crate in crates:
         ops, matches = len(matrix.operations(crate)), len(matrix.dispatches_of(crate))
         counts = matrix.counts(crate)
-        out.append(f"## {crate}\n")
+        out.append(f"## {md_one_line(crate)}\n")
         out.append(f"{ops} operation{'s' * (ops != 1)}, {matches} match{'es' * (matches != 1)}; cells: "
                    f"{counts[HANDLED]} handled, {counts[PANICS]} panic, {counts[PARTIAL]} partial.\n")
         groups = matrix.groups_of(crate)
         for group in groups:
             if len(groups) > 1:
-                out.append(f"### {group.enum}\n")
+                out.append(f"### {md_one_line(group.enum)}\n")
             out.append(_backend_table(matrix, crate, group))
     return "\n".join(out)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _header(group: Group, first: list[str], last: list[str] = ()) -> list[str]:
-    cols = [*first, *(f"`{_cell(label(d))}`" for d in group.dtypes), *last]
+    cols = [*first, *(md_code_span(label(d)) for d in group.dtypes), *last]
     aligns = ["---"] * len(first) + [":-:"] * len(group.dtypes) + ["---"] * len(last)
     return ["| " + " | ".join(cols) + " |", "|" + "|".join(aligns) + "|"]
 
@@ -59,9 +57,9 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
             marks.append(MARK[cell.status] if cell else " ")
         links = []
         for s in matrix.sites_of(crate, op, group.enum):
-            fn = f" `{_cell(s.function)}`" if s.function and s.function != op else ""
-            links.append(f"[{_cell(short_path(s.path, crate))}:{s.line}]({s.url}){fn}")
-        rows.append("| " + " | ".join([f"`{_cell(op)}`", *marks, "<br>".join(links)]) + " |")
+            fn = f" {md_code_span(s.function)}" if s.function and s.function != op else ""
+            links.append(md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url) + fn)
+        rows.append("| " + " | ".join([md_code_span(op), *marks, "<br>".join(links)]) + " |")
     return "\n".join(rows) + "\n"
 
 
@@ -75,8 +73,8 @@ def _summary(matrix: Matrix, group: Group) -> str:
             t = matrix.tally(crate, dtype)
             bad = len(t[PANICS]) + len(t[PARTIAL])
             marks.append(f"{bad}" if bad else (MARK[HANDLED] if t[HANDLED] else " "))
-        rows.append("| " + " | ".join([crate, str(len(matrix.operations_in(crate, group))), *marks]) + " |")
+        rows.append("| " + " | ".join([md_cell(crate), str(len(matrix.operations_in(crate, group))), *marks]) + " |")
     note = (f"Per backend and dtype: how many of its operations panic (or partly panic) on it; "
             f"{MARK[HANDLED]} none; blank: no operation dispatches on it.")
-    title = f"**{group.enum}**\n\n" if len(matrix.groups) > 1 else ""
+    title = f"**{md_cell(group.enum)}**\n\n" if len(matrix.groups) > 1 else ""
     return title + "\n".join(rows) + "\n\n" + note + "\n"

@@ -1,0 +1,324 @@
+"""Hostile input: records files and repositories written by an attacker (CI runs the tool on pull
+requests from forks, and `render`/`coverage --records`/`diff`/`lookup` read files anyone can write).
+No script in our pages, no injected Markdown, no hang, no escape codes on the terminal, no page
+overwriting another, no orphaned process."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import GitRepo, run_cli
+
+SITE = ('use burn_std::DType;\n\npub fn conv(x: Tensor) {\n    match x.dtype() {\n        DType::F32 => 1,\n'
+        '        d => panic!("conv: unsupported dtype {d:?}"),\n    };\n}\n')
+
+
+@pytest.fixture(scope="module")
+def base_line(tmp_path_factory) -> dict:
+    """One real records line, extracted from a small repository (the tests then tamper with it)."""
+    root = tmp_path_factory.mktemp("hostile")
+    repo = GitRepo(root / "repo")
+    from conftest import DTYPE_RS
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    repo.crate("burn-x", {"src/lib.rs": SITE})
+    repo.commit()
+    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(root / "o"),
+                  env={"BURN_ERRORS_CACHE": str(root / "cache")})
+    assert res.code == 0, res.stderr
+    (line,) = [json.loads(x) for x in (root / "o" / "records.jsonl").read_text().splitlines()]
+    return line
+
+
+def tampered(base: dict, n: int = 1, **fields) -> dict:
+    """A copy of the records line with record fields replaced (`a_` prefix: analysis fields), and a
+    distinct id and slug for the n-th copy."""
+    line = copy.deepcopy(base)
+    line["record"]["id"] = f"{n:016x}"
+    line["record"]["slug"] = f"conv-unsupported-dtype-{n:06x}"
+    for k, v in fields.items():
+        if k.startswith("a_"):
+            line["analysis"][k[2:]] = v
+        else:
+            line["record"][k] = v
+    return line
+
+
+def write_records(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+SCRIPT_URLS = ["javascript:alert(1)", "java\tscript:alert(1)", "\x01javascript:alert(1)", " JavaScript:alert(1)",
+               "data:text/html,<script>alert(1)</script>", "vbscript:x", "//evil.example/x", "java\nscript:alert(1)"]
+
+
+def hrefs(html: str) -> list[str]:
+    import html as html_mod
+    return [html_mod.unescape(h) for h in re.findall(r'href="([^"]*)"', html)]
+
+
+def assert_no_script_href(html: str) -> None:
+    for h in hrefs(html):
+        squeezed = re.sub(r"[\x00-\x20]", "", h).lower()
+        assert not squeezed.startswith(("javascript:", "data:", "vbscript:", "//")), h
+        assert ":" not in squeezed.split("/")[0] or squeezed.startswith(("https:", "http:")), h
+
+
+# --- 1. one URL policy for every href -----------------------------------------------------------
+
+@pytest.mark.parametrize("url", SCRIPT_URLS)
+def test_url_policy_refuses_anything_but_http(url):
+    from analyzer.safe import https_url
+    assert https_url(url) is None
+    assert https_url("https://github.com/o/r/blob/abc/x.rs#L1-L2") == "https://github.com/o/r/blob/abc/x.rs#L1-L2"
+    assert https_url("  https://github.com/o/r\t") == "https://github.com/o/r"
+
+
+def test_coverage_html_never_links_a_script(base_line, tmp_path):
+    lines = [tampered(base_line, i, githubUrl=u) for i, u in enumerate(SCRIPT_URLS, start=1)]
+    records = write_records(tmp_path / "r.jsonl", lines)
+    res = run_cli("coverage", "--records", str(records), "--format", "html", "--out", str(tmp_path / "c.html"))
+    assert res.code == 0, res.stderr
+    html = (tmp_path / "c.html").read_text()
+    assert_no_script_href(html)
+
+
+def test_page_html_never_links_a_script(base_line, tmp_path):
+    for i, url in enumerate(SCRIPT_URLS, start=1):
+        records = write_records(tmp_path / f"r{i}.jsonl", [tampered(base_line, i, githubUrl=url)])
+        out = tmp_path / f"p{i}"
+        res = run_cli("render", str(records), "--format", "html", "--out", str(out),
+                      "--issues-url", url)
+        assert res.code == 0, res.stderr
+        for page in out.glob("*.html"):
+            assert_no_script_href(page.read_text())
+
+
+# --- 2. Markdown injection ----------------------------------------------------------------------
+
+EVIL_PATH = "crates/burn-x/src/a|b\n# Heading <img src=x onerror=alert(1)> [t](https://evil.example) `x`\n\nz.rs"
+
+
+def _md_links(md: str) -> list[str]:
+    return re.findall(r"\]\(([^)\s]*)", md)
+
+
+def outside_code(md: str) -> str:
+    """The Markdown with its inline code spans and fenced blocks removed: what is read as markup."""
+    md = re.sub(r"(?ms)^(`{3,})[^\n]*\n.*?^\1\s*$", "", md)
+    return re.sub(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", "", md)
+
+
+def assert_no_injection(md: str) -> None:
+    markup = re.sub(r"\\.", "", outside_code(md))  # backslash-escaped characters are text
+    assert "<img" not in markup, markup
+    assert "](https://evil.example" not in markup
+    assert not re.search(r"(?m)^#+ ?Heading", markup)
+    assert not re.search(r"(?m)^#+ H\b", markup)
+    for target in _md_links(markup):
+        assert not re.sub(r"[\x00-\x20]", "", target).lower().startswith(("javascript:", "data:")), target
+
+
+def _table_widths(md: str) -> set[int]:
+    widths = set()
+    for row in md.splitlines():
+        if row.startswith("|"):
+            widths.add(len(re.split(r"(?<!\\)\|", row.strip())) - 2)
+    return widths
+
+
+def test_diff_markdown_escapes_paths_and_links(base_line, tmp_path):
+    base = write_records(tmp_path / "base.jsonl", [tampered(base_line, 1)])
+    head_lines = [tampered(base_line, 1), tampered(base_line, 2, filePath=EVIL_PATH,
+                                                    githubUrl="javascript:alert(1)"),
+                  tampered(base_line, 3, filePath=EVIL_PATH, errorMessage="a|b\n\n# H `x` <img src=x>",
+                           githubUrl="https://github.com/o/r/blob/s/a%20b)(c<d>.rs#L1")]
+    head = write_records(tmp_path / "head.jsonl", head_lines)
+    res = run_cli("diff", str(base), str(head), "--format", "markdown")
+    assert res.code == 0, res.stderr
+    md = res.stdout
+    assert_no_injection(md)
+    assert "javascript:" not in md
+    # every table row has as many cells as its header
+    for block in md.split("\n\n"):
+        widths = _table_widths(block)
+        assert len(widths) <= 1, block
+    assert "(https://github.com/o/r/blob/s/a%20b%29%28c%3Cd%3E.rs#L1)" in md
+
+
+def test_coverage_markdown_escapes_paths_and_links(base_line, tmp_path):
+    lines = [tampered(base_line, 1, filePath=EVIL_PATH, githubUrl="javascript:alert(1)"),
+             tampered(base_line, 2, a_function="f|g\n\n# H", a_operation="op|x <img src=y>",
+                      errorMessage="op|x <img src=y>: unsupported dtype {d:?}")]
+    records = write_records(tmp_path / "r.jsonl", lines)
+    res = run_cli("coverage", "--records", str(records), "--format", "markdown")
+    assert res.code == 0, res.stderr
+    md = res.stdout
+    assert_no_injection(md)
+    assert "javascript:" not in md, md
+    for block in md.split("\n\n"):
+        assert len(_table_widths(block)) <= 1, block
+
+
+def test_render_markdown_index_and_pages_escape(base_line, tmp_path):
+    lines = [tampered(base_line, 1, filePath=EVIL_PATH, errorMessage="x\n\n# H <img src=x> [t](https://evil.example)",
+                      githubUrl="javascript:alert(1)")]
+    records = write_records(tmp_path / "r.jsonl", lines)
+    out = tmp_path / "p"
+    res = run_cli("render", str(records), "--format", "md", "--out", str(out))
+    assert res.code == 0, res.stderr
+    index = (out / "index.md").read_text()
+    assert_no_injection(index)
+    for block in index.split("\n\n"):
+        assert len(_table_widths(block)) <= 1, block
+    for page in out.glob("*.md"):
+        text = page.read_text()
+        assert "](<javascript:" not in text and "View on GitHub" not in text  # no link to a script
+        assert_no_injection(text)
+
+
+def test_github_url_percent_encodes_the_path():
+    from analyzer.record import github_url
+    assert github_url("o/r", "s", "a b/c)#?.rs", 1, 2) == "https://github.com/o/r/blob/s/a%20b/c%29%23%3F.rs#L1-L2"
+
+
+# --- 9. SARIF artifact URIs ------------------------------------------------------------------
+
+def test_sarif_artifact_uri_is_percent_encoded(base_line, tmp_path):
+    base = write_records(tmp_path / "base.jsonl", [tampered(base_line, 1)])
+    head = write_records(tmp_path / "head.jsonl", [tampered(base_line, 1),
+                                                     tampered(base_line, 2, filePath="crates/a b/c#d%e ü.rs",
+                                                              githubUrl="javascript:x")])
+    res = run_cli("diff", str(base), str(head), "--format", "sarif")
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
+            for r in doc["runs"][0]["results"] for loc in r["locations"]]
+    assert uris == ["crates/a%20b/c%23d%25e%20%C3%BC.rs"]
+    assert "javascript:" not in res.stdout
+
+
+# --- 3 and 13. lookup is linear ------------------------------------------------------------------
+
+def test_lookup_never_runs_a_regex_of_another_shape(base_line, tmp_path):
+    """`^(a+)+$` backtracks for minutes on 40 characters; lookup refuses to run it at all."""
+    evil = tampered(base_line, 1, a_messageRegex="^(a+)+$")
+    records = write_records(tmp_path / "r.jsonl", [evil])
+    res = run_cli("lookup", "a" * 40 + "!", "--records", str(records))
+    assert res.code == 1
+    assert "messageRegex" in res.stderr
+
+
+def test_lookup_matcher_is_exact_for_literal_segments():
+    from analyzer.lookup import message_matcher
+    m = message_matcher(r"^conv: unsupported dtype .*?$")
+    assert m is not None and m("conv: unsupported dtype F16") and not m("conv: unsupported dtyp")
+    many = message_matcher("^" + ".*?" * 12 + "X$")
+    assert many is not None and not many("a" * 40) and many("a" * 40 + "X")
+    m = message_matcher(r"^a.*?b.*?c$")
+    assert m("abc") and m("aXbYc") and m("abbc") and not m("acb") and not m("ab")
+    m = message_matcher(r"^\{\}\.\*x$")
+    assert m("{}.*x") and not m("{}a*x")
+    m = message_matcher(r"^ab.*?ba$")
+    assert m("aba") is False and m("abba")  # segments may not overlap
+    assert message_matcher("^(a+)+$") is None
+    assert message_matcher("^a[b]c$") is None
+
+
+def test_lookup_with_many_placeholders_answers(base_line, tmp_path):
+    """Twelve placeholders then a literal: a backtracking regex takes minutes on 40 characters."""
+    rx = "^" + ".*?" * 12 + "X$"
+    records = write_records(tmp_path / "r.jsonl", [tampered(base_line, 1, a_messageRegex=rx,
+                                                            errorMessage="{}" * 12 + "X")])
+    res = run_cli("lookup", "a" * 40, "--records", str(records))
+    assert res.code == 1  # no match, and an answer at all
+
+
+def test_panic_header_parse_is_linear():
+    """A long header line with many `' panicked at ` parts is read in one pass."""
+    from analyzer.lookup import parse_panic
+    junk = "thread 'a' panicked at " + "x' panicked at " * 20000 + "src/a.rs:1:2"
+    p = parse_panic(junk + "\n")
+    assert p.message.startswith("thread") or p.path is None or p.path.endswith("src/a.rs")
+    old = "thread 'main' panicked at '" + "m', " * 20000 + "\n"
+    parse_panic(old)
+    p = parse_panic("thread 'main' panicked at src/x.rs:12:5:\nboom: it\nnote: run with `RUST_BACKTRACE=1`")
+    assert (p.message, p.path, p.line, p.column) == ("boom: it", "src/x.rs", 12, 5)
+    p = parse_panic("thread 'main' panicked at 'boom, it', src/x.rs:12:5\nnote: run with `RUST_BACKTRACE=1`")
+    assert (p.message, p.path, p.line, p.column) == ("boom, it", "src/x.rs", 12, 5)
+    p = parse_panic("thread 'main' panicked at 'two\nlines', src/x.rs:3:4")
+    assert (p.message, p.path) == ("two\nlines", "src/x.rs")
+
+
+# --- 4. terminal escape codes -------------------------------------------------------------------
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[8mhidden\x1b[0m\x9b31m\x07\x08"
+
+
+def test_lookup_prints_no_control_characters(base_line, tmp_path):
+    line = tampered(base_line, 1, errorMessage="conv: unsupported dtype {d:?}" + ESCAPES,
+                    filePath="crates/burn-x/src/" + ESCAPES + "lib.rs", a_crate="burn-x" + ESCAPES,
+                    solutions=["do " + ESCAPES])
+    records = write_records(tmp_path / "r.jsonl", [line])
+    res = run_cli("lookup", "conv: unsupported dtype F16", "--records", str(records))
+    assert res.code == 0, res.stderr
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", res.stdout + res.stderr), repr(res.stdout)
+
+
+def test_terminal_text_strips_sequences():
+    from analyzer.safe import rich_text, terminal_text
+    assert terminal_text("a\x1b]0;title\x07b\x1b[2Jc\x9b1md\x01e\tf\ng") == "abcde\tf\ng"
+    assert rich_text("[/bold]x\x1b[1m") == "\\[/bold]x"
+
+
+def test_coverage_table_shows_markup_in_dtype_names_as_text(base_line, tmp_path):
+    line = tampered(base_line, 1, a_rejected=["[/bold]", "I8[red]"], a_handled=["F32"])
+    records = write_records(tmp_path / "r.jsonl", [line])
+    res = run_cli("coverage", "--records", str(records), "--format", "table")
+    assert res.code == 0, res.stderr
+    assert "[/bold]" in res.stdout
+
+
+# --- 7. pages never overwrite each other --------------------------------------------------------
+
+@pytest.mark.parametrize("slugs", [["index", "conv-1"], ["same", "same"], ["x", "0000000000000001"],
+                                   ["-index", "b"], ["INDEX", "b"]])
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_every_record_gets_its_own_page(base_line, tmp_path, slugs, fmt):
+    lines = []
+    for i, s in enumerate(slugs, start=1):
+        x = tampered(base_line, i, errorMessage=f"m{i}")
+        x["record"]["slug"] = s
+        lines.append(x)
+    records = write_records(tmp_path / "r.jsonl", lines)
+    out = tmp_path / "p"
+    res = run_cli("render", str(records), "--format", fmt, "--out", str(out))
+    assert res.code == 0, res.stderr
+    pages = [p for p in out.iterdir() if p.name != f"index.{fmt}"]
+    assert len(pages) == len(lines), sorted(p.name for p in out.iterdir())
+    bodies = "".join(p.read_text() for p in pages)
+    for i in range(1, len(lines) + 1):
+        assert f"m{i}" in bodies
+    index = (out / f"index.{fmt}").read_text()
+    assert "Errors users can hit" in index
+
+
+def test_duplicate_ids_are_refused_by_render(base_line, tmp_path):
+    records = write_records(tmp_path / "r.jsonl", [tampered(base_line, 1), tampered(base_line, 1)])
+    res = run_cli("render", str(records), "--out", str(tmp_path / "p"))
+    assert res.code == 2 and "0000000000000001" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "p").exists() or not any((tmp_path / "p").iterdir())
+
+
+def test_a_very_long_slug_gets_a_short_file_name(base_line, tmp_path):
+    line = tampered(base_line, 1)
+    line["record"]["slug"] = "a" * 300
+    records = write_records(tmp_path / "r.jsonl", [line])
+    res = run_cli("render", str(records), "--out", str(tmp_path / "p"))
+    assert res.code == 0, res.stderr
+    assert len(list((tmp_path / "p").iterdir())) == 2
