@@ -48,7 +48,8 @@ class CliGroup(click.Group):
             _fail(str(e), 2)
         except CheckFailed as e:
             if str(e):
-                click.echo(str(e), err=True)
+                from .safe import terminal_text
+                click.echo(terminal_text(e), err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             _fail("interrupted; earlier outputs were left as they were", 130)
@@ -63,7 +64,8 @@ class CliGroup(click.Group):
 
 
 def _fail(message: str, code: int) -> None:
-    first = " ".join(str(message).split())
+    from .safe import terminal_text
+    first = terminal_text(message, one_line=True)  # messages may quote file names or record text
     click.echo(f"{PROG}: error: {first}", err=True)
     sys.exit(code)
 

@@ -13,6 +13,7 @@ import click
 
 from .cli import debug_option, main
 from .errors import CheckFailed, UserError
+from .safe import terminal_text
 
 DEFAULT_RECORDS = "output/records.jsonl"
 
@@ -91,8 +92,9 @@ def lookup(message, records, fmt, limit):
         raise UserError("the panic message is empty; give the text after `panicked at ...:`")
     result = lk.lookup(panic, _read_records(records))
     if result.bad_regex:
-        click.echo(f"note: {len(result.bad_regex)} records in {records} have a messageRegex that does not "
-                   f"compile and were skipped (first: {result.bad_regex[0]})", err=True)
+        click.echo(terminal_text(f"note: {len(result.bad_regex)} records in {records} have a messageRegex that is "
+                                 f"not of the shape extract writes (`^`, escaped text and `.*?`, `$`) and were "
+                                 f"skipped (first: {result.bad_regex[0]})", one_line=True), err=True)
     shown = result.matches if limit == 0 else result.matches[:limit]
     if fmt == "json":
         click.echo(json.dumps({
@@ -102,32 +104,37 @@ def lookup(message, records, fmt, limit):
     else:
         _print_matches(result, shown)
     if not result.matches:
-        one_line = " ".join(panic.message.split())
+        one_line = terminal_text(panic.message, one_line=True)
         raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
                           + (f" ({result.placeholder_only} records whose message is only a placeholder match any text)"
                              if result.placeholder_only else ""))
 
 
 def _print_matches(result, shown) -> None:
+    """The matches for a person at a terminal; every value from the records file or the pasted
+    panic goes through `terminal_text`, so no escape sequence in them reaches the terminal."""
+    def t(value: object) -> str:
+        return terminal_text(value, one_line=True)
+
     n = len(result.matches)
     if not n:
         return
-    where = f" at {result.panic.path}:{result.panic.line}" if result.panic.path else ""
+    where = f" at {t(result.panic.path)}:{result.panic.line}" if result.panic.path else ""
     click.echo(f"{n} record{'s' if n != 1 else ''} match{'es' if n == 1 else ''} this panic{where}"
                + (" (best first)" if n > 1 else "") + ":")
     for i, m in enumerate(shown, start=1):
         r, a = m.line.record, m.line.analysis
         click.echo("")
-        click.echo(f"{i}. {r.errorMessage}")
+        click.echo(f"{i}. {t(r.errorMessage)}")
         flag = "  <- the panic's location" if m.at_location and m.distance == 0 else (
             "  <- the panic's file" if m.at_location else "")
-        click.echo(f"   {r.filePath}:{r.lineNumber}{flag}")
-        click.echo(f"   {a.crate} · {a.function or a.operation} · {a.category}")
+        click.echo(f"   {t(r.filePath)}:{r.lineNumber}{flag}")
+        click.echo(f"   {t(a.crate)} · {t(a.function or a.operation)} · {a.category}")
         if a.rejected:
-            click.echo(f"   panics for: {', '.join(a.rejected)}")
+            click.echo(f"   panics for: {t(', '.join(a.rejected))}")
         if r.solutions:
-            click.echo(f"   first fix: {r.solutions[0]}")
-        click.echo(f"   id {r.id} · {r.githubUrl}")
+            click.echo(f"   first fix: {t(r.solutions[0])}")
+        click.echo(f"   id {r.id} · {t(r.githubUrl)}")
     if len(shown) < n:
         click.echo(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
     if n > 1 and not result.panic.path:

@@ -58,8 +58,9 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~]|&(?=#?[A-Za-z0-9]+;))")
 
 def _one_line(text: object) -> str:
     """Whitespace runs (newlines included) as one space: a newline would end a table row, and a
-    blank line would end a paragraph or code span."""
-    return " ".join(str(text).split())
+    blank line would end a paragraph or code span. Control characters go too (a report printed to
+    a terminal must not carry escape sequences)."""
+    return terminal_text(text, one_line=True)
 
 
 def md_cell(text: object) -> str:

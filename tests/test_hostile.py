@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import GitRepo, run_cli
 
 SITE = ('use burn_std::DType;\n\npub fn conv(x: Tensor) {\n    match x.dtype() {\n        DType::F32 => 1,\n'

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..coverage import HANDLED, PANICS, PARTIAL, Group, Matrix, label, short_path
+from ..safe import rich_text, terminal_text
 
 GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow")}
 ABSENT = ("·", "dim")
@@ -27,7 +28,7 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     crates = matrix.crates()
     if not crates:
         return [Text("No dtype-dispatch sites: nothing to show.")]
-    title = f"dtype coverage of {matrix.repo}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage"
+    title = f"dtype coverage of {_t(matrix.repo)}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage"
     out.append(Text(title, style="bold"))
     first = _first_width(matrix)
     for crate in crates:
@@ -40,7 +41,7 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
             t = _summary_table(matrix, group)
             if t is not None:
                 out.append(Text())
-                out.append(Text(f"Operations that panic on each dtype ({group.enum}), per backend", style="bold"))
+                out.append(Text(f"Operations that panic on each dtype ({_t(group.enum)}), per backend", style="bold"))
                 out.append(t)
     out.append(Text(LEGEND, style="dim"))
     return out
@@ -69,7 +70,7 @@ def _backend_heading(matrix: Matrix, crate: str) -> Text:
     n_matches = len(matrix.dispatches_of(crate))
     counts = matrix.counts(crate)
     t = Text()
-    t.append(crate, style="bold cyan")
+    t.append(_t(crate), style="bold cyan")
     t.append(f"  {n_ops} operation{'s' * (n_ops != 1)}, {n_matches} dtype match{'es' * (n_matches != 1)}; cells:  ")
     t.append(f"{counts[HANDLED]} ✓", style="green")
     t.append("  ")
@@ -80,8 +81,14 @@ def _backend_heading(matrix: Matrix, crate: str) -> Text:
     return t
 
 
+def _t(text: object) -> str:
+    """Record text for a rich Text (not read as markup): one line, no control characters."""
+    return terminal_text(text, one_line=True)
+
+
 def _header(dtype: str) -> str:
-    name = label(dtype)
+    """A column header (read as rich markup, so escaped)."""
+    name = rich_text(label(dtype))
     return name.replace("(", "\n(", 1) if "(" in name else name
 
 
@@ -113,18 +120,18 @@ def _first_width(matrix: Matrix, cap: int = 34) -> int:
 def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False,
                   header_style="bold", collapse_padding=True)
-    table.add_column(group.enum, overflow="fold", width=first)
+    table.add_column(rich_text(group.enum), overflow="fold", width=first)
     for d in group.dtypes:
         table.add_column(_header(d), justify="center", no_wrap=True)
     for op in matrix.operations_in(crate, group):
-        where = Text(op, style="bold")
+        where = Text(_t(op), style="bold")
         for d in matrix.dispatches_of(crate, op):
             if d.enum != group.enum:
                 continue
             lines = ",".join(str(s.line) for s in d.sites)
-            where.append("\n " + _fit(f"{short_path(d.path, crate)}:{lines}", first - 1), style="dim")
+            where.append("\n " + _fit(f"{_t(short_path(d.path, crate))}:{lines}", first - 1), style="dim")
             if d.function and d.function != op:
-                where.append(f" {d.function}()", style="dim")
+                where.append(f" {_t(d.function)}()", style="dim")
         row = [where]
         for dtype in group.dtypes:
             cell = matrix.get(crate, op, dtype)
@@ -144,7 +151,7 @@ def _summary_table(matrix: Matrix, group: Group) -> Table | None:
     for d in group.dtypes:
         table.add_column(_header(d), justify="center", no_wrap=True)
     for crate in crates:
-        row: list = [Text(crate, style="cyan"), str(len(matrix.operations_in(crate, group)))]
+        row: list = [Text(_t(crate), style="cyan"), str(len(matrix.operations_in(crate, group)))]
         for dtype in group.dtypes:
             t = matrix.tally(crate, dtype)
             bad = len(t[PANICS]) + len(t[PARTIAL])
