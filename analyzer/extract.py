@@ -56,6 +56,7 @@ class Extraction:
     cache_misses: int
     timings: dict[str, float]
     carry: dict[str, int] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # files not read: {path, reason}
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -299,7 +300,9 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
         not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
         cache_hits=cache.hits - hits0 if cache is not None else 0,
         cache_misses=cache.misses - misses0 if cache is not None else len(oids),
-        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry)
+        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry,
+        skipped=[{"path": b.path, "reason": facts[b.oid].skipped}
+                 for b in sorted(rust, key=lambda b: b.path) if facts[b.oid].skipped])
 
 
 def file_lines(data: bytes) -> list[str]:

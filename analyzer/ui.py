@@ -72,6 +72,12 @@ def summary(manifest: dict, written: list[str]) -> None:
     if bad:
         click.echo(f"note: {len(bad)} files did not parse cleanly; their sites were still read "
                    f"where the tree allows (listed in manifest.json)", err=True)
+    skipped = manifest.get("skipped") or []
+    if skipped:
+        from .safe import terminal_text
+        first = terminal_text(f"{skipped[0]['path']}: {skipped[0]['reason']}", one_line=True)
+        click.echo(f"note: {len(skipped)} files were skipped, unread (first: {first}; all are listed in "
+                   f"manifest.json)", err=True)
     carry = manifest.get("annotation")
     if carry:
         click.echo(f"Annotations: {carry['unchanged']} kept, {carry['changed']} changed, {carry['new']} new, "

@@ -321,3 +321,135 @@ def test_a_very_long_slug_gets_a_short_file_name(base_line, tmp_path):
     res = run_cli("render", str(records), "--out", str(tmp_path / "p"))
     assert res.code == 0, res.stderr
     assert len(list((tmp_path / "p").iterdir())) == 2
+
+
+# --- 5 and 10. parsing crafted files: linear, with a budget, and never a crash --------------------
+
+class CountingBytes(bytes):
+    """Bytes that count how many bytes their find/rfind/count calls scan."""
+
+    scanned = 0
+
+    def _span(self, args) -> int:
+        start = args[1] if len(args) > 1 and args[1] is not None else 0
+        end = args[2] if len(args) > 2 and args[2] is not None else len(self)
+        start = start + len(self) if start < 0 else start
+        end = end + len(self) if end < 0 else end
+        return max(0, min(end, len(self)) - max(start, 0))
+
+    def find(self, *args):
+        CountingBytes.scanned += self._span(args)
+        return bytes.find(self, *args)
+
+    def rfind(self, *args):
+        CountingBytes.scanned += self._span(args)
+        return bytes.rfind(self, *args)
+
+    def count(self, *args):
+        CountingBytes.scanned += self._span(args)
+        return bytes.count(self, *args)
+
+
+def test_enum_items_scan_each_byte_a_bounded_number_of_times():
+    """`enum A ` repeated on one line: each `enum` used to search to the end of the file for its
+    `{` and back to the line start for comments (quadratic)."""
+    from analyzer.parse import parse_file
+    src = CountingBytes(b"enum A " * 20_000)
+    CountingBytes.scanned = 0
+    facts = parse_file(src)
+    assert facts.enums == [] and not facts.skipped
+    assert CountingBytes.scanned <= 10 * len(src), CountingBytes.scanned
+
+
+def test_enum_items_are_still_found_after_comments_and_strings():
+    from analyzer.parse import parse_file
+    src = (b'// enum Fake { A }\nconst S: &str = "enum Quoted { B }";\n'
+           b'pub enum Real {\n    X,\n    Y,\n}\nfn f() { let s = "\\""; }\nenum Second { Z }\n')
+    facts = parse_file(src)
+    assert [(e.name, [v for v, _ in e.variants], e.line) for e in facts.enums] == [
+        ("Real", ["X", "Y"], 3), ("Second", ["Z"], 8)]
+
+
+def test_query_cursors_per_file_are_bounded_by_its_size(monkeypatch):
+    """Comment lines naming panic!/todo!: one range-limited query cursor per word steps over every
+    earlier sibling (quadratic on a flat file); words close together share one cursor."""
+    from analyzer import parse
+    made = []
+    real = parse.QueryCursor
+
+    class Counting:
+        def __init__(self, q):
+            made.append(1)
+            self.cursor = real(q)
+
+        def set_byte_range(self, a, b):
+            self.cursor.set_byte_range(a, b)
+
+        def matches(self, root):
+            return self.cursor.matches(root)
+
+    monkeypatch.setattr(parse, "QueryCursor", Counting)
+    src = b"// panic! todo! panic!\n" * 5000
+    facts = parse.parse_file(src)
+    assert facts.sites == []
+    assert len(made) <= 2 * (len(src) // parse._WINDOW_GAP + 1), len(made)
+
+
+def _arms_match(n: int) -> bytes:
+    arms = "".join(f'        E::V{i} => panic!("v{i}"),\n' for i in range(n))
+    return f"fn f(x: E) {{\n    match x {{\n{arms}    }}\n}}\n".encode()
+
+
+def test_the_arms_of_a_match_are_read_once(monkeypatch):
+    from analyzer import parse
+    calls = []
+    real = parse._arm_facts
+    monkeypatch.setattr(parse, "_arm_facts", lambda block, tx: calls.append(1) or real(block, tx))
+    facts = parse.parse_file(_arms_match(40))
+    assert len(facts.sites) == 40 and len(calls) == 1
+    assert [s.arm_index for s in facts.sites] == list(range(40))
+    assert all(len(s.arms) == 40 for s in facts.sites)
+
+
+def test_columns_on_one_long_line():
+    from analyzer.parse import parse_file
+    src = b"fn f(x: E) { match x { " + b"E::A => panic!(\"a\"), " * 3 + b"} }\n"
+    cols = [s.column for s in parse_file(src).sites]
+    starts = [i + 1 for i in range(len(src)) if src.startswith(b"panic!", i)]
+    assert cols == starts
+
+
+@pytest.fixture
+def crafted_repo(tmp_path):
+    repo = GitRepo(tmp_path / "crafted")
+    from conftest import DTYPE_RS
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    repo.crate("burn-x", {"src/lib.rs": SITE})
+    return repo
+
+
+def test_files_past_the_budget_are_reported_and_skipped(crafted_repo, tmp_path):
+    from analyzer import parse
+    crafted_repo.write_bytes("crates/burn-x/src/arms.rs", _arms_match(parse.MAX_ARM_FACTS // 400 + 50))
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [s["path"] for s in manifest["skipped"]] == ["crates/burn-x/src/arms.rs"]
+    assert "arm facts" in manifest["skipped"][0]["reason"]
+    assert manifest["records"] == 1  # the other file was read as usual
+    assert "skipped" in res.stderr
+
+
+def test_a_pattern_nested_too_deep_is_reported_and_skipped(crafted_repo, tmp_path):
+    deep = "(" * 400 + "x" + ")" * 400
+    crafted_repo.write("crates/burn-x/src/deep.rs",
+                       f'fn g(v: T) {{\n    match v {{\n        {deep} => 1,\n        _ => panic!("g: no"),\n    }};\n}}\n')
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["skipped"] == [{"path": "crates/burn-x/src/deep.rs", "reason": "nested too deep to read"}]
+    assert manifest["records"] == 1

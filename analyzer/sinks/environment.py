@@ -16,8 +16,17 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from ..safe import (https_url, md_cell, md_code_span, md_fence, md_inline, md_link_target, md_link_title,
-                    md_one_line, md_paragraphs)
+from ..safe import (
+    https_url,
+    md_cell,
+    md_code_span,
+    md_fence,
+    md_inline,
+    md_link_target,
+    md_link_title,
+    md_one_line,
+    md_paragraphs,
+)
 
 
 def html_paragraphs(text: str) -> Markup:

@@ -29,6 +29,7 @@ def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict
         "filesParsed": ex.files_parsed,
         "filesWithParseErrors": ex.parse_errors,
         "filesNotUtf8": ex.not_utf8,
+        "skipped": ex.skipped,
         "dtypeEnums": ex.catalog.to_json(),
         "annotation": ex.carry or None,
         "cache": {"hits": ex.cache_hits, "misses": ex.cache_misses},
