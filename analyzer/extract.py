@@ -163,10 +163,52 @@ def _pool(jobs: int):
     # fork is cheap (~20 ms for two workers: the parent has imported tree-sitter and the
     # analyzer); Python 3.14 defaults to forkserver on Linux, which imports all again per worker.
     ctx = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_exit_with_parent,
+                               initargs=(os.getpid(),))
     for _ in range(jobs):
         pool.submit(int)  # with fork, the first submit starts every worker now
+    hold = os.environ.get(HOLD_AFTER_POOL)
+    if hold:
+        _hold(pool, hold)
     return pool
+
+
+# Test hook: with this variable set to a file name, the run writes its workers' process ids there
+# once they are started and then waits forever, so a test can kill it at a known point.
+HOLD_AFTER_POOL = "BURN_ERRORS_TEST_HOLD_AFTER_POOL"
+
+
+def _hold(pool, path: str) -> None:
+    pids = " ".join(str(p) for p in (pool._processes or {}))
+    with open(path + ".tmp", "w") as f:
+        f.write(pids)
+    os.replace(path + ".tmp", path)
+    threading.Event().wait()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: the worker ends when the process that started it does. Killed with
+    SIGKILL, the parent cannot shut its pool down, and its workers, blocked on the task queue,
+    would live on holding the caller's stdout and stderr (a CI step waiting for them hangs).
+    Linux delivers SIGKILL to the worker when its parent dies (PR_SET_PDEATHSIG); elsewhere, and
+    for the moment before that call, a daemon thread checks the parent once a second."""
+    if sys.platform == "linux":
+        try:
+            import ctypes
+            import signal
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,

@@ -453,3 +453,63 @@ def test_a_pattern_nested_too_deep_is_reported_and_skipped(crafted_repo, tmp_pat
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["skipped"] == [{"path": "crates/burn-x/src/deep.rs", "reason": "nested too deep to read"}]
     assert manifest["records"] == 1
+
+
+# --- 6. parser workers never outlive the run -----------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    import os
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting for a parent that is gone counts as gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
+def test_workers_exit_when_the_run_is_killed(crafted_repo, tmp_path, how):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from analyzer.extract import HOLD_AFTER_POOL, PARALLEL_MIN_BYTES
+    from conftest import _command
+
+    body = SITE * (10_000 // len(SITE) + 1)
+    for i in range(PARALLEL_MIN_BYTES // len(body) + 5):  # enough bytes to use worker processes
+        crafted_repo.write(f"crates/burn-x/src/m{i}.rs", body.replace("conv:", f"m{i}:"))
+    crafted_repo.commit()
+    ready = tmp_path / "workers"
+    proc = subprocess.Popen([*_command(), "extract", "--repo", str(crafted_repo.path), "--sha", "HEAD",
+                             "--out", str(tmp_path / "o"), "--no-cache", "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, HOLD_AFTER_POOL: str(ready)})
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():  # the run says when its workers are up
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the workers never started"
+            time.sleep(0.05)
+        workers = [int(p) for p in ready.read_text().split()]
+        assert len(workers) == 2 and all(_alive(p) for p in workers)
+        proc.send_signal(getattr(signal, how))
+        proc.wait(timeout=10)
+        # The pipes the workers inherited close: reading them to the end returns.
+        out, err = proc.communicate(timeout=10)
+        deadline = time.monotonic() + 5
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in workers)
+    finally:
+        for p in [proc.pid, *workers]:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
