@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from .errors import UserError
 from .record import RecordLine
 from .sinks.environment import environment
 
@@ -106,18 +107,44 @@ def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMI
     return out
 
 
+# A page name longer than this is not a slug extract writes (message cut to 50, plus the id): the
+# record's page is named after its id instead, well within file-name limits.
+MAX_STEM = 100
+RESERVED_STEMS = frozenset({"index"})  # index.md / index.html is the index
+
+
 def page_names(lines: list[RecordLine]) -> dict[str, str]:
-    """File stem of each record's page: its slug without a leading `-` (a file name a shell would
-    read as an option); the id when the slug is not plain `[a-z0-9-]`; the full id added when two
-    records would share a stem."""
+    """File stem of each record's page, one distinct stem per record: its slug without a leading
+    `-` (a file name a shell would read as an option); the id when the slug is not plain
+    `[a-z0-9-]`, longer than MAX_STEM, or `index`; the slug and the full id when several records
+    would share a stem, or when a slug is another record's id. Records sharing an id are refused
+    (their pages could not be told apart), and so is any clash left (a slug spelling out another
+    record's `<slug>-<id>`)."""
+    ids: dict[str, int] = {}
+    for ln in lines:
+        ids[ln.record.id] = ids.get(ln.record.id, 0) + 1
+    dupes = sorted(i for i, n in ids.items() if n > 1)
+    if dupes:
+        raise UserError(f"record id {dupes[0]} appears {ids[dupes[0]]} times"
+                        + (f" (and {len(dupes) - 1} more ids repeat)" if len(dupes) > 1 else "")
+                        + "; each record needs its own page: run `burn-errors validate` on the records file")
     stems = {}
     for ln in lines:
-        slug = ln.record.slug
-        stems[ln.record.id] = (slug.lstrip("-") if re.fullmatch(r"[a-z0-9-]+", slug) else "") or ln.record.id
+        slug = ln.record.slug.lstrip("-")
+        plain = re.fullmatch(r"[a-z0-9-]+", slug) is not None and len(slug) <= MAX_STEM
+        stems[ln.record.id] = slug if plain and slug not in RESERVED_STEMS else ln.record.id
     count: dict[str, int] = {}
     for stem in stems.values():
         count[stem] = count.get(stem, 0) + 1
-    return {rid: stem if count[stem] == 1 else f"{stem}-{rid}" for rid, stem in stems.items()}
+    names = {rid: stem if count[stem] == 1 and (stem == rid or stem not in ids) else f"{stem}-{rid}"
+             for rid, stem in stems.items()}
+    owners: dict[str, str] = {}
+    for rid, name in names.items():
+        if name in owners:
+            raise UserError(f"records {owners[name]} and {rid} would both be written as the page {name}; "
+                            f"give one of them another slug")
+        owners[name] = rid
+    return names
 
 
 def issue_url(line: RecordLine, base: str | None = None) -> str:

@@ -285,7 +285,7 @@ def test_coverage_table_shows_markup_in_dtype_names_as_text(base_line, tmp_path)
 
 # --- 7. pages never overwrite each other --------------------------------------------------------
 
-@pytest.mark.parametrize("slugs", [["index", "conv-1"], ["same", "same"], ["x", "0000000000000001"],
+@pytest.mark.parametrize("slugs", [["index", "conv-1"], ["same", "same"], ["X!", "0000000000000001"],
                                    ["-index", "b"], ["INDEX", "b"]])
 @pytest.mark.parametrize("fmt", ["md", "html"])
 def test_every_record_gets_its_own_page(base_line, tmp_path, slugs, fmt):
@@ -513,3 +513,16 @@ def test_workers_exit_when_the_run_is_killed(crafted_repo, tmp_path, how):
             except ProcessLookupError:
                 pass
         proc.wait()
+
+
+def test_a_clash_left_after_disambiguation_fails_naming_it(base_line, tmp_path):
+    lines = []
+    for i, s in enumerate(["same", "same", "same-0000000000000001"], start=1):
+        x = tampered(base_line, i)
+        x["record"]["slug"] = s
+        lines.append(x)
+    records = write_records(tmp_path / "r.jsonl", lines)
+    res = run_cli("render", str(records), "--out", str(tmp_path / "p"))
+    assert res.code == 2 and "Traceback" not in res.stderr
+    assert "same-0000000000000001" in res.stderr and "0000000000000003" in res.stderr
+    assert not (tmp_path / "p").exists() or not any((tmp_path / "p").iterdir())
