@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 from pathlib import Path
@@ -26,6 +27,32 @@ def _umask() -> int:
     return mask
 
 
+def _temp_prefix(path: Path) -> str:
+    """Temporary siblings are `.<name>.<pid>.<random>.tmp`: the pid tells a later run whether
+    the writer is still alive."""
+    return f".{path.name}.{os.getpid()}."
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Remove the temporary siblings of `path` left by a run that was killed while writing (a
+    SIGKILL leaves no chance to clean up); those of a live writer stay."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid_text = tmp.name[len(path.name) + 2:].split(".", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # the writer is alive
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue  # alive under another user, or not a pid after all
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
 def write_files(files: dict[Path, str]) -> None:
     """Write every file to a temporary sibling first; rename them into place only when all are
     written, so a failure leaves the previous outputs exactly as they were."""
@@ -36,7 +63,8 @@ def write_files(files: dict[Path, str]) -> None:
     try:
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            _remove_stale_temps(path)
+            fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
             temps.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)

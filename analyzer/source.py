@@ -7,6 +7,7 @@ fetched again only when a revision it is asked for is missing.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
@@ -191,7 +192,9 @@ def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: P
     import git  # gitpython: clone/fetch with progress; imported here to keep start-up light
 
     if cache_dir is None:
+        # --no-cache: a clone for this run only, removed when the process exits.
         cache_dir = Path(tempfile.mkdtemp(prefix="burn-errors-"))
+        atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
     mirror = _mirror_path(cache_dir, url)
     slug = name or slug_from_url(url) or url
     handler = _GitProgress(progress) if progress else None

@@ -526,3 +526,49 @@ def test_a_clash_left_after_disambiguation_fails_naming_it(base_line, tmp_path):
     assert res.code == 2 and "Traceback" not in res.stderr
     assert "same-0000000000000001" in res.stderr and "0000000000000003" in res.stderr
     assert not (tmp_path / "p").exists() or not any((tmp_path / "p").iterdir())
+
+
+# --- 8. the tool cleans up what it creates -------------------------------------------------------
+
+def test_no_cache_with_a_url_leaves_no_clone_behind(crafted_repo, tmp_path):
+    import os
+    crafted_repo.commit()
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    res = run_cli("extract", "--repo", f"file://{crafted_repo.path}", "--sha", "HEAD", "--no-cache",
+                  "--out", str(tmp_path / "o"), env={"TMPDIR": str(temp)})
+    assert res.code == 0, res.stderr
+    assert os.listdir(temp) == []
+
+
+def test_temporary_files_of_a_killed_writer_are_removed(crafted_repo, tmp_path):
+    import os
+    import subprocess
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    out.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = out / f".records.jsonl.{dead.pid}.a1b2c3.tmp"
+    stale.write_text("half written")
+    live = out / f".records.jsonl.{os.getpid()}.d4e5f6.tmp"  # a writer still at work
+    live.write_text("being written")
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    assert not stale.exists() and live.exists()
+    assert sorted(p.name for p in out.iterdir()) == sorted([live.name, "manifest.json", "records.jsonl"])
+
+
+def test_at_most_one_corrupt_cache_copy_is_kept(crafted_repo, tmp_path):
+    crafted_repo.commit()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for stamp in ("20200101000000", "20200102000000"):  # copies set aside by earlier runs
+        (cache / f"facts.sqlite3.corrupt-{stamp}").write_bytes(b"old copy")
+    (cache / "facts.sqlite3").write_bytes(b"not a database" * 100)
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "o"),
+                  env={"BURN_ERRORS_CACHE": str(cache)})
+    assert res.code == 0, res.stderr
+    copies = sorted(p.name for p in cache.iterdir() if ".corrupt-" in p.name)
+    assert len(copies) == 1 and "2020" not in copies[0], copies
+    assert (cache / copies[0]).read_bytes() == b"not a database" * 100
