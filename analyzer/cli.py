@@ -106,10 +106,11 @@ def open_cache(no_cache: bool):
         return None
     from .cache import FactsCache, default_cache_dir
     from .ruleset import rules_hash
+    import sqlite3
     try:
         return FactsCache(default_cache_dir(), rules_hash(), __version__)
-    except OSError as e:
-        raise UserError(f"cannot use the cache folder {default_cache_dir()}: {e.strerror or e}; set "
+    except (OSError, sqlite3.Error) as e:  # sqlite: a folder it may not write in ("unable to open")
+        raise UserError(f"cannot use the cache folder {default_cache_dir()}: {getattr(e, 'strerror', None) or e}; set "
                         f"BURN_ERRORS_CACHE to a writable folder or pass --no-cache") from None
 
 

@@ -278,6 +278,13 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
     now = now or utc_now()
     tree = repo.tree(sha)
     rust = [b for b in tree if b.path.endswith(".rs")]
+    # A path that is not UTF-8 (git keeps bytes) cannot be written into a record: such files are
+    # listed as skipped, their bytes shown as \xNN escapes.
+    bad_names = [b for b in rust if not _is_utf8_name(b.path)]
+    rust = [b for b in rust if _is_utf8_name(b.path)]
+    if not rust and bad_names:
+        raise UserError(f"the Rust files at {sha[:12]} in {repo.origin} all have file names that are not "
+                        f"UTF-8; records cannot name them")
     if not rust:
         raise UserError(f"no Rust files at {sha[:12]} in {repo.origin}; is this the right repository "
                         f"and revision?")
@@ -343,8 +350,10 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: dict[str, Re
         cache_hits=cache.hits - hits0 if cache is not None else 0,
         cache_misses=cache.misses - misses0 if cache is not None else len(oids),
         timings={k: round(v, 3) for k, v in timings.items()}, carry=carry,
-        skipped=[{"path": b.path, "reason": facts[b.oid].skipped}
-                 for b in sorted(rust, key=lambda b: b.path) if facts[b.oid].skipped])
+        skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
+                       + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
+                           "reason": "its file name is not UTF-8"} for b in bad_names],
+                       key=lambda e: e["path"]))
 
 
 def file_lines(data: bytes) -> list[str]:
@@ -354,6 +363,15 @@ def file_lines(data: bytes) -> list[str]:
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def _is_utf8_name(path: str) -> bool:
+    """Whether a tree path (decoded with surrogateescape) was UTF-8 in git."""
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _not_utf8(data: bytes) -> bool:

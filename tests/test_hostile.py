@@ -572,3 +572,120 @@ def test_at_most_one_corrupt_cache_copy_is_kept(crafted_repo, tmp_path):
     copies = sorted(p.name for p in cache.iterdir() if ".corrupt-" in p.name)
     assert len(copies) == 1 and "2020" not in copies[0], copies
     assert (cache / copies[0]).read_bytes() == b"not a database" * 100
+
+
+# --- 10 and 11. one accurate line and exit 2, or it works ------------------------------------------
+
+def _one_line_error(res, *needles: str) -> str:
+    assert res.code == 2, (res.code, res.stdout, res.stderr)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("burn-errors: error: "), res.stderr
+    assert "internal error" not in lines[0] and "Traceback" not in res.stderr, lines[0]
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"record": ' + "9" * 5000 + "}"])
+def test_readers_of_a_hostile_records_file_fail_in_one_line(tmp_path, text):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(text + "\n")
+    for args in (["lookup", "x", "--records", str(bad)], ["render", str(bad), "--out", str(tmp_path / "p")],
+                 ["diff", str(bad), str(bad)], ["annotate", "export", str(bad), "--out", str(tmp_path / "a")],
+                 ["coverage", "--records", str(bad)]):
+        _one_line_error(run_cli(*args), str(bad))
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_listed(crafted_repo, tmp_path):
+    import os
+    name = os.fsdecode(b"caf\xe9.rs")  # the bytes as the file system has them
+    (crafted_repo.path / "crates" / "burn-x" / "src" / name).write_text(SITE)
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["skipped"] == [{"path": "crates/burn-x/src/caf\\xe9.rs", "reason": "its file name is not UTF-8"}]
+    assert manifest["records"] == 1
+
+
+def test_a_sha256_repository_is_refused_in_one_line(tmp_path):
+    import subprocess
+    repo = tmp_path / "s"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", "-b", "main", str(repo)], check=True)
+    (repo / "lib.rs").write_text(SITE)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@b.invalid", "-c", "user.name=n", "commit", "-qm", "x"],
+                   check=True)
+    res = run_cli("extract", "--repo", str(repo), "--sha", "HEAD", "--out", str(tmp_path / "o"))
+    _one_line_error(res, "SHA-256")
+
+
+def test_an_origin_url_with_spaces_falls_back_to_the_default_name(crafted_repo, tmp_path):
+    crafted_repo.git("remote", "add", "origin", "https://github.com/own er/na me.git")
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    (line,) = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    assert " " not in line["record"]["repo"]
+
+
+def test_a_repo_name_with_spaces_is_refused(crafted_repo, tmp_path):
+    crafted_repo.commit()
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--repo-name", "a b/c", "--out", str(tmp_path / "o"))
+    _one_line_error(res, "--repo-name")
+
+
+@pytest.mark.parametrize("which", ["repo", "out", "records"])
+def test_a_name_too_long_is_one_line(crafted_repo, tmp_path, which):
+    crafted_repo.commit()
+    long = str(tmp_path / ("n" * 300))
+    if which == "repo":
+        res = run_cli("extract", "--repo", long, "--out", str(tmp_path / "o"))
+    elif which == "out":
+        res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", long)
+    else:
+        res = run_cli("lookup", "x", "--records", long)
+    _one_line_error(res, "too long")
+
+
+@pytest.mark.parametrize("spec", ["ext::sh -c touch% pwned", "ext://sh", "fd::3"])
+def test_remote_helpers_are_refused_in_one_line(tmp_path, spec):
+    res = run_cli("extract", "--repo", spec, "--out", str(tmp_path / "o"), cwd=tmp_path)
+    _one_line_error(res, "--repo")
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_cache_folder_that_cannot_be_used_is_one_line(crafted_repo, tmp_path):
+    crafted_repo.commit()
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the cache folder goes")
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "o"),
+                  env={"BURN_ERRORS_CACHE": str(blocker / "cache")})
+    _one_line_error(res, "cache folder")
+
+
+def test_a_repository_git_refuses_for_its_owner_is_named_so(crafted_repo, tmp_path):
+    crafted_repo.commit()
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "o"),
+                  env={"GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"})
+    _one_line_error(res, "dubious ownership", "safe.directory")
+
+
+def test_answers_folder_with_a_fifo_and_a_link_to_a_device(base_line, tmp_path):
+    import os
+    records = write_records(tmp_path / "r.jsonl", [tampered(base_line, 1)])
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    os.mkfifo(answers / "0000000000000002.json")
+    os.symlink("/dev/zero", answers / "0000000000000003.json")
+    (answers / "0000000000000001.json").write_text(json.dumps({"id": "0000000000000001", "documentation": "Docs."}))
+    res = run_cli("annotate", "import", str(records), str(answers), "--out", str(tmp_path / "new.jsonl"))
+    assert res.code == 0, res.stderr
+    assert "Imported 1 answer" in res.stdout
+    res = run_cli("annotate", "import", str(records), str(answers / "0000000000000003.json"),
+                  "--out", str(tmp_path / "new2.jsonl"))
+    assert res.code == 2 and "not a regular file" in res.stderr
+    res = run_cli("lookup", "x", "--records", str(answers / "0000000000000003.json"))
+    _one_line_error(res, "device")
