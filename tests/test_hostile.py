@@ -689,3 +689,109 @@ def test_answers_folder_with_a_fifo_and_a_link_to_a_device(base_line, tmp_path):
     assert res.code == 2 and "not a regular file" in res.stderr
     res = run_cli("lookup", "x", "--records", str(answers / "0000000000000003.json"))
     _one_line_error(res, "device")
+
+
+# --- What held up: keep it so ------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["--sha", "--output=OUT/pwned"],
+    ["--sha", "-n1"],
+    ["--repo", "--upload-pack=touch OUT/pwned"],
+    ["--repo", "-c core.sshCommand=touch%20OUT/pwned"],
+])
+def test_git_arguments_cannot_be_injected(crafted_repo, tmp_path, args):
+    crafted_repo.commit()
+    args = [a.replace("OUT", str(tmp_path)) for a in args]
+    base = ["--repo", str(crafted_repo.path)] if args[0] == "--sha" else []
+    res = run_cli("extract", *base, *args, "--out", str(tmp_path / "o"), cwd=tmp_path)
+    _one_line_error(res)
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_repository_config_never_runs_commands(crafted_repo, tmp_path):
+    """fsmonitor, pager, gpg, smudge filters and hooks of an untrusted clone: none runs."""
+    pwned = tmp_path / "pwned"
+    crafted_repo.write(".gitattributes", "*.rs filter=evil\n")
+    crafted_repo.commit()
+    for key, value in [("core.fsmonitor", f"touch {pwned}"), ("core.pager", f"touch {pwned}"),
+                       ("gpg.program", f"touch {pwned}"), ("log.showSignature", "true"),
+                       ("filter.evil.smudge", f"touch {pwned}"), ("filter.evil.clean", f"touch {pwned}"),
+                       ("diff.external", f"touch {pwned}")]:
+        crafted_repo.git("config", key, value)
+    hook = crafted_repo.path / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {pwned}\n")
+    hook.chmod(0o755)
+    out = tmp_path / "o"
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    res = run_cli("extract", "--repo", f"file://{crafted_repo.path}", "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    assert not pwned.exists()
+
+
+def test_rust_symlinks_are_read_as_their_link_text(crafted_repo, tmp_path):
+    import os
+    secret = tmp_path / "secret.rs"
+    secret.write_text('fn s(x: T) { match x.dtype() { DType::F32 => 1, d => panic!("secret: {d:?}"), }; }\n')
+    os.symlink(secret, crafted_repo.path / "crates" / "burn-x" / "src" / "link.rs")
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    assert "secret" not in (out / "records.jsonl").read_text()
+
+
+HOSTILE_RUST = {
+    "nul": SITE.replace("pub fn", "\0\0pub fn"),
+    "crlf": SITE.replace("\n", "\r\n"),
+    "bom": "\ufeff" + SITE,
+    "unterminated": SITE + '\nfn g() { let s = "never closed;\n',
+    "deep": SITE + "fn d() " + "{" * 10_000 + "}" * 10_000 + "\n",
+    "deep-unclosed": SITE + "fn d() " + "(" * 10_000 + "\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_RUST))
+def test_hostile_rust_still_gives_its_site(crafted_repo, tmp_path, kind):
+    crafted_repo.write("crates/burn-x/src/lib.rs", HOSTILE_RUST[kind], dedent=False)
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    msgs = [json.loads(x)["record"]["errorMessage"] for x in (out / "records.jsonl").read_text().splitlines()]
+    assert msgs == ["conv: unsupported dtype {d:?}"]
+
+
+def test_a_file_past_the_size_budget_is_listed_not_read(crafted_repo, tmp_path):
+    from analyzer.parse import MAX_FILE_BYTES
+    crafted_repo.write("crates/burn-x/src/huge.rs", SITE * (MAX_FILE_BYTES // len(SITE) + 1), dedent=False)
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [s["path"] for s in manifest["skipped"]] == ["crates/burn-x/src/huge.rs"]
+    assert manifest["records"] == 1
+
+
+def test_a_full_disk_is_one_line_and_earlier_outputs_stay(crafted_repo, tmp_path):
+    """RLIMIT_FSIZE makes writes past a size fail as a full disk would (EFBIG)."""
+    import resource
+    import signal
+    import subprocess
+
+    from conftest import _command
+    crafted_repo.commit()
+    out = tmp_path / "o"
+    assert run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out)).code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+
+    proc = subprocess.run([*_command(), "extract", "--repo", str(crafted_repo.path), "--sha", "HEAD",
+                           "--out", str(out), "--no-cache"], capture_output=True, text=True, preexec_fn=small_files)
+    from conftest import Result
+    _one_line_error(Result(proc.returncode, proc.stdout, proc.stderr), "cannot write")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
