@@ -344,7 +344,7 @@ def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:
         unconditional = body is not None and _is_whole_body(call, body)
         block = parent.parent
         match = block.parent if block is not None else None
-        if match is None or match.type != "match_expression":
+        if block is None or match is None or match.type != "match_expression":
             return _Placement("other", False)
         value = match.child_by_field_name("value")
         cached = arms_of.get(block.id) if arms_of is not None else None
