@@ -53,7 +53,9 @@ def url_path(path: str) -> str:
 
 # Characters that start emphasis, code, links and images (`[`), HTML, table cells or strikethrough;
 # `&` only where it would start an entity.
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~]|&(?=#?[A-Za-z0-9]+;))")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~]|&(?=#?[A-Za-z0-9]+;))")
+# `_` opens or closes emphasis only beside a non-alphanumeric character (`max_pool` is plain text).
+_MD_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
 def _one_line(text: object) -> str:
@@ -66,7 +68,7 @@ def _one_line(text: object) -> str:
 def md_cell(text: object) -> str:
     """Plain text inside a GitHub table cell (or any inline Markdown): one line, every character
     that Markdown or the table could read as syntax backslash-escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", _one_line(text))
+    return _MD_EDGE_UNDERSCORE.sub(r"\\_", _MD_SPECIAL.sub(r"\\\1", _one_line(text)))
 
 
 def md_code_span(text: object, in_table: bool = True) -> str:
