@@ -1,8 +1,8 @@
 """Pages: one page per record, in the shape of the published pages (seed 000), and an index.
 
 This module holds what the Markdown and HTML sinks share: which records are related to which,
-page names, the values a page template sees, and the jinja2 environment with its filters. The
-templates are `templates/page.{md,html}.j2` and `templates/page_index.{md,html}.j2`.
+page names, and the values a page template sees. The templates are `templates/page.{md,html}.j2`
+and `templates/page_index.{md,html}.j2`, rendered with the environment of `sinks/environment.py`.
 
 Related errors
 --------------
