@@ -100,7 +100,9 @@ def lookup(message, records, fmt, limit):
         click.echo(json.dumps({
             "query": {"message": panic.message, "path": panic.path, "line": panic.line, "column": panic.column},
             "total": len(result.matches), "placeholderOnly": result.placeholder_only,
-            "matches": [m.to_json(i) for i, m in enumerate(shown, start=1)]}, indent=2, ensure_ascii=False))
+            "matches": [m.to_json(i) for i, m in enumerate(shown, start=1)]}, indent=2,
+            # On a terminal, \u escapes: JSON leaves C1 controls (an 8-bit ESC) raw otherwise.
+            ensure_ascii=sys.stdout.isatty()))
     else:
         _print_matches(result, shown)
     if not result.matches:
