@@ -1,7 +1,7 @@
 """Escaping for every output context, and the one policy for links.
 
 Record fields come from files anyone can write (a records file, a fork's file names), so every
-value a sink interpolates goes through one of these helpers:
+value a sink interpolates goes through one of these functions:
 
 - `https_url`: the only way a URL becomes a link. Parsed with urllib.parse after removing what a
   browser removes (leading/trailing C0 controls and spaces, tabs and newlines anywhere), so

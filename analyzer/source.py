@@ -165,7 +165,7 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
         raise UserError(f"--repo-name {name!r} is not OWNER/NAME (one slash, no spaces)")
     transport = _TRANSPORT.match(spec)
     if transport and not Path(spec).exists():
-        raise UserError(f"--repo {spec.split('::')[0]}::... asks git for the `{transport.group(1)}` remote helper, "
+        raise UserError(f"--repo {spec.split('::')[0]}::... asks git to run its `{transport.group(1)}` transport program, "
                         f"which burn-errors does not allow; give an https, ssh, git or file URL or a local path")
     if is_url(spec):
         scheme = spec.split("://", 1)[0].lower() if "://" in spec else "ssh"

@@ -652,7 +652,7 @@ def test_a_name_too_long_is_one_line(crafted_repo, tmp_path, which):
 
 
 @pytest.mark.parametrize("spec", ["ext::sh -c touch% pwned", "ext://sh", "fd::3"])
-def test_remote_helpers_are_refused_in_one_line(tmp_path, spec):
+def test_remote_transport_programs_are_refused_in_one_line(tmp_path, spec):
     res = run_cli("extract", "--repo", spec, "--out", str(tmp_path / "o"), cwd=tmp_path)
     _one_line_error(res, "--repo")
     assert not (tmp_path / "pwned").exists()
