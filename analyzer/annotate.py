@@ -146,7 +146,7 @@ class Export:
 
 
 def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> Export:
-    from .pages import environment
+    from .sinks.environment import environment
 
     template = environment().get_template("annotate_prompt.md.j2")
     todo = [ln for ln in lines if needs_annotation(ln)]
@@ -210,7 +210,8 @@ def answer_files(paths: list[str]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(sorted(f for f in p.glob("*.json") if f.name != EXPORT_MANIFEST))
+            # Only regular files: a FIFO would block the read, a link to /dev/zero never end it.
+            out.extend(sorted(f for f in p.glob("*.json") if f.name != EXPORT_MANIFEST and f.is_file()))
         elif p.exists():
             out.append(p)
         else:
@@ -246,12 +247,22 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
     manifests: dict[Path, dict[str, str]] = {}
     for path in paths:
         try:
+            if not path.is_file():
+                result.bad.append((path, "not a regular file (a device, a pipe, or a link to one)"))
+                continue
             data = _parse(path.read_text(encoding="utf-8"))
+        except RecursionError:
+            result.bad.append((path, "not an answer: JSON nested too deep"))
+            continue
         except UnicodeDecodeError:
             result.bad.append((path, "not UTF-8 text"))
             continue
         except json.JSONDecodeError as e:
             result.bad.append((path, f"not JSON ({e.msg} at line {e.lineno} column {e.colno})"))
+            continue
+        except ValueError as e:  # json's limit on integer digits
+            result.bad.append((path, "not an answer: it holds an integer too long to read"
+                               if "digits" in str(e) else f"not an answer ({e})"))
             continue
         except OSError as e:
             result.bad.append((path, f"cannot read it ({e.strerror or e})"))

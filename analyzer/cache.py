@@ -95,6 +95,13 @@ class FactsCache:
         return True
 
     def _move_aside(self) -> None:
+        """Move the damaged files aside for a look, keeping only the latest such copy (a cache
+        that keeps breaking must not fill the disk with copies)."""
+        for old in self.folder.glob(self.path.name + ".corrupt-*"):
+            try:
+                old.unlink()
+            except OSError:
+                pass
         stamp = time.strftime("%Y%m%d%H%M%S")
         for suffix in ("", "-wal", "-shm"):
             p = Path(str(self.path) + suffix)

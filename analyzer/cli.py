@@ -49,7 +49,8 @@ class CliGroup(click.Group):
             _fail(str(e), 2)
         except CheckFailed as e:
             if str(e):
-                click.echo(str(e), err=True)
+                from .safe import terminal_text
+                click.echo(terminal_text(e), err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             _fail("interrupted; earlier outputs were left as they were", 130)
@@ -64,7 +65,8 @@ class CliGroup(click.Group):
 
 
 def _fail(message: str, code: int) -> None:
-    first = " ".join(str(message).split())
+    from .safe import terminal_text
+    first = terminal_text(message, one_line=True)  # messages may quote file names or record text
     click.echo(f"{PROG}: error: {first}", err=True)
     sys.exit(code)
 
@@ -109,10 +111,11 @@ def open_cache(no_cache: bool):
         return None
     from .cache import FactsCache, default_cache_dir
     from .ruleset import rules_hash
+    import sqlite3
     try:
         return FactsCache(default_cache_dir(), rules_hash(), __version__)
-    except OSError as e:
-        raise UserError(f"cannot use the cache folder {default_cache_dir()}: {e.strerror or e}; set "
+    except (OSError, sqlite3.Error) as e:  # sqlite: a folder it may not write in ("unable to open")
+        raise UserError(f"cannot use the cache folder {default_cache_dir()}: {getattr(e, 'strerror', None) or e}; set "
                         f"BURN_ERRORS_CACHE to a writable folder or pass --no-cache") from None
 
 
@@ -296,7 +299,7 @@ def _documents(records: str):
     from .checks import Document
     from .sinks import jsonl
 
-    in_folder = Path(records).is_dir()
+    in_folder = jsonl.is_folder(records)
     documents: list = []
     unit = "file" if in_folder else "line"
     for path in jsonl.record_files(records):

@@ -13,6 +13,7 @@ import click
 
 from .cli import debug_option, main
 from .errors import CheckFailed, UserError
+from .safe import terminal_text
 from .wording import plural
 
 DEFAULT_RECORDS = "output/records.jsonl"
@@ -95,19 +96,22 @@ def lookup(message, records, fmt, limit):
     result = lk.lookup(panic, _read_records(records))
     if result.bad_regex:
         one = len(result.bad_regex) == 1
-        click.echo(f"note: {plural(len(result.bad_regex), 'record')} in {records} {'has' if one else 'have'} a "
-                   f"messageRegex that does not compile and {'was' if one else 'were'} skipped (first: "
-                   f"{result.bad_regex[0]})", err=True)
+        click.echo(terminal_text(f"note: {plural(len(result.bad_regex), 'record')} in {records} {'has' if one else 'have'} "
+                                 f"a messageRegex that is not of the shape extract writes (`^`, escaped text and "
+                                 f"`.*?`, `$`) and {'was' if one else 'were'} skipped (first: {result.bad_regex[0]})",
+                                 one_line=True), err=True)
     shown = result.matches if limit == 0 else result.matches[:limit]
     if fmt == "json":
         click.echo(json.dumps({
             "query": {"message": panic.message, "path": panic.path, "line": panic.line, "column": panic.column},
             "total": len(result.matches), "placeholderOnly": result.placeholder_only,
-            "matches": [m.to_json(i) for i, m in enumerate(shown, start=1)]}, indent=2, ensure_ascii=False))
+            "matches": [m.to_json(i) for i, m in enumerate(shown, start=1)]}, indent=2,
+            # On a terminal, \u escapes: JSON leaves C1 controls (an 8-bit ESC) raw otherwise.
+            ensure_ascii=sys.stdout.isatty()))
     else:
         _print_matches(result, shown)
     if not result.matches:
-        one_line = " ".join(panic.message.split())
+        one_line = terminal_text(panic.message, one_line=True)
         raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
                           + (f" ({plural(result.placeholder_only, 'record')} whose message is only a placeholder "
                              f"match{'es' if result.placeholder_only == 1 else ''} any text)"
@@ -115,25 +119,30 @@ def lookup(message, records, fmt, limit):
 
 
 def _print_matches(result, shown) -> None:
+    """The matches for a person at a terminal; every value from the records file or the pasted
+    panic goes through `terminal_text`, so no escape sequence in them reaches the terminal."""
+    def t(value: object) -> str:
+        return terminal_text(value, one_line=True)
+
     n = len(result.matches)
     if not n:
         return
-    where = f" at {result.panic.path}:{result.panic.line}" if result.panic.path else ""
+    where = f" at {t(result.panic.path)}:{result.panic.line}" if result.panic.path else ""
     click.echo(f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
                + (" (best first)" if n > 1 else "") + ":")
     for i, m in enumerate(shown, start=1):
         r, a = m.line.record, m.line.facts
         click.echo("")
-        click.echo(f"{i}. {r.errorMessage}")
+        click.echo(f"{i}. {t(r.errorMessage)}")
         flag = "  <- the panic's location" if m.at_location and m.distance == 0 else (
             "  <- the panic's file" if m.at_location else "")
-        click.echo(f"   {r.filePath}:{r.lineNumber}{flag}")
-        click.echo(f"   {a.crate} · {a.function or a.operation} · {a.category}")
+        click.echo(f"   {t(r.filePath)}:{r.lineNumber}{flag}")
+        click.echo(f"   {t(a.crate)} · {t(a.function or a.operation)} · {a.category}")
         if a.rejected:
-            click.echo(f"   panics for: {', '.join(a.rejected)}")
+            click.echo(f"   panics for: {t(', '.join(a.rejected))}")
         if r.solutions:
-            click.echo(f"   first fix: {r.solutions[0]}")
-        click.echo(f"   id {r.id} · {r.githubUrl}")
+            click.echo(f"   first fix: {t(r.solutions[0])}")
+        click.echo(f"   id {r.id} · {t(r.githubUrl)}")
     if len(shown) < n:
         click.echo(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
     if n > 1 and not result.panic.path:

@@ -193,9 +193,12 @@ def _is_records(arg: str) -> bool:
     from .sinks.jsonl import RECORD_FILE_SUFFIXES
 
     p = Path(arg)
-    if p.is_dir():
-        return any(f.suffix in RECORD_FILE_SUFFIXES for f in p.iterdir())
-    return p.is_file()
+    try:
+        if p.is_dir():
+            return any(f.suffix in RECORD_FILE_SUFFIXES for f in p.iterdir())
+        return p.is_file()
+    except OSError:  # a name too long to look up is a revision, or nothing
+        return False
 
 
 def _records_side(path: str, lines: list[RecordLine]) -> Side:

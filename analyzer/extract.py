@@ -64,6 +64,7 @@ class Extraction:
     # (path, crate, facts) of every file with code facts (functions, ops traits or impls, macro
     # definitions), for the coverage audit's call graph.
     code: list[tuple[str, str, FileFacts]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # files not read: {path, reason}
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -171,10 +172,52 @@ def _pool(jobs: int):
     # fork is cheap (~20 ms for two workers: the parent has imported tree-sitter and the
     # analyzer); Python 3.14 defaults to forkserver on Linux, which imports all again per worker.
     ctx = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_exit_with_parent,
+                               initargs=(os.getpid(),))
     for _ in range(jobs):
         pool.submit(int)  # with fork, the first submit starts every worker now
+    hold = os.environ.get(HOLD_AFTER_POOL)
+    if hold:
+        _hold(pool, hold)
     return pool
+
+
+# Test hook: with this variable set to a file name, the run writes its workers' process ids there
+# once they are started and then waits forever, so a test can kill it at a known point.
+HOLD_AFTER_POOL = "BURN_ERRORS_TEST_HOLD_AFTER_POOL"
+
+
+def _hold(pool, path: str) -> None:
+    pids = " ".join(str(p) for p in (pool._processes or {}))
+    with open(path + ".tmp", "w") as f:
+        f.write(pids)
+    os.replace(path + ".tmp", path)
+    threading.Event().wait()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: the worker ends when the process that started it does. Killed with
+    SIGKILL, the parent cannot shut its pool down, and its workers, blocked on the task queue,
+    would live on holding the caller's stdout and stderr (a CI step waiting for them hangs).
+    Linux delivers SIGKILL to the worker when its parent dies (PR_SET_PDEATHSIG); elsewhere, and
+    for the moment before that call, a daemon thread checks the parent once a second."""
+    if sys.platform == "linux":
+        try:
+            import ctypes
+            import signal
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
@@ -248,6 +291,13 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     now = now or utc_now()
     tree = repo.tree(sha)
     rust = [b for b in tree if b.path.endswith(".rs")]
+    # A path that is not UTF-8 (git keeps bytes) cannot be written into a record: such files are
+    # listed as skipped, their bytes shown as \xNN escapes.
+    bad_names = [b for b in rust if not _is_utf8_name(b.path)]
+    rust = [b for b in rust if _is_utf8_name(b.path)]
+    if not rust and bad_names:
+        raise UserError(f"the Rust files at {sha[:12]} in {repo.origin} all have file names that are not "
+                        f"UTF-8; records cannot name them")
     if not rust:
         raise UserError(f"no Rust files at {sha[:12]} in {repo.origin}; is this the right repository "
                         f"and revision?")
@@ -326,7 +376,11 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
         cache_hits=cache.hits - hits0 if cache is not None else 0,
         cache_misses=cache.misses - misses0 if cache is not None else len(oids),
         timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts, code=code,
-        scan=_scan_counts(rust, from_cache, prefiltered))
+        scan=_scan_counts(rust, from_cache, prefiltered),
+        skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
+                       + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
+                           "reason": "its file name is not UTF-8"} for b in bad_names],
+                       key=lambda e: e["path"]))
 
 
 def _scan_counts(rust: list, from_cache: set[str], prefiltered: set[str]) -> dict[str, int]:
@@ -344,6 +398,15 @@ def file_lines(data: bytes) -> list[str]:
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def _is_utf8_name(path: str) -> bool:
+    """Whether a tree path (decoded with surrogateescape) was UTF-8 in git."""
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _not_utf8(data: bytes) -> bool:

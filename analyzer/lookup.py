@@ -10,7 +10,8 @@ prints it, with the location:
     thread 'main' panicked at 'conv3d: unsupported dtype I8', src/ops/module.rs:257:22   (before 1.73)
 
 A record matches when its `analysis.messageRegex` matches the whole message (`re.fullmatch`,
-DOTALL). Matches are ranked:
+DOTALL). The regex is never run: it is read back into the literal segments between its
+placeholders and matched in linear time (`message_matcher`); one of any other shape is skipped. Matches are ranked:
 
 1. a record at the panic's file first (nearest line first) when the input gives a location. The
    location may be a path inside the repository, an absolute path in a clone
@@ -31,15 +32,11 @@ from dataclasses import dataclass
 
 from .record import RecordLine
 
-# Rust >= 1.73: `thread 'main' panicked at src/x.rs:12:5:` then the message on the next lines.
-_NEW_HEADER = re.compile(r"^thread '(?P<thread>.*?)' panicked at (?P<path>.+?):(?P<line>\d+):(?P<col>\d+):[ \t]*\r?$",
-                         re.M)
-# Rust < 1.73: `thread 'main' panicked at 'message', src/x.rs:12:5`.
-_OLD_HEADER = re.compile(r"^thread '(?P<thread>.*?)' panicked at '(?P<message>.*)', (?P<path>[^\n]+?):(?P<line>\d+):"
-                         r"(?P<col>\d+)[ \t]*\r?$", re.M | re.S)
 # What Rust prints after the message.
 _TRAILER = re.compile(r"\r?\n(?:note: run with `RUST_BACKTRACE=|note: Some details are omitted|stack backtrace:)")
 _CRATES_IO = re.compile(r"^(?P<crate>[A-Za-z0-9_-]+?)-(?P<version>\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?)$")
+_HEAD = "thread '"
+_PANICKED = "' panicked at "
 
 
 @dataclass(frozen=True)
@@ -53,42 +50,138 @@ class Panic:
 
 
 def parse_panic(text: str) -> Panic:
-    """Read the message (and location) out of what the user pasted."""
+    """Read the message (and location) out of what the user pasted.
+
+    Rust 1.73 and later print `thread 'main' panicked at src/x.rs:12:5:` and the message on the
+    next lines; earlier versions `thread 'main' panicked at 'message', src/x.rs:12:5`, the message
+    possibly spanning lines. Read line by line with `str` methods, one pass over the text, so a
+    pasted header of any length is read in linear time."""
     text = text.replace("\r\n", "\n")
-    m = _NEW_HEADER.search(text)
-    if m:
-        rest = text[m.end():]
-        rest = rest[1:] if rest.startswith("\n") else rest
-        t = _TRAILER.search(rest)
-        message = rest[:t.start()] if t else rest
-        return Panic(message.rstrip("\n"), _norm(m["path"]), int(m["line"]), int(m["col"]))
-    m = _OLD_HEADER.search(text)
-    if m:
-        return Panic(m["message"], _norm(m["path"]), int(m["line"]), int(m["col"]))
+    lines = text.split("\n")
+    offsets = []
+    pos = 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    for i, line in enumerate(lines):  # Rust >= 1.73
+        rest = _after_header(line)
+        stripped = rest.rstrip(" \t\r") if rest is not None else ""
+        loc = _location(stripped[:-1]) if stripped.endswith(":") else None
+        if loc is None:
+            continue
+        body = text[offsets[i] + len(line) + 1:] if i + 1 < len(lines) else ""
+        t = _TRAILER.search("\n" + body)
+        message = body[:t.start() - 1] if t and t.start() > 0 else ("" if t else body)
+        return Panic(message.rstrip("\n"), _norm(loc[0]), loc[1], loc[2])
+    for i, line in enumerate(lines):  # Rust < 1.73: the last line that ends in `', PATH:LINE:COL`
+        rest = _after_header(line)
+        if rest is None or not rest.startswith("'"):
+            continue
+        for j in range(len(lines) - 1, i - 1, -1):
+            tail = lines[j].rstrip(" \t\r") if j > i else rest.rstrip(" \t\r")
+            start = 0 if j > i else 1
+            cut = tail.rfind("', ", start)
+            loc = _location(tail[cut + 3:]) if cut >= 0 else None
+            if loc is None:
+                continue
+            if j == i:
+                message = rest[1:cut]
+            else:
+                head = rest[1:]
+                message = "\n".join([head, *lines[i + 1:j], tail[:cut]])
+            return Panic(message, _norm(loc[0]), loc[1], loc[2])
+        break
     t = _TRAILER.search(text)
     return Panic((text[:t.start()] if t else text).strip("\n"))
+
+
+def _after_header(line: str) -> str | None:
+    """What follows `thread '<name>' panicked at ` on a panic's first line, else None."""
+    if not line.startswith(_HEAD):
+        return None
+    at = line.find(_PANICKED, len(_HEAD))
+    return None if at < 0 else line[at + len(_PANICKED):]
+
+
+def _location(text: str) -> tuple[str, int, int] | None:
+    """`PATH:LINE:COL` as (path, line, column), else None."""
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or not parts[0] or not parts[1].isdigit() or not parts[2].isdigit():
+        return None
+    if not parts[1].isascii() or not parts[2].isascii():
+        return None
+    return parts[0], int(parts[1]), int(parts[2])
 
 
 def _norm(path: str) -> str:
     return path.strip().replace("\\", "/")
 
 
+_META = ".^$*+?{}[]\\|()"
+
+
+def literal_segments(regex: str) -> list[str] | None:
+    """The literal texts between the placeholders of a messageRegex of the shape `extract` writes
+    (`^`, text with regex metacharacters backslash-escaped, `.*?` for each placeholder, `$`);
+    None for any other regex. A records file is anyone's to write, so lookup never runs its
+    regexes: it reads them back into literal segments and matches those (`message_matcher`)."""
+    if len(regex) < 2 or not regex.startswith("^") or not regex.endswith("$"):
+        return None
+    body, i = regex[1:-1], 0
+    segments: list[str] = []
+    current: list[str] = []
+    while i < len(body):
+        ch = body[i]
+        if body.startswith(".*?", i):
+            segments.append("".join(current))
+            current = []
+            i += 3
+        elif ch == "\\":
+            # A backslash before any other character than a letter, digit or `_` is that character
+            # (older writers escaped spaces too); `\d`, `\w`, `\1` and the like are not text.
+            if i + 1 >= len(body) or body[i + 1].isalnum() or body[i + 1] == "_":
+                return None
+            current.append(body[i + 1])
+            i += 2
+        elif ch in _META:
+            return None
+        else:
+            current.append(ch)
+            i += 1
+    segments.append("".join(current))
+    return segments
+
+
+def message_matcher(regex: str):
+    """A function text -> bool equal to `re.fullmatch(regex, text, re.S)` for a regex of the
+    tool's shape, in time linear in the text: the first segment must start the text, the last end
+    it, and each one between is found, leftmost, after the previous (leftmost placement is optimal
+    when everything between segments is a wildcard). None when the regex is of another shape."""
+    segments = literal_segments(regex)
+    if segments is None:
+        return None
+    if len(segments) == 1:
+        only = segments[0]
+        return lambda text: text == only
+    first, middle, last = segments[0], segments[1:-1], segments[-1]
+
+    def matches(text: str) -> bool:
+        if len(text) < len(first) + len(last) or not text.startswith(first) or not text.endswith(last):
+            return False
+        pos, end = len(first), len(text) - len(last)
+        for seg in middle:
+            found = text.find(seg, pos, end)
+            if found < 0:
+                return False
+            pos = found + len(seg)
+        return True
+    return matches
+
+
 def literal_length(regex: str) -> int:
     """Characters a full match of `regex` spells out literally: the message outside its
-    placeholders. Counts escaped and plain characters; anchors and `.*?` count nothing."""
-    n, i = 0, 0
-    body = regex[1:] if regex.startswith("^") else regex
-    body = body[:-1] if body.endswith("$") and not body.endswith("\\$") else body
-    while i < len(body):
-        if body.startswith(".*?", i):
-            i += 3
-        elif body[i] == "\\" and i + 1 < len(body):
-            n += 1
-            i += 2
-        else:
-            n += 1
-            i += 1
-    return n
+    placeholders (0 for a regex not of the tool's shape)."""
+    return sum(len(s) for s in literal_segments(regex) or [])
 
 
 def at_location(line: RecordLine, path: str) -> bool:
@@ -123,7 +216,7 @@ class Lookup:
     panic: Panic
     matches: list[Match]
     placeholder_only: int  # records that match only because their message is all placeholder
-    bad_regex: list[str]  # ids of records whose messageRegex does not compile
+    bad_regex: list[str]  # ids of records whose messageRegex is not of the shape extract writes
 
 
 def lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
@@ -134,12 +227,11 @@ def lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
     placeholder_only = 0
     bad: list[str] = []
     for ln in lines:
-        try:
-            rx = re.compile(ln.facts.messageRegex, re.S)
-        except re.error:
+        matcher = message_matcher(ln.facts.messageRegex)
+        if matcher is None:
             bad.append(ln.record.id)
             continue
-        if not any(rx.fullmatch(t) for t in texts):
+        if not any(matcher(t) for t in texts):
             continue
         here = panic.path is not None and at_location(ln, panic.path)
         literal = literal_length(ln.facts.messageRegex)

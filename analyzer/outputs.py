@@ -26,6 +26,33 @@ def _umask() -> int:
     return mask
 
 
+def _temp_prefix(path: Path) -> str:
+    """Temporary siblings are `.<name>.<pid>.<random>.tmp`: the pid tells a later run whether
+    the writer is still alive."""
+    return f".{path.name}.{os.getpid()}."
+
+
+def _remove_stale_temps(folder: Path, names: set[str]) -> None:
+    """Remove the temporary siblings of the outputs `names` in `folder` left by a run that was
+    killed while writing (a SIGKILL leaves no chance to clean up); those of a live writer stay.
+    One listing of the folder, whatever the number of outputs."""
+    for tmp in folder.glob(".*.tmp"):
+        parts = tmp.name[1:-len(".tmp")].rsplit(".", 2)  # <name>.<pid>.<random>
+        if len(parts) != 3 or parts[0] not in names or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue  # the writer is alive
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue  # alive under another user, or not a pid after all
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
 def write_files(files: dict[Path, str]) -> None:
     """Write every file to a temporary sibling first; rename them into place only when all are
     written, so a failure leaves the previous outputs exactly as they were."""
@@ -34,9 +61,15 @@ def write_files(files: dict[Path, str]) -> None:
             raise UserError(f"cannot write {path}: a folder is in the way; move it or choose another --out")
     temps: list[tuple[str, Path]] = []
     try:
+        by_folder: dict[Path, set[str]] = {}
+        for path in files:
+            by_folder.setdefault(path.parent, set()).add(path.name)
+        for folder, names in by_folder.items():
+            folder.mkdir(parents=True, exist_ok=True)
+            _remove_stale_temps(folder, names)
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
             temps.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)

@@ -1,8 +1,8 @@
 """Pages: one page per record, in the shape of the published pages, and an index.
 
 This module holds what the Markdown and HTML sinks share: which records are related to which,
-page names, the values a page template sees, and the jinja2 environment with its filters. The
-templates are `templates/page.{md,html}.j2` and `templates/page_index.{md,html}.j2`.
+page names, and the values a page template sees. The templates are `templates/page.{md,html}.j2`
+and `templates/page_index.{md,html}.j2`, rendered with the environment of `sinks/environment.py`.
 
 Related errors
 --------------
@@ -28,19 +28,16 @@ shows messages, and the same text twice says nothing new.
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from urllib.parse import quote
-
-import jinja2
-from markupsafe import Markup
 
 from .annotate import (
     AI_TAG,  # only records tagged so are "AI-assisted"; other annotations are "Annotated"
 )
+from .errors import UserError
 from .record import RecordLine
+from .sinks.environment import environment
 
 RELATED_LIMIT = 8
 
@@ -127,18 +124,44 @@ def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMI
     return out
 
 
+# A page name longer than this is not a slug extract writes (message cut to 50, plus the id): the
+# record's page is named after its id instead, well within file-name limits.
+MAX_STEM = 100
+RESERVED_STEMS = frozenset({"index"})  # index.md / index.html is the index
+
+
 def page_names(lines: list[RecordLine]) -> dict[str, str]:
-    """File stem of each record's page: its slug without a leading `-` (a file name a shell would
-    read as an option); the id when the slug is not plain `[a-z0-9-]`; the full id added when two
-    records would share a stem."""
+    """File stem of each record's page, one distinct stem per record: its slug without a leading
+    `-` (a file name a shell would read as an option); the id when the slug is not plain
+    `[a-z0-9-]`, longer than MAX_STEM, or `index`; the slug and the full id when several records
+    would share a stem, or when a slug is another record's id. Records sharing an id are refused
+    (their pages could not be told apart), and so is any clash left (a slug spelling out another
+    record's `<slug>-<id>`)."""
+    ids: dict[str, int] = {}
+    for ln in lines:
+        ids[ln.record.id] = ids.get(ln.record.id, 0) + 1
+    dupes = sorted(i for i, n in ids.items() if n > 1)
+    if dupes:
+        raise UserError(f"record id {dupes[0]} appears {ids[dupes[0]]} times"
+                        + (f" (and {len(dupes) - 1} more ids repeat)" if len(dupes) > 1 else "")
+                        + "; each record needs its own page: run `burn-errors validate` on the records file")
     stems = {}
     for ln in lines:
-        slug = ln.record.slug
-        stems[ln.record.id] = (slug.lstrip("-") if re.fullmatch(r"[a-z0-9-]+", slug) else "") or ln.record.id
+        slug = ln.record.slug.lstrip("-")
+        plain = re.fullmatch(r"[a-z0-9-]+", slug) is not None and len(slug) <= MAX_STEM
+        stems[ln.record.id] = slug if plain and slug not in RESERVED_STEMS else ln.record.id
     count: dict[str, int] = {}
     for stem in stems.values():
         count[stem] = count.get(stem, 0) + 1
-    return {rid: stem if count[stem] == 1 else f"{stem}-{rid}" for rid, stem in stems.items()}
+    names = {rid: stem if count[stem] == 1 and (stem == rid or stem not in ids) else f"{stem}-{rid}"
+             for rid, stem in stems.items()}
+    owners: dict[str, str] = {}
+    for rid, name in names.items():
+        if name in owners:
+            raise UserError(f"records {owners[name]} and {rid} would both be written as the page {name}; "
+                            f"give one of them another slug")
+        owners[name] = rid
+    return names
 
 
 def issue_url(line: RecordLine, base: str | None = None) -> str:
@@ -230,106 +253,6 @@ def display_message(message: str) -> str:
 
 def _text(value: str | None) -> str | None:
     return value if value is not None and value.strip() else None
-
-
-# ---------------------------------------------------------------------------------------------
-# Markdown: escaping that keeps the text exactly as given once rendered by a CommonMark reader.
-
-_MD_ALWAYS = re.compile(r"([\\`*\[\]<>~|#])")
-_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-_MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
-_MD_BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|[-+](?=\s|$)|=+\s*$|-+\s*$|(\d{1,9})([.)])(?=\s|$))")
-
-
-def md_inline(text: str) -> str:
-    """Escape text for a Markdown paragraph, heading or link text: punctuation that would start
-    emphasis, code, links, HTML or entities, and line starts that would start a block."""
-    out = []
-    for raw in str(text).split("\n"):
-        s = raw.strip()
-        s = _MD_ALWAYS.sub(r"\\\1", s)
-        s = _MD_UNDERSCORE.sub(r"\\_", s)
-        s = _MD_ENTITY.sub(r"\\&", s)
-        m = _MD_BLOCK_START.match(s)
-        if m:
-            if m.group(2):  # "1." or "1)": escape the delimiter
-                s = m.group(2) + "\\" + m.group(3) + s[m.end():]
-            else:
-                s = "\\" + s
-        out.append(s)
-    return "\n".join(out)
-
-
-def md_one_line(text: str) -> str:
-    """A heading or list item: one line, whitespace runs as one space."""
-    return md_inline(" ".join(str(text).split()))
-
-
-def md_paragraphs(text: str) -> str:
-    """Prose: paragraphs split on blank lines, each escaped; lines inside stay soft breaks."""
-    paras = [p for p in re.split(r"\n\s*\n", str(text).strip()) if p.strip()]
-    return "\n\n".join(md_inline(p) for p in paras)
-
-
-def md_code_span(text: str) -> str:
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    ticks = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.strip()) else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def md_fence(text: str, info: str = "") -> str:
-    """A fenced code block holding `text` verbatim, with a fence longer than any backtick run in it."""
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
-
-
-def md_autolink(url: str) -> str:
-    """A URL as a CommonMark autolink `<https://...>`, exactly as written (no backslash escapes:
-    inside a URL they would become part of it). Characters an autolink cannot hold (space, `<`,
-    `>`, controls) are percent-encoded; anything but an http(s) URL is shown as code instead."""
-    text = str(url)
-    if not re.match(r"https?://", text):
-        return md_code_span(" ".join(text.split()))
-    encoded = "".join(f"%{ord(ch):02X}" if ch in "<> \"`" or ord(ch) < 0x20 or ord(ch) == 0x7F else ch for ch in text)
-    return f"<{encoded}>"
-
-
-def md_link_title(text: str) -> str:
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-# ---------------------------------------------------------------------------------------------
-# HTML helpers (the environment autoescapes .html.j2 templates; these return Markup).
-
-def html_paragraphs(text: str) -> Markup:
-    paras = [p for p in re.split(r"\n\s*\n", str(text).strip()) if p.strip()]
-    return Markup("\n".join(f"<p>{html.escape(p.strip())}</p>" for p in paras))
-
-
-_SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.-]*):")
-
-
-def safe_url(url: str) -> str:
-    """Only http(s), absolute-path and relative links; anything else (`javascript:`) becomes `#`."""
-    m = _SCHEME.match(url)
-    return "#" if m and m.group(1).lower() not in ("http", "https") else url
-
-
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("analyzer", "templates"),
-        autoescape=lambda name: bool(name) and name.endswith(".html.j2"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters.update(md=md_inline, md_line=md_one_line, md_paras=md_paragraphs, md_code=md_code_span,
-                       md_fence=md_fence, md_title=md_link_title, md_autolink=md_autolink, html_paras=html_paragraphs, url=safe_url)
-    return env
 
 
 def render_all(lines: list[RecordLine], ext: str, issues_url: str | None = None) -> dict[str, str]:

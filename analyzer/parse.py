@@ -8,6 +8,7 @@ calls are records happens later, in `classify`, because it needs the dtype enums
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -241,6 +242,7 @@ class FileFacts:
     impls: list[ImplFacts] = field(default_factory=list)
     functions: list[FnFacts] = field(default_factory=list)
     macro_defs: list[MacroDefFacts] = field(default_factory=list)
+    skipped: str = ""  # why the file was not read (past a budget, nested too deep); "" when read
 
     def to_json(self) -> dict:
         # A direct walk: the same dict as dataclasses.asdict, a third of its cost (measured).
@@ -248,7 +250,7 @@ class FileFacts:
                 "enums": [{"name": e.name, "variants": [list(v) for v in e.variants], "line": e.line,
                            "fields": e.fields, "gated": e.gated} for e in self.enums],
                 "parse_errors": self.parse_errors, "not_utf8": self.not_utf8,
-                "aliases": [list(a) for a in self.aliases],
+                "aliases": [list(a) for a in self.aliases], "skipped": self.skipped,
                 "traits": [dict(t.__dict__) for t in self.traits],
                 "impls": [{"trait": i.trait, "type": i.type, "line": i.line, "methods": [list(m) for m in i.methods]}
                           for i in self.impls],
@@ -272,7 +274,8 @@ class FileFacts:
                          [ImplFacts(i["trait"], i["type"], i["line"], [(m[0], m[1]) for m in i["methods"]])
                           for i in d.get("impls", [])],
                          [FnFacts.from_json(f) for f in d.get("functions", [])],
-                         [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])])
+                         [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])],
+                         d.get("skipped", ""))
 
 
 def _ref_json(r: VariantRef) -> dict:
@@ -436,9 +439,10 @@ class _Placement:
     arms: list[ArmFacts] = field(default_factory=list)
 
 
-def _placement(call: Node, tx) -> _Placement:
+def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:
     """Find the match arm, let-else or if-let that the call is the body of. `tx(node)` gives a
-    node's text from the original file."""
+    node's text from the original file. `arms_of` keeps each match's arm facts by node id, so a
+    match of n panicking arms is read once, not n times."""
     node = call
     parent = call.parent
     # Climb through the block that wraps the call, if any.
@@ -451,36 +455,16 @@ def _placement(call: Node, tx) -> _Placement:
         unconditional = body is not None and _is_whole_body(call, body)
         block = parent.parent
         match = block.parent if block is not None else None
-        if match is None or match.type != "match_expression":
+        if block is None or match is None or match.type != "match_expression":
             return _Placement("other", False)
         value = match.child_by_field_name("value")
-        arms = []
-        index = -1
-        for arm in (c for c in block.named_children if c.type == "match_arm"):
-            pat = arm.child_by_field_name("pattern")
-            if pat is None:
-                continue
-            cond = pat.child_by_field_name("condition")
-            guard = cond is not None
-            # The pattern's own nodes; `_` is an anonymous node, so named_children misses it.
-            core = [c for c in pat.children if (c.is_named or c.type == "_") and c.type not in _COMMENTS
-                    and (cond is None or c.id != cond.id)]
-            refs: list[VariantRef] = []
-            for c in core:
-                refs.extend(pattern_refs(c))
-            pattern_text = norm(tx(pat))
-            if arm.id == parent.id:
-                index = len(arms)
-            arms.append(ArmFacts(
-                pattern=pattern_text,
-                refs=refs,
-                catch_all=bool(core) and all(is_catch_all(c) for c in core) and not guard,
-                guard=guard,
-                panics=_arm_body_panics(arm.child_by_field_name("value")),
-                error_handling=any(is_error_handling(c) for c in core),
-                line=arm.start_point.row + 1,
-                gated=_arm_is_gated(arm),
-            ))
+        cached = arms_of.get(block.id) if arms_of is not None else None
+        if cached is None:
+            cached = _arm_facts(block, tx)
+            if arms_of is not None:
+                arms_of[block.id] = cached
+        arms, index_of = cached
+        index = index_of.get(parent.id, -1)
         return _Placement("match-arm", unconditional,
                           norm(tx(value)) if value is not None else "", index, arms)
     if parent.type == "let_declaration" and node.type == "block":
@@ -507,7 +491,7 @@ def _placement(call: Node, tx) -> _Placement:
     up = parent
     while up is not None and up.type not in _CODE_BOUNDARY:
         if up.type == "match_arm":
-            place = _placement(_arm_body_anchor(up), tx)
+            place = _placement(_arm_body_anchor(up), tx, arms_of)
             return _Placement(place.context, False, place.scrutinee, place.arm_index, place.arms)
         up = up.parent
     return _Placement("other", False)
@@ -524,6 +508,37 @@ def _arm_is_gated(arm: Node) -> bool:
             return True
         prev = prev.prev_named_sibling
     return False
+
+
+def _arm_facts(block: Node, tx) -> tuple[list[ArmFacts], dict[int, int]]:
+    """The facts of each arm of a match block, and each arm's index by node id."""
+    arms: list[ArmFacts] = []
+    index_of: dict[int, int] = {}
+    for arm in (c for c in block.named_children if c.type == "match_arm"):
+        pat = arm.child_by_field_name("pattern")
+        if pat is None:
+            continue
+        cond = pat.child_by_field_name("condition")
+        guard = cond is not None
+        # The pattern's own nodes; `_` is an anonymous node, so named_children misses it.
+        core = [c for c in pat.children if (c.is_named or c.type == "_") and c.type not in _COMMENTS
+                and (cond is None or c.id != cond.id)]
+        refs: list[VariantRef] = []
+        for c in core:
+            refs.extend(pattern_refs(c))
+        pattern_text = norm(tx(pat))
+        index_of[arm.id] = len(arms)
+        arms.append(ArmFacts(
+            pattern=pattern_text,
+            refs=refs,
+            catch_all=bool(core) and all(is_catch_all(c) for c in core) and not guard,
+            guard=guard,
+            panics=_arm_body_panics(arm.child_by_field_name("value")),
+            error_handling=any(is_error_handling(c) for c in core),
+            line=arm.start_point.row + 1,
+            gated=_arm_is_gated(arm),
+        ))
+    return arms, index_of
 
 
 _CODE_BOUNDARY = ("closure_expression", "function_item", "async_block", "const_item", "static_item")
@@ -633,7 +648,30 @@ def _message_of(call: Node, source: bytes, offset: int, macro: str):
 # Files
 
 
+# Per-file budgets. Every step of a parse is linear in the file, but a file far past anything
+# written by hand (a generated table, a crafted input) is still reported and skipped rather than
+# read for minutes: past MAX_FILE_BYTES, or when its sites would carry more than MAX_ARM_FACTS arm
+# facts (each site keeps the arms of its match, so a match of n panicking arms holds n * n).
+MAX_FILE_BYTES = 4_000_000
+MAX_ARM_FACTS = 200_000
+
+
 def parse_file(source: bytes) -> FileFacts:
+    """All facts of one Rust file, or none with `skipped` saying why (see the budgets above; a
+    file nested deeper than Python's recursion limit is skipped too)."""
+    if len(source) > MAX_FILE_BYTES:
+        return FileFacts([], [], False, False, [], skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
+    try:
+        facts = _parse_file(source)
+    except RecursionError:
+        return FileFacts([], [], False, False, [], skipped="nested too deep to read")
+    if sum(len(s.arms) for s in facts.sites) > MAX_ARM_FACTS:
+        return FileFacts([], [], False, facts.not_utf8, [],
+                         skipped=f"its matches hold more than {MAX_ARM_FACTS:,} arm facts (a generated or crafted file)")
+    return facts
+
+
+def _parse_file(source: bytes) -> FileFacts:
     """All facts of one Rust file. A file with no panic-family call is read only for its enums:
     each `enum` item is parsed on its own, not the whole file."""
     not_utf8 = False
@@ -668,36 +706,63 @@ _ENUM_ITEM = re.compile(rb"\benum\s+[A-Za-z_]\w*")
 
 def _enum_items(source: bytes) -> list[EnumFacts] | None:
     """The enums of a file, each `enum Name ... { ... }` item parsed alone (a few hundred bytes
-    instead of the file). None when an item's braces cannot be matched: parse the whole file."""
+    instead of the file). None when an item's braces cannot be matched: parse the whole file.
+
+    One pass: the next `{` and `;`, the line count and the comment/string state of the current
+    line are carried from one `enum` to the next, never searched again from the start."""
     out: list[EnumFacts] = []
+    lines = _LineState(source)
+    next_open = next_semi = -2  # -2: not looked for yet; -1: none left in the file
+    item_end = -1  # the close of the last item read: an `enum` inside it is not an item
+    rows, rows_at = 0, 0
     for m in _ENUM_ITEM.finditer(source):
-        if _in_comment_or_string(source, m.start()):
+        if m.start() <= item_end or lines.in_comment_or_string(m.start()):
             continue
-        open_at = source.find(b"{", m.end())
-        semi = source.find(b";", m.end())
+        if next_open != -1 and next_open < m.end():
+            next_open = source.find(b"{", m.end())
+        if next_semi != -1 and next_semi < m.end():
+            next_semi = source.find(b";", m.end())
+        open_at, semi = next_open, next_semi
         if open_at < 0 or (0 <= semi < open_at):
             continue  # not an item with a body (`enum` in a path, a macro fragment)
         close = _matching_close(source, open_at)
         if close < 0:
             return None
+        item_end = close
         snippet = source[m.start():close + 1]
         tree = _parser().parse(snippet)
-        rows = source.count(b"\n", 0, m.start())
+        rows += source.count(b"\n", rows_at, m.start())
+        rows_at = m.start()
         for e in _enums(tree.root_node, snippet):
             out.append(EnumFacts(e.name, e.variants, e.line + rows, e.fields, e.gated))
     return out
 
 
-_QUOTE = re.compile(rb'(?<!\\)"')
+class _LineState:
+    """Whether offsets, asked in increasing order, are inside a line comment or a one-line string
+    (`/// an enum of ...`, `"enum Fake { .. }"`), reading each line once. Multi-line strings
+    holding an enum item are not caught; the parse of such a snippet finds no enum item, or one
+    the whole-file parse would not."""
 
+    def __init__(self, source: bytes):
+        self.source = source
+        self.line_start = 0
+        self.pos = 0  # scanned up to here on the current line
+        self.comment = False
+        self.quotes = 0  # unescaped `"` seen on the current line before pos
 
-def _in_comment_or_string(source: bytes, at: int) -> bool:
-    """Whether `at` is inside a line comment or a one-line string (`/// an enum of ...`,
-    `"enum Fake { .. }"`). Multi-line strings holding an enum item are not caught; the parse of
-    such a snippet finds no enum item, or one the whole-file parse would not."""
-    line_start = source.rfind(b"\n", 0, at) + 1
-    before = source[line_start:at]
-    return b"//" in before or len(_QUOTE.findall(before)) % 2 == 1
+    def in_comment_or_string(self, at: int) -> bool:
+        src = self.source
+        nl = src.rfind(b"\n", self.pos, at)
+        if nl >= 0:  # a new line since the last offset
+            self.line_start = self.pos = nl + 1
+            self.comment, self.quotes = False, 0
+        lo = max(self.line_start, self.pos - 1)  # a `//` or `\"` may straddle the last offset
+        if not self.comment and b"//" in src[lo:at]:
+            self.comment = True
+        self.quotes += src[self.pos:at].count(b'"') - src[lo:at].count(b'\\"')
+        self.pos = at
+        return self.comment or self.quotes % 2 == 1
 
 
 _PAIRS = {0x7B: 0x7D, 0x28: 0x29, 0x5B: 0x5D}  # { } ( ) [ ]
@@ -783,6 +848,25 @@ def _word_spans(source: bytes, words: tuple[bytes, ...], lo: int, hi: int) -> li
     return spans
 
 
+# Word occurrences closer than this share one query window. A cursor limited to a byte range still
+# steps over every sibling before the range at each level of the tree, so one cursor per word is
+# quadratic on a flat file of many words (20k comment lines each naming `panic!`); one cursor per
+# window costs the nodes of the window, and there are at most len(file) / _WINDOW_GAP windows
+# whose words are far apart.
+_WINDOW_GAP = 4096
+
+
+def _windows(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans merged into windows wherever the gap between them is under _WINDOW_GAP."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and s - out[-1][1] < _WINDOW_GAP:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
 def _matches_at(name: str, root: Node, source: bytes, words: tuple[bytes, ...], lo: int = 0,
                 hi: int | None = None, shift: int = 0) -> list:
     """The matches of query `name` that touch an occurrence of `words` in source[lo:hi], once
@@ -790,7 +874,7 @@ def _matches_at(name: str, root: Node, source: bytes, words: tuple[bytes, ...], 
     one of the words. `shift` maps file offsets to the tree's (a shadow tree's prefix)."""
     q = query(name)
     out, seen = [], set()
-    for s, e in _word_spans(source, words, lo, len(source) if hi is None else hi):
+    for s, e in _windows(_word_spans(source, words, lo, len(source) if hi is None else hi)):
         cursor = QueryCursor(q)
         cursor.set_byte_range(s + shift, e + shift)
         for pattern, caps in cursor.matches(root):
@@ -847,7 +931,8 @@ def _enums(root: Node, source: bytes) -> list[EnumFacts]:
 
 
 def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer: Node | None,
-                   sites: list[SiteFacts], depth: int, wrapper=None, span: tuple[int, int] | None = None) -> None:
+                   sites: list[SiteFacts], depth: int, wrapper=None, span: tuple[int, int] | None = None,
+                   newlines: list[int] | None = None) -> None:
     """Sites parsed as Rust, then those hidden in token trees through a shadow parse.
 
     `offset` maps a shadow tree's bytes back to the file; `outer` is the token tree's node in the
@@ -860,11 +945,14 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         return source[node.start_byte - offset:node.end_byte - offset].decode("utf-8", "replace")
 
     lo, hi = span or (0, len(source))
+    if newlines is None:  # offsets of the file's line ends, for columns without a search per call
+        newlines = [m.start() for m in re.finditer(b"\n", source)]
+    arms_of: dict = {}
     for _, caps in _matches_at("panic_calls.scm", root, source, _PANIC_WORDS, lo, hi, offset):
         call = caps["call"][0]
         macro = caps["name"][0].text.decode()
         mnode = call.child_by_field_name("macro")
-        place = _placement(call, tx)
+        place = _placement(call, tx, arms_of)
         if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
             place = _placement(*wrapper)
         function, impl, item_path, in_test = _enclosing(call)
@@ -884,7 +972,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             macro_path=norm(tx(mnode)) if mnode is not None else macro,
             line=call.start_point.row + 1,
             # 1-based byte column, from the file itself (shadow rows are the file's, columns not always).
-            column=call.start_byte - offset - source.rfind(b"\n", 0, call.start_byte - offset),
+            column=_column(newlines, call.start_byte - offset),
             start_byte=call.start_byte - offset,
             end_byte=call.end_byte - offset,
             message=msg.text,
@@ -921,7 +1009,13 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         tree = _parser().parse(shadow)
         inner_wrapper = (body.parent, tx) if macro_node is not None and body.parent is not None else None
         _collect_sites(tree.root_node, source, shadow_offset, name,
-                       body if outer is None else outer, sites, depth + 1, inner_wrapper, (start, end))
+                       body if outer is None else outer, sites, depth + 1, inner_wrapper, (start, end), newlines)
+
+
+def _column(newlines: list[int], at: int) -> int:
+    """1-based byte column of offset `at`, from the sorted offsets of the file's line ends."""
+    i = bisect_left(newlines, at)
+    return at - (newlines[i - 1] if i else -1)
 
 
 def _is_whole_shadow(call: Node) -> bool:

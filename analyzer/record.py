@@ -207,7 +207,10 @@ def slug(message: str, record_id: str) -> str:
 
 
 def github_url(repo: str, sha: str, path: str, start: int, end: int) -> str:
-    return f"https://github.com/{repo}/blob/{sha}/{path}#L{start}-L{end}"
+    """The lines on GitHub, pinned to the commit; the path percent-encoded (a file name may hold
+    spaces, `#`, `?`, `)` or newlines)."""
+    from .safe import url_path
+    return f"https://github.com/{url_path(repo)}/blob/{sha}/{url_path(path)}#L{start}-L{end}"
 
 
 def window(lines: list[str], line_number: int, radius: int) -> tuple[str, int, int]:

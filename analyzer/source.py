@@ -7,6 +7,7 @@ fetched again only when a revision it is asked for is missing.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
@@ -28,10 +29,21 @@ def is_url(spec: str) -> bool:
     return bool(_URL.match(spec))
 
 
+_NAME_PART = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+REPO_NAME = re.compile(r"^[^/\s]+/[^/\s]+$")  # what a record's `repo` may hold
+# URL schemes git may fetch from here; gitpython refuses the rest (ext::, fd::) and so does this.
+_ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file", "git+ssh", "ssh+git")
+_TRANSPORT = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)::")
+
+
 def slug_from_url(url: str) -> str | None:
-    """`https://github.com/tracel-ai/burn(.git)` or `git@github.com:tracel-ai/burn` -> owner/name."""
+    """`https://github.com/tracel-ai/burn(.git)` or `git@github.com:tracel-ai/burn` -> owner/name;
+    None when the URL does not end in an owner and a name of the characters GitHub allows (an
+    origin with spaces or control characters names no repository we could link to)."""
     m = _SLUG.search(url)
-    return f"{m.group(1)}/{m.group(2)}" if m else None
+    if not m or not _NAME_PART.match(m.group(1)) or not _NAME_PART.match(m.group(2)):
+        return None
+    return f"{m.group(1)}/{m.group(2)}"
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,9 @@ class GitRepository:
         if sha is None:
             raise UserError(f"unknown revision '{rev}' in {self.origin}; give a commit, tag or branch "
                             f"that exists there (try `git --git-dir={self.git_dir} log --oneline`)")
+        if len(sha) != 40:
+            raise UserError(f"{self.origin} uses SHA-256 object names ({len(sha)} hex digits); records and "
+                            f"their links carry 40-digit SHA-1 commits, so SHA-256 repositories are not supported")
         return sha
 
     def diff_text(self, old: str, new: str, *pathspec: str) -> str:
@@ -153,10 +168,25 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
                     progress: Progress | None = None, want: str | None = None) -> GitRepository:
     """Open `spec` (URL or path). A URL is mirrored into `cache_dir/repos`; `want` is a revision
     that must be present, fetched if the mirror lacks it."""
+    if name is not None and not REPO_NAME.match(name):
+        raise UserError(f"--repo-name {name!r} is not OWNER/NAME (one slash, no spaces)")
+    transport = _TRANSPORT.match(spec)
+    if transport and not Path(spec).exists():
+        raise UserError(f"--repo {spec.split('::')[0]}::... asks git to run its `{transport.group(1)}` transport program, "
+                        f"which burn-errors does not allow; give an https, ssh, git or file URL or a local path")
     if is_url(spec):
+        scheme = spec.split("://", 1)[0].lower() if "://" in spec else "ssh"
+        if scheme not in _ALLOWED_SCHEMES:
+            raise UserError(f"--repo {scheme}:// is not a protocol burn-errors fetches from; give an "
+                            f"{', '.join(_ALLOWED_SCHEMES[:-2])} URL or a local path")
         return _open_mirror(spec, cache_dir, name, progress, want)
     path = Path(spec).expanduser()
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as e:
+        raise UserError(f"cannot read the repository path {spec[:80]}{'...' if len(spec) > 80 else ''}: "
+                        f"{e.strerror or e}") from None
+    if not exists:
         raise UserError(f"no such repository path: {spec}; give a local clone, a bare repository "
                         f"or a git URL")
     git_dir = _git_dir_of(path)
@@ -170,6 +200,9 @@ def _git_dir_of(path: Path) -> Path | None:
     proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
                           capture_output=True)
     if proc.returncode != 0:
+        if b"dubious ownership" in proc.stderr:
+            raise UserError(f"git refuses to read {path}: it belongs to another user (\"dubious ownership\"); "
+                            f"if you trust it, run `git config --global --add safe.directory {path.resolve()}`")
         return None
     git_dir = Path(proc.stdout.decode().strip())
     # A work tree nested inside some other repository is not the repository the user meant.
@@ -188,7 +221,7 @@ def _local_name(git_dir: Path) -> str:
 
 
 def _mirror_path(cache_dir: Path, url: str) -> Path:
-    slug = slug_from_url(url) or "repo"
+    slug = slug_from_url(url) or "repo"  # plain characters, at most 100 each: a safe file name
     digest = hashlib.sha256(url.encode()).hexdigest()[:12]
     return cache_dir / "repos" / f"{slug.replace('/', '+')}-{digest}.git"
 
@@ -198,7 +231,9 @@ def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: P
     import git  # gitpython: clone/fetch with progress; imported here to keep start-up light
 
     if cache_dir is None:
+        # --no-cache: a clone for this run only, removed when the process exits.
         cache_dir = Path(tempfile.mkdtemp(prefix="burn-errors-"))
+        atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
     mirror = _mirror_path(cache_dir, url)
     slug = name or slug_from_url(url) or url
     handler = _GitProgress(progress) if progress else None

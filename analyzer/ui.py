@@ -78,6 +78,12 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
         click.echo(f"note: {plural(len(bad), 'file')} did not parse cleanly; {'its' if len(bad) == 1 else 'their'} "
                    f"sites were still read "
                    f"where the tree allows (listed in manifest.json)", err=True)
+    skipped = manifest.get("skipped") or []
+    if skipped:
+        from .safe import terminal_text
+        first = terminal_text(f"{skipped[0]['path']}: {skipped[0]['reason']}", one_line=True)
+        click.echo(f"note: {len(skipped)} files were skipped, unread (first: {first}; all are listed in "
+                   f"manifest.json)", err=True)
     carry = manifest.get("annotation")
     if carry:
         against = f" {previous}" if previous else ""

@@ -377,7 +377,9 @@ def test_the_prompt_links_the_source_url_exactly(cli, records, tmp_path):
 
 
 def test_autolink_encodes_what_would_end_it():
-    from analyzer.pages import md_autolink
+    from analyzer.safe import md_autolink
 
-    assert md_autolink("https://x.test/a b<c>") == "<https://x.test/a%20b%3Cc%3E>"
+    assert md_autolink('https://x.test/a<b>"c') == "<https://x.test/a%3Cb%3E%22c>"
+    # A URL the one URL policy refuses (a space in it) is shown as code, never linked.
+    assert md_autolink("https://x.test/a b") == "`https://x.test/a b`"
     assert md_autolink("javascript:alert(1)") == "`javascript:alert(1)`"

@@ -5,8 +5,6 @@ and names path:line in its tooltip. Inline CSS and JS only: no network assets, w
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from .. import __version__
 from ..coverage import (
     HANDLED,
@@ -20,6 +18,8 @@ from ..coverage import (
     label,
     short_path,
 )
+from ..safe import https_url
+from .environment import environment
 
 GLYPH = {HANDLED: "✓", PANICS: "✗", PARTIAL: "◐", NA: "–", UNKNOWN: "?"}
 # A status as a CSS class (`n/a` is not a class name).
@@ -29,17 +29,8 @@ CSS = {HANDLED: "handled", PANICS: "panics", PARTIAL: "partial", NA: "na", UNKNO
 GREEN, LIGHT_RED, DARK_RED, AMBER, EMPTY = (46, 158, 94), (246, 189, 182), (165, 15, 21), (238, 160, 40), "#eceff3"
 
 
-@lru_cache(maxsize=1)
-def _template():
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
-    env = Environment(loader=PackageLoader("analyzer", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("coverage.html.j2")
-
-
 def dumps(matrix: Matrix) -> str:
-    return _template().render(**view(matrix))
+    return environment().get_template("coverage.html.j2").render(**view(matrix))
 
 
 def view(matrix: Matrix) -> dict:
@@ -170,7 +161,7 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
     locs = []
     for s in matrix.sites_of(crate, op, group.enum):
         fn = f" · fn {s.function}" if s.function and s.function != op else ""
-        locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": s.url,
+        locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": https_url(s.url) or "",
                      "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
     cells = [_cell(crate, op, d, matrix.get(crate, op, d), matrix.unknown_reasons.get((crate, op, d), []))
              for d in group.dtypes]
@@ -203,8 +194,8 @@ def _cell(crate: str, op: str, dtype: str, cell: Cell | None, reasons: list[str]
             lines.append(f"{what}unresolved dispatch at {e.site.path}:{e.site.line}")
         else:
             lines.append(f"{what}handled by the match at {e.site.path}:{e.site.line}")
-    return {"status": cell.status, "cls": CSS[cell.status], "glyph": GLYPH[cell.status], "url": cell.sites[0].url,
-            "gap": False,
+    return {"status": cell.status, "cls": CSS[cell.status], "glyph": GLYPH[cell.status],
+            "url": https_url(cell.sites[0].url) or "", "gap": False,
             "title": "\n".join(dict.fromkeys(lines))}
 
 

@@ -14,6 +14,8 @@ from ..coverage import (
     label,
     short_path,
 )
+from ..safe import md_cell, md_code_span, md_link, md_one_line
+from ..wording import plural
 
 MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡", NA: "–", UNKNOWN: "❔"}
 LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (panics in another "
@@ -24,7 +26,8 @@ LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} 
 
 def dumps(matrix: Matrix) -> str:
     out: list[str] = []
-    where = f" of `{matrix.repo}` at `{matrix.sha[:12]}`" if matrix.sha else ""
+    where = (f" of {md_code_span(matrix.repo, in_table=False)} at {md_code_span(matrix.sha[:12], in_table=False)}"
+             if matrix.sha else "")
     out.append(f"# dtype coverage{where}\n")
     crates = matrix.crates()
     if not crates:
@@ -40,32 +43,28 @@ def dumps(matrix: Matrix) -> str:
     for crate in crates:
         ops, matches = len(matrix.operations(crate)), len(matrix.dispatches_of(crate))
         counts = matrix.counts(crate)
-        out.append(f"## {crate}\n")
-        out.append(f"{ops} operation{'s' * (ops != 1)}, {matches} match{'es' * (matches != 1)}; cells: "
+        out.append(f"## {md_one_line(crate)}\n")
+        out.append(f"{plural(ops, 'operation')}, {plural(matches, 'match', 'matches')}; cells: "
                    f"{counts[HANDLED]} handled, {counts[PANICS]} panic, {counts[PARTIAL]} partial, "
                    f"{counts[UNKNOWN]} unknown.\n")
         groups = matrix.groups_of(crate)
         for group in groups:
             if len(groups) > 1:
-                out.append(f"### {group.enum}\n")
+                out.append(f"### {md_one_line(group.enum)}\n")
             out.append(_backend_table(matrix, crate, group))
     if matrix.helpers:
         out.append("## Helpers no operation reaches\n")
         for d in matrix.helpers:
-            where = f"[{_cell(short_path(d.path, d.crate))}:{d.line}]({d.sites[0].url})"
-            panics = ", ".join(f"`{_cell(label(x))}`" for x in d.panics) or "none"
-            out.append(f"- {d.crate} `{_cell(d.function or d.operation)}` {where}: panics on {panics}"
-                       + (f" ({_cell(d.via)})" if d.via else ""))
+            where = md_link(md_cell(f"{short_path(d.path, d.crate)}:{d.line}"), d.sites[0].url)
+            panics = ", ".join(md_code_span(label(x)) for x in d.panics) or "none"
+            out.append(f"- {md_cell(d.crate)} {md_code_span(d.function or d.operation)} {where}: panics on {panics}"
+                       + (f" ({md_cell(d.via)})" if d.via else ""))
         out.append("")
     return "\n".join(out)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _header(group: Group, first: list[str], last: list[str] = ()) -> list[str]:
-    cols = [*first, *(f"`{_cell(label(d))}`" for d in group.dtypes), *last]
+    cols = [*first, *(md_code_span(label(d)) for d in group.dtypes), *last]
     aligns = ["---"] * len(first) + [":-:"] * len(group.dtypes) + ["---"] * len(last)
     return ["| " + " | ".join(cols) + " |", "|" + "|".join(aligns) + "|"]
 
@@ -80,11 +79,11 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
             marks.append(MARK[cell.status] if cell else " ")
         links = []
         for s in matrix.sites_of(crate, op, group.enum):
-            fn = f" `{_cell(s.function)}`" if s.function and s.function != op else ""
-            links.append(f"[{_cell(short_path(s.path, crate))}:{s.line}]({s.url}){fn}")
+            fn = f" {md_code_span(s.function)}" if s.function and s.function != op else ""
+            links.append(md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url) + fn)
         if operation is not None and not links and not matrix.dispatches_of(crate, op):
-            links.append(f"{_cell(operation.trait)}: no panic found")
-        rows.append("| " + " | ".join([f"`{_cell(op)}`", *marks, "<br>".join(links)]) + " |")
+            links.append(f"{md_cell(operation.trait)}: no panic found")
+        rows.append("| " + " | ".join([md_code_span(op), *marks, "<br>".join(links)]) + " |")
     return "\n".join(rows) + "\n"
 
 
@@ -100,8 +99,8 @@ def _summary(matrix: Matrix, group: Group) -> str:
             t = matrix.tally(crate, dtype)
             bad = len(t[PANICS]) + len(t[PARTIAL])
             marks.append(f"{bad}" if bad else (MARK[HANDLED] if t[HANDLED] else MARK[NA] if t[NA] else " "))
-        rows.append("| " + " | ".join([crate, str(len(matrix.operations_in(crate, group))), *marks]) + " |")
+        rows.append("| " + " | ".join([md_cell(crate), str(len(matrix.operations_in(crate, group))), *marks]) + " |")
     note = (f"Per backend and dtype: how many of its operations panic (or partly panic) on it; "
             f"{MARK[HANDLED]} none; {MARK[NA]} no operation takes it; blank: no dispatch or no panic found.")
-    title = f"**{group.enum}**\n\n" if len(matrix.groups) > 1 else ""
+    title = f"**{md_cell(group.enum)}**\n\n" if len(matrix.groups) > 1 else ""
     return title + "\n".join(rows) + "\n\n" + note + "\n"

@@ -25,6 +25,7 @@ from ..coverage import (
     label,
     short_path,
 )
+from ..safe import rich_text, terminal_text
 
 GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow"), NA: ("–", "dim"),
          UNKNOWN: ("?", "magenta")}
@@ -40,7 +41,7 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     crates = matrix.crates()
     if not crates:
         return [Text("No dtype-dispatch sites: nothing to show.")]
-    title = f"dtype coverage of {matrix.repo}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage"
+    title = f"dtype coverage of {_t(matrix.repo)}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage"
     out.append(Text(title, style="bold"))
     first = _first_width(matrix)
     for crate in crates:
@@ -67,7 +68,7 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
             t = _summary_table(matrix, group, width)
             if t is not None:
                 out.append(Text())
-                out.append(Text(f"Operations that panic on each dtype ({group.enum}), per backend", style="bold"))
+                out.append(Text(f"Operations that panic on each dtype ({_t(group.enum)}), per backend", style="bold"))
                 out.append(t)
     if matrix.helpers:
         out.append(Text())
@@ -103,7 +104,7 @@ def _backend_heading(matrix: Matrix, crate: str) -> Text:
     n_matches = len(matrix.dispatches_of(crate))
     counts = matrix.counts(crate)
     t = Text()
-    t.append(crate, style="bold cyan")
+    t.append(_t(crate), style="bold cyan")
     t.append(f"  {n_ops} operation{'s' * (n_ops != 1)}, {n_matches} dtype match{'es' * (n_matches != 1)}; cells:  ")
     t.append(f"{counts[HANDLED]} ✓", style="green")
     t.append("  ")
@@ -117,8 +118,14 @@ def _backend_heading(matrix: Matrix, crate: str) -> Text:
     return t
 
 
+def _t(text: object) -> str:
+    """Record text for a rich Text (not read as markup): one line, no control characters."""
+    return terminal_text(text, one_line=True)
+
+
 def _header(dtype: str) -> str:
-    name = label(dtype)
+    """A column header (read as rich markup, so escaped)."""
+    name = rich_text(label(dtype))
     return name.replace("(", "\n(", 1) if "(" in name else name
 
 
@@ -162,11 +169,11 @@ def _first_width(matrix: Matrix, cap: int = 34) -> int:
 def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False,
                   header_style="bold", collapse_padding=True)
-    table.add_column(group.enum, overflow="crop", no_wrap=True, width=first)
+    table.add_column(rich_text(group.enum), overflow="crop", no_wrap=True, width=first)
     for d in group.dtypes:
         table.add_column(_header(d), justify="center", no_wrap=True)
     for op in matrix.operations_in(crate, group):
-        where = Text(abbreviate(op, first), style="bold")
+        where = Text(abbreviate(_t(op), first), style="bold")
         for loc in _locations(matrix, crate, op, group):
             where.append("\n " + abbreviate(loc, first - 1), style="dim")
         row = [where]
@@ -224,9 +231,9 @@ def _locations(matrix: Matrix, crate: str, op: str, group: Group) -> list[str]:
     for d in matrix.dispatches_of(crate, op):
         if d.enum != group.enum:
             continue
-        loc = f"{short_path(d.path, crate)}:{','.join(str(s.line) for s in d.sites)}"
+        loc = f"{_t(short_path(d.path, crate))}:{','.join(str(s.line) for s in d.sites)}"
         if d.function and d.function != op:
-            loc = f"{d.function}() {loc}"
+            loc = f"{_t(d.function)}() {loc}"
         out[loc] = None
     return list(out)
 
@@ -245,7 +252,7 @@ def _summary_table(matrix: Matrix, group: Group, width: int = WIDTH) -> Table | 
     for d in group.dtypes:
         table.add_column(_header(d), justify="center", no_wrap=True)
     for crate in crates:
-        row: list = [Text(abbreviate(crate, room), style="cyan"), str(len(matrix.operations_in(crate, group)))]
+        row: list = [Text(abbreviate(_t(crate), room), style="cyan"), str(len(matrix.operations_in(crate, group)))]
         for dtype in group.dtypes:
             t = matrix.tally(crate, dtype)
             bad = len(t[PANICS]) + len(t[PARTIAL])

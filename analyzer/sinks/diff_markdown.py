@@ -10,16 +10,15 @@ GitHub's limit of 65,536 characters; the JSON format always has everything.
 
 from __future__ import annotations
 
-import re
 from urllib.parse import quote, urlsplit
-
-import jinja2
 
 from .. import __version__
 from ..diff import DiffResult
 from ..errors import UserError
 from ..record import RecordLine
+from ..safe import md_cell, md_code_span, md_link
 from ..wording import plural
+from .environment import environment
 
 MARKER = "<!-- burn-errors:diff -->"
 MAX_ROWS = 50
@@ -27,9 +26,6 @@ MAX_ROWS = 50
 MAX_CHARS = 65_000
 MAX_MESSAGE = 120
 
-_env = jinja2.Environment(loader=jinja2.PackageLoader("analyzer", "templates"), autoescape=False,
-                          trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                          undefined=jinja2.StrictUndefined)
 
 
 def _flat(text: object) -> str:
@@ -37,24 +33,16 @@ def _flat(text: object) -> str:
 
 
 def code(text: object, limit: int | None = None) -> str:
-    """An inline code span that survives a table cell: the fence is longer than any run of
-    backticks inside, and `|` is escaped (GFM tables split cells on it even inside code)."""
+    """An inline code span safe in a table cell, cut to `limit` characters."""
     s = _flat(text)
     if limit is not None and len(s) > limit:
         s = s[:limit - 1].rstrip() + "…"
-    s = s.replace("|", "\\|")
-    runs = [len(m) for m in re.findall(r"`+", s)]
-    fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+    return md_code_span(s)
 
 
 def text(value: object) -> str:
-    """Plain text in a table cell, with markdown's special characters escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", _flat(value))
+    """Plain text in a table cell, with Markdown's special characters escaped."""
+    return md_cell(value)
 
 
 def dtypes(values: list[str], limit: int = 8) -> str:
@@ -81,7 +69,7 @@ def rejects(line: RecordLine) -> str:
 
 def location(line: RecordLine) -> str:
     r = line.record
-    return f"[{code(f'{r.filePath}:{r.lineNumber}')}]({r.githubUrl})"
+    return md_link(code(f"{r.filePath}:{r.lineNumber}"), r.githubUrl)
 
 
 def where(line: RecordLine) -> str:
@@ -172,7 +160,7 @@ def what_changed(c) -> str:
 
 def commit_link(repo: str | None, sha: str | None, label: str) -> str:
     if repo and sha:
-        return f"[{code(sha[:12])}](https://github.com/{repo}/commit/{sha})"
+        return md_link(code(sha[:12]), f"https://github.com/{repo}/commit/{sha}")
     return code(label)
 
 
@@ -191,7 +179,7 @@ def summary_line(result: DiffResult) -> str:
     return head + (f" ({', '.join(rest)})" if rest else "")
 
 
-_env.filters.update(code=code, text=text, location=location, where=where, rejects=rejects, message=message,
+environment().filters.update(code=code, text=text, location=location, where=where, rejects=rejects, message=message,
                     what_changed=what_changed, dtypes=dtypes, more=more)
 
 
@@ -215,15 +203,15 @@ def header(result: DiffResult) -> str:
                  f"{commit_link(result.repo, result.head.sha, result.head.label)}")
     parts.append(f" · {result.base.records} → {plural(result.head.records, 'record')}")
     if result.repo and result.base.sha and result.head.sha and result.base.sha != result.head.sha:
-        parts.append(f" · [compare](https://github.com/{result.repo}/compare/{result.base.sha}..."
-                     f"{result.head.sha})")
+        parts.append(" · " + md_link("compare", f"https://github.com/{result.repo}/compare/{result.base.sha}..."
+                                                 f"{result.head.sha}"))
     return "".join(parts)
 
 
 def render(result: DiffResult, fail_on: list[str], artifacts_url: str | None = None) -> str:
     """The comment; `artifacts_url` (already checked with `checked_url`) links the full JSON and
     SARIF, e.g. a workflow run's artifact."""
-    template = _env.get_template("diff.md.j2")
+    template = environment().get_template("diff.md.j2")
     flips = flip_rows(result)
     rows = MAX_ROWS
     while True:

@@ -17,6 +17,7 @@ A record read without `analysis` keeps `analysis` None (consumers use `RecordLin
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -92,8 +93,12 @@ def _single_document(text: str) -> object | None:
 
 
 def read_text(path: str | Path) -> str:
-    """The text of a records file, or a UserError that says what is wrong with the file."""
+    """The text of a records file, or a UserError that says what is wrong with the file. A device
+    (`/dev/zero`, or a link to one) is refused: it would be read forever."""
     try:
+        if is_device(Path(path)):
+            raise UserError(f"{path} is a device, not a records file; give a records.jsonl written by "
+                            f"burn-errors extract")
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"no such records file: {path}; run `burn-errors extract` to make one") from None
@@ -105,11 +110,34 @@ def read_text(path: str | Path) -> str:
         raise UserError(f"cannot read {path}: {e.strerror or e}") from None
 
 
+def _value_problem(e: ValueError) -> str:
+    """What json could not read, in a few words (its own message for long integers is long)."""
+    return "it holds an integer too long to read" if "digits" in str(e) else str(e)
+
+
+def is_device(path: Path) -> bool:
+    """A character or block device, through any links (a FIFO is a stream that ends: allowed)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # reading it reports what is wrong
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
+def is_folder(path: str | Path) -> bool:
+    """Whether `path` is a folder; a path the system cannot even look up (a name too long) is not,
+    so reading it then says what is wrong in one line."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False
+
+
 def record_files(path: str | Path) -> list[Path]:
     """The files a records path stands for: itself; for an extract output folder, its
     records.jsonl; else a folder's records files in name order."""
     p = Path(path)
-    if not p.is_dir():
+    if not is_folder(p):
         return [p]
     if (p / "records.jsonl").is_file():  # `extract --out` wrote it beside manifest.json
         return [p / "records.jsonl"]
@@ -137,12 +165,19 @@ def load(path: str | Path) -> tuple[list[RecordLine], list[tuple[str, str]]]:
     In a folder, a file that holds a JSON object without `record` (an index) is not read."""
     good: list[RecordLine] = []
     bad: list[tuple[str, str]] = []
-    in_folder = Path(path).is_dir()
+    in_folder = is_folder(path)
     for f in record_files(path):
         text = read_text(f)
         if in_folder and holds_no_record(text):
             continue
-        lines, wrong = validate_lines(text)
+        try:
+            lines, wrong = validate_lines(text)
+        except RecursionError:
+            raise UserError(f"{f} holds JSON nested too deep to be a records file; run `burn-errors "
+                            f"validate {f}` to find the line") from None
+        except ValueError as e:  # json's limit on integer digits (a ValidationError is handled inside)
+            raise UserError(f"{f} is not a records file: {_value_problem(e)}; run `burn-errors validate "
+                            f"{f}` to find the line") from None
         good.extend(lines)
         bad.extend((f"{f}:{number}", reason) for number, reason in wrong)
     return good, bad

@@ -32,6 +32,7 @@ def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict
         "scan": ex.scan,
         "filesWithParseErrors": ex.parse_errors,
         "filesNotUtf8": ex.not_utf8,
+        "skipped": ex.skipped,
         "dtypeEnums": ex.catalog.to_json(),
         "annotation": ex.carry or None,
         "lineage": ex.lineage,

@@ -1,8 +1,9 @@
 """Error pages as self-contained HTML: `<slug>.html` per record and `index.html`.
 
 Each file carries its own style (light and dark), no script and nothing fetched from elsewhere;
-every value is HTML-escaped by jinja2's autoescape, and links other than http(s) or relative
-ones are replaced by `#`.
+every value is HTML-escaped by jinja2's autoescape; an external link is written only when its URL
+passes `analyzer.safe.https_url` (else the text stands without a link), and links to other pages
+are percent-encoded.
 """
 
 from __future__ import annotations

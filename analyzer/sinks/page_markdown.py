@@ -1,7 +1,7 @@
 """Error pages as Markdown (CommonMark): `<slug>.md` per record and `index.md`.
 
 The values are escaped so that a CommonMark reader shows the text exactly as in the record (see
-`analyzer.pages.md_inline`); code is put in fences longer than any backtick run it holds.
+`analyzer.safe`); code is put in fences longer than any backtick run it holds.
 """
 
 from __future__ import annotations

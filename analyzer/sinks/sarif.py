@@ -16,6 +16,7 @@ from .. import __version__
 from ..classify import CATEGORIES
 from ..diff import DiffResult
 from ..record import RecordLine
+from ..safe import https_url, url_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "burnErrorsId/v1"
@@ -58,11 +59,11 @@ def information_uri() -> str | None:
         meta = metadata("burn-errors")
         for entry in meta.get_all("Project-URL") or []:
             _, _, url = entry.partition(",")
-            if url.strip().startswith("http"):
-                return url.strip()
+            if https_url(url.strip()):
+                return https_url(url.strip())
         home = meta.get("Home-page")
-        if home and home.startswith("http"):
-            return home
+        if home and https_url(home):
+            return https_url(home)
     except Exception:  # noqa: BLE001 - metadata is a nicety; never fail the run over it
         pass
     return None
@@ -105,13 +106,13 @@ def _result(line: RecordLine, index: dict[str, int]) -> dict:
         "level": "warning",
         "message": {"text": _message(line)},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": r.filePath, "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": url_path(r.filePath), "uriBaseId": "%SRCROOT%"},
             "region": {"startLine": r.lineNumber},
         }}],
         "partialFingerprints": {FINGERPRINT: r.id},
         "properties": {"recordId": r.id, "crate": a.crate, "function": a.function,
                        "operation": a.operation, "macro": a.macro, "pattern": a.pattern,
-                       "rejected": list(a.rejected), "githubUrl": r.githubUrl},
+                       "rejected": list(a.rejected), "githubUrl": https_url(r.githubUrl)},
     }
 
 
@@ -133,7 +134,7 @@ def build(result: DiffResult) -> dict:
                        "summary": result.counts()},
     }
     if result.repo and result.head.sha:
-        run["versionControlProvenance"] = [{"repositoryUri": f"https://github.com/{result.repo}",
+        run["versionControlProvenance"] = [{"repositoryUri": f"https://github.com/{url_path(result.repo)}",
                                             "revisionId": result.head.sha}]
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
