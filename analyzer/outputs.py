@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 from .errors import UserError
@@ -53,6 +54,19 @@ def _remove_stale_temps(folder: Path, names: set[str]) -> None:
             pass
 
 
+# Test hook: with this variable set to a file name, a write stops when every temporary file is
+# written and none renamed yet, writes their names to that file and waits, so a test can kill the
+# run at exactly that point.
+HOLD_BEFORE_RENAME = "BURN_ERRORS_TEST_HOLD_BEFORE_RENAME"
+
+
+def _hold(path: str, temps: list[str]) -> None:
+    with open(path + ".part", "w", encoding="utf-8") as f:
+        f.write("\n".join(temps))
+    os.replace(path + ".part", path)
+    threading.Event().wait()
+
+
 def write_files(files: dict[Path, str]) -> None:
     """Write every file to a temporary sibling first; rename them into place only when all are
     written, so a failure leaves the previous outputs exactly as they were."""
@@ -77,6 +91,9 @@ def write_files(files: dict[Path, str]) -> None:
                 os.fsync(fh.fileno())
             # mkstemp makes the file private (0600); an output gets the permissions any new file would.
             os.chmod(tmp, 0o666 & ~_umask())
+        hold = os.environ.get(HOLD_BEFORE_RENAME)
+        if hold:
+            _hold(hold, [tmp for tmp, _ in temps])
         for tmp, path in temps:
             os.replace(tmp, path)
         temps = []

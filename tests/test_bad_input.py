@@ -159,31 +159,51 @@ def test_a_failed_run_leaves_the_previous_output_as_it_was(cli, repo_with_site, 
     assert _digest(out) == before  # same files, same bytes, no temporary files left
 
 
-def test_an_interrupted_run_leaves_the_previous_output_as_it_was(repo_with_site, tmp_path):
-    """Kill the process while it works; the earlier outputs stay whole."""
+@pytest.mark.parametrize("moment", ["parsing", "writing"])
+def test_an_interrupted_run_leaves_the_previous_output_as_it_was(repo_with_site, tmp_path, moment):
+    """Kill the process at a moment the test controls: while its parser workers run, and when
+    every new output is written to its temporary file and none renamed yet. The earlier outputs
+    stay whole and unchanged, and the temporary files of the killed run are cleaned up by the
+    next run into the folder."""
+    import time
+
+    from analyzer.extract import HOLD_AFTER_POOL, PARALLEL_MIN_BYTES
+    from analyzer.outputs import HOLD_BEFORE_RENAME
+    from conftest import _command, subprocess_env
+
     out = tmp_path / "o"
     assert run_cli("extract", "--repo", str(repo_with_site.path), "--sha", "HEAD", "--out", str(out)).code == 0
     before = _digest(out)
-    # Make the run slow enough to interrupt: many files to parse, no cache.
-    for i in range(300):
+    # A new commit with enough source for the parser workers, and other records to write.
+    per_file = SITE.replace("f:", "m:") * 20
+    for i in range(PARALLEL_MIN_BYTES // len(per_file) + 2):
         repo_with_site.write(f"crates/burn-x/src/m{i}.rs", SITE.replace("f:", f"m{i}:") * 20)
     repo_with_site.commit()
-    from conftest import _command, subprocess_env
+    ready = tmp_path / "ready"
+    hook = HOLD_AFTER_POOL if moment == "parsing" else HOLD_BEFORE_RENAME
     proc = subprocess.Popen([*_command(), "extract", "--repo", str(repo_with_site.path), "--sha", "HEAD",
-                             "--out", str(out), "--no-cache", "--jobs", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env())
-    import time
-    time.sleep(1.0)
+                             "--out", str(out), "--no-cache", "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=subprocess_env({hook: str(ready)}))
+    deadline = time.monotonic() + 60
+    while not ready.exists():  # the hook says when the run has reached the moment
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "the run never reached the hook"
+        time.sleep(0.05)
+    if moment == "writing":
+        temps = [t for t in ready.read_text().splitlines() if t]
+        assert temps and all(Path(t).exists() for t in temps)  # written, not yet renamed
     proc.kill()
     proc.wait()
-    after = {p.name for p in out.iterdir()}
-    assert after <= {"records.jsonl", "manifest.json"} | {p for p in after if p.endswith(".tmp")}
-    records = (out / "records.jsonl").read_text().splitlines()
-    for line in records:  # whatever is there is whole
+    after = _digest(out)
+    # The previous records.jsonl and manifest.json, byte for byte; a killed writer's temporary
+    # files may be left (the next write into the folder removes them).
+    assert {k: v for k, v in after.items() if not k.endswith(".tmp")} == before
+    for line in (out / "records.jsonl").read_text().splitlines():
         json.loads(line)
-    if _digest(out).get("records.jsonl") != before["records.jsonl"]:
-        # The run got as far as renaming: then the manifest must be the new one too.
-        assert json.loads((out / "manifest.json").read_text())["records"] == len(records)
+    # The next run into the folder succeeds and leaves no temporary file behind.
+    assert run_cli("extract", "--repo", str(repo_with_site.path), "--sha", "HEAD", "--out", str(out)).code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "records.jsonl"]
 
 
 def test_two_runs_sharing_the_cache_both_succeed_and_agree(repo_with_site, tmp_path):
