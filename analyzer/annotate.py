@@ -270,7 +270,8 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
         if not isinstance(data, dict):
             result.bad.append((path, f"expected one JSON object with the keys {', '.join(['id', *ANNOTATION_FIELDS])}"))
             continue
-        if "id" in data and all(data.get(k) is None for k in ANNOTATION_FIELDS) and set(data) <= {"id", *ANNOTATION_FIELDS}:
+        if ("id" in data and all(data.get(k) is None for k in ANNOTATION_FIELDS)
+                and set(data) <= {"id", *ANNOTATION_FIELDS}):
             result.empty.append(path)
             continue
         try:

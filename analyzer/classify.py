@@ -11,7 +11,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from functools import cached_property, lru_cache
+from functools import cached_property, cache
 from typing import NamedTuple
 
 from .parse import ArmFacts, EnumFacts, SiteFacts, VariantRef
@@ -25,7 +25,7 @@ _TEST_PATH = re.compile(r"(?:^|/)(?:tests|benches)/|(?:^|/)tests?\.rs$|_tests?\.
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@lru_cache(maxsize=None)
+@cache
 def rule_data() -> dict:
     from .ruleset import queries_root
     text = queries_root().joinpath("classifier.toml").read_text(encoding="utf-8")
@@ -42,7 +42,7 @@ class _Patterns(NamedTuple):
     internal_enum: re.Pattern
 
 
-@lru_cache(maxsize=None)
+@cache
 def _patterns() -> _Patterns:
     """The regexes of classifier.toml, compiled once."""
     d = rule_data()
@@ -140,7 +140,7 @@ class DtypeCatalog:
 
     @staticmethod
     def build(defs: list[tuple[str, str, EnumFacts]],
-              aliases: list[tuple[str, str, str, str]] | None = None) -> "DtypeCatalog":
+              aliases: list[tuple[str, str, str, str]] | None = None) -> DtypeCatalog:
         """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
         (path, crate, alias, target) for every plain type alias."""
         enum_name = _patterns().enum_name
@@ -173,7 +173,7 @@ class DtypeCatalog:
                           and names <= dtype_names]
             if qualifying:
                 enums[n] = qualifying
-        for path, crate, alias, target in aliases:
+        for _path, _crate, alias, target in aliases:
             if target in enums and alias not in enums:
                 enums[alias] = [DtypeEnum(alias, d.variants, d.crate, d.path, d.fields, d.gated) for d in enums[target]]
                 named.add(alias)
@@ -284,7 +284,7 @@ def _scrutinee_is_dtype(scrutinee: str) -> bool:
 
 
 def _scrutinee_is_foreign_kind(scrutinee: str, arms: list[ArmFacts], crate: str,
-                               catalog: "DtypeCatalog") -> bool:
+                               catalog: DtypeCatalog) -> bool:
     d = rule_data()["dtype"]
     enum = d["foreign_kind_enum"]
     if catalog.defines(crate, enum):
@@ -551,7 +551,8 @@ RULE_ORDER: tuple[Rule, ...] = (
          "exclude-conditional.toml", _conditional),
     Rule("exclude/error-handling", NONE, "the arm handles Err/None/Ok/Some (error handling)",
          "exclude-error-handling.toml", _error_handling),
-    Rule("dtype/scrutinee", DTYPE, "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
+    Rule("dtype/scrutinee", DTYPE,
+         "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "dtype-scrutinee.toml", _dtype_scrutinee),
     Rule("dtype/arm-bindings", DTYPE,
          "an arm binds the scrutinee to a dtype name (dtype, elem_type) or guards it with x.is_float()-like predicates",

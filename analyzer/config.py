@@ -1,10 +1,12 @@
 """The one place that names the default target. Edit PINNED_SHA to move the pin."""
 
+from typing import Final
+
 DEFAULT_REPO_URL = "https://github.com/tracel-ai/burn"
 DEFAULT_REPO_NAME = "tracel-ai/burn"
 PINNED_SHA = "d16f7ba2ed0d41408189384044cc886fb4c8f957"
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION: Final = 2
 # Lines of source shown on each side of the panic line in `sourceCode`.
 WINDOW_RADIUS = 18
 # The three macros a site can be; `unreachable!` is seen (for the audit) but never a record.

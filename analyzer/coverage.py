@@ -28,7 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
 from .record import RecordLine
 
@@ -321,9 +322,9 @@ def build(lines: Iterable[RecordLine], collapse: bool = False) -> Matrix:
     by_match: dict[tuple, list[RecordLine]] = {}
     for ln in lines:
         a, r = ln.facts, ln.record
-        key = (a.crate, a.operation, r.filePath, a.itemPath or a.function, a.impl, a.inMacro, a.scrutinee,
-               a.enum or PRIMARY_ENUM, a.context == "if-let-else")
-        by_match.setdefault(key, []).append(ln)
+        match_key = (a.crate, a.operation, r.filePath, a.itemPath or a.function, a.impl, a.inMacro, a.scrutinee,
+                     a.enum or PRIMARY_ENUM, a.context == "if-let-else")
+        by_match.setdefault(match_key, []).append(ln)
     known = {(crate, g.enum): _expanded_order([ln for ln in lines if ln.facts.crate == crate], g.enum)
              for crate in {ln.facts.crate for ln in lines} for g in groups}
     dispatches = [_dispatch(group, order, known) for group in by_match.values()]
@@ -366,7 +367,7 @@ def _dispatch(records: list[RecordLine], order: dict[str, int], known: dict[tupl
     # the same crate's: two crates' enums of one name need not be the same enum).
     other = qualify(enum, OTHER)
     named = handled | {d for ds in rejected_by.values() for d in ds}
-    for rid, ds in rejected_by.items():
+    for ds in rejected_by.values():
         if other in ds:
             ds += [k for k in known.get((a0.crate, enum), []) if k not in named and k not in ds]
     # Within one match a dtype that any arm rejects panics, whatever another arm covers.

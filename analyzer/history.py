@@ -590,7 +590,8 @@ class _Builder:
             counts[cat] = counts.get(cat, 0) + 1
             backends.setdefault(crate, {}).setdefault(cat, 0)
             backends[crate][cat] += 1
-        revision = Revision(index, planned.label, planned.sha, self.dates.get(planned.sha) or self.git_repo.commit_date(planned.sha),
+        date = self.dates.get(planned.sha) or self.git_repo.commit_date(planned.sha)
+        revision = Revision(index, planned.label, planned.sha, date,
                             planned.is_tag, len(lines), counts, dict(sorted(backends.items())),
                             analysed.files_scanned, analysed.parsed, analysed.cached, round(seconds, 3))
         self.revisions.append(revision)

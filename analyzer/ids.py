@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 # Where one item of an item path starts (`fn`, `mod`, `impl`, `trait`, `macro_rules!`): the path
 # joins items with `::`, and a type inside an impl header may hold `::` too.

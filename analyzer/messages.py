@@ -157,7 +157,7 @@ def build_message(macro: str, format_string: str | None, args_text: str | None =
         text = EMPTY_MESSAGE[macro]
         return PanicMessage(text, (Segment(text, False),))
     if format_string is None:
-        segs = [Segment("{" + args_text + "}", True)]
+        segs = [Segment("{" + (args_text or "") + "}", True)]
     else:
         segs = split_format(format_string)
     prefix = MACRO_PREFIX[macro]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import (
     BaseModel,
@@ -48,12 +48,12 @@ class ErrorRecord(BaseModel):
     id: StrictStr = Field(pattern=r"^[0-9a-f]{16}$")
     repo: StrictStr = Field(pattern=r"^[^/\s]+/[^/\s]+$")
     slug: StrictStr
-    errorCode: Optional[StrictStr] = None
+    errorCode: StrictStr | None = None
     errorMessage: StrictStr
     messagePattern: StrictStr
     errorType: Literal["panic"] = "panic"
-    errorClass: Optional[StrictStr] = None
-    httpStatus: Optional[StrictInt] = None
+    errorClass: StrictStr | None = None
+    httpStatus: StrictInt | None = None
     severity: Literal["error"] = "error"
     filePath: StrictStr
     lineNumber: StrictInt = Field(ge=1)
@@ -61,16 +61,16 @@ class ErrorRecord(BaseModel):
     sourceCodeStart: StrictInt = Field(ge=1)
     sourceCodeEnd: StrictInt = Field(ge=1)
     githubUrl: StrictStr
-    documentation: Optional[StrictStr] = None
-    triggerScenarios: Optional[StrictStr] = None
-    commonSituations: Optional[StrictStr] = None
-    solutions: Optional[list[StrictStr]] = None
-    exampleFix: Optional[StrictStr] = None
-    handlingStrategy: Optional[HandlingStrategy] = None
-    validationCode: Optional[StrictStr] = None
-    typeGuard: Optional[StrictStr] = None
-    tryCatchPattern: Optional[StrictStr] = None
-    preventionTips: Optional[list[StrictStr]] = None
+    documentation: StrictStr | None = None
+    triggerScenarios: StrictStr | None = None
+    commonSituations: StrictStr | None = None
+    solutions: list[StrictStr] | None = None
+    exampleFix: StrictStr | None = None
+    handlingStrategy: HandlingStrategy | None = None
+    validationCode: StrictStr | None = None
+    typeGuard: StrictStr | None = None
+    tryCatchPattern: StrictStr | None = None
+    preventionTips: list[StrictStr] | None = None
     tags: list[StrictStr]
     backgroundTag: Literal["unsupported-dtype", "unsupported-op-backend"]
     analyzedSha: StrictStr = Field(pattern=r"^[0-9a-f]{40}$")
@@ -87,7 +87,7 @@ class ErrorRecord(BaseModel):
 
 # The annotation fields alone, what an annotator hands back for one record: built from
 # ErrorRecord's own fields, so the record model stays the single source of the schema.
-Annotation = create_model(
+Annotation = create_model(  # type: ignore[call-overload]  # field definitions built from ErrorRecord
     "Annotation",
     __config__=_Strict,
     __doc__="The annotation fields of one record (by id), as an annotator returns them.",
@@ -111,7 +111,7 @@ class Analysis(BaseModel):
     context: Literal["match-arm", "let-else", "if-let-else", "if-let"] = "match-arm"
     scrutinee: StrictStr
     pattern: StrictStr
-    enum: Optional[StrictStr] = None
+    enum: StrictStr | None = None
     handled: list[StrictStr] = []
     rejected: list[StrictStr] = []
     partial: list[StrictStr] = []
@@ -296,7 +296,9 @@ def derive_analysis(record: ErrorRecord) -> Analysis:
     window_lines = record.sourceCode.split("\n")
     near = "\n".join(window_lines[max(at, 0):at + 3])
     m = _MACRO_CALL.search(near)
-    macro = m.group(1) if m else "panic"
+    macro: Literal["panic", "unimplemented", "todo"] = "panic"
+    if m and m.group(1) in ("unimplemented", "todo"):
+        macro = "unimplemented" if m.group(1) == "unimplemented" else "todo"
     function = function_from_window(record)
     message = record.errorMessage
     return Analysis(

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from .errors import UserError
 
 
-@lru_cache(maxsize=None)
+@cache
 def queries_root():
     """The folder of rule data: `analyzer.queries` in an installed package, else the top-level
     `queries/` folder beside the source package (running from a checkout, where `analyzer/` is
@@ -34,7 +34,7 @@ def queries_root():
 HASHED_MODULES = ("parse.py", "messages.py", "classify.py", "ids.py", "record.py", "extract.py")
 
 
-@lru_cache(maxsize=None)
+@cache
 def rules_hash() -> str:
     """Hash of the query/rule data and of the code that applies it. Part of every cache key and
     of the manifest."""

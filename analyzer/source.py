@@ -17,7 +17,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from .errors import UserError
 
@@ -172,7 +172,8 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
         raise UserError(f"--repo-name {name!r} is not OWNER/NAME (one slash, no spaces)")
     transport = _TRANSPORT.match(spec)
     if transport and not Path(spec).exists():
-        raise UserError(f"--repo {spec.split('::')[0]}::... asks git to run its `{transport.group(1)}` transport program, "
+        raise UserError(f"--repo {spec.split('::')[0]}::... asks git to run its `{transport.group(1)}` "
+                        f"transport program, "
                         f"which burn-errors does not allow; give an https, ssh, git or file URL or a local path")
     if is_url(spec):
         scheme = spec.split("://", 1)[0].lower() if "://" in spec else "ssh"
@@ -217,7 +218,7 @@ def _local_name(git_dir: Path) -> str:
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "config", "--get", "remote.origin.url"],
                           capture_output=True)
     url = proc.stdout.decode().strip()
-    return slug_from_url(url) if url and slug_from_url(url) else DEFAULT_REPO_NAME
+    return (slug_from_url(url) if url else None) or DEFAULT_REPO_NAME
 
 
 def _mirror_path(cache_dir: Path, url: str) -> Path:
@@ -244,7 +245,7 @@ def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: P
         # Clone next to the final place, then rename: an interrupted clone never looks finished.
         tmp = Path(tempfile.mkdtemp(prefix=mirror.name + ".", suffix=".tmp", dir=mirror.parent))
         try:
-            git.Repo.clone_from(url, tmp, mirror=True, progress=handler)
+            git.Repo.clone_from(url, tmp, mirror=True, progress=handler)  # type: ignore[arg-type]  # a RemoteProgress (see _GitProgress)
             try:
                 os.rename(tmp, mirror)
             except OSError:  # another run finished the same clone first
@@ -260,7 +261,7 @@ def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: P
     if want is not None and repo.try_resolve(want) is None:
         try:
             # The mirror's origin fetches +refs/*:refs/*, so every branch and tag comes along.
-            git.Repo(mirror).remote("origin").fetch(prune=True, progress=handler)
+            git.Repo(mirror).remote("origin").fetch(prune=True, progress=handler)  # type: ignore[arg-type]  # see _GitProgress
         except git.GitCommandError as e:
             raise UserError(f"cannot fetch {url}: {_git_reason(e, handler)}; check your network, or pass a "
                             f"local clone with --repo PATH") from None
