@@ -439,8 +439,10 @@ def _conditional(c: _Call) -> bool:
 
 def _error_handling(c: _Call) -> bool:
     arm, others = c.body, c.others
-    if arm.error_handling or (c.site.context != "match-arm" and any(o.error_handling for o in others)):
+    if arm.error_handling:
         return True
+    # (The `else` of a let-else or if-let-else is a catch-all beside its one written pattern, so
+    # `let Some(Values::Int64s(v)) = x else { panic!("values must be int64") }` reads as below.)
     # `_ =>` beside `Some(..)` / `Ok(..)` arms only is the None / Err case (R7), unless those
     # arms name variants of an inner enum: then the catch-all also takes every other inner
     # variant, a dispatch on the inner enum (R12). When two or more variants of a dtype enum are
@@ -614,8 +616,10 @@ def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog) -> str | No
         if len({canonical_dtype(v) for v in variants} & catalog.dtype_names) >= least:
             return enum
     known = rule_data()["dtype"]["foreign_dtype_enums"]
+    enum_name = _patterns().enum_name
     for enum in sorted(named):
-        if enum in known:
+        # Named like a dtype enum (a generated protobuf `DataType`), or one of the libraries'.
+        if enum in known or enum_name.match(enum):
             return enum
     return None
 

@@ -295,20 +295,21 @@ def _site_json(s: SiteFacts) -> dict:
 
 
 def _path_tail(node: Node) -> tuple[str, str, str] | None:
-    """`a::b::Enum::Variant` -> (Enum, Variant, a); `Variant` alone has no enum and gives None."""
-    if node.type != "scoped_identifier":
+    """`a::b::Enum::Variant` -> (Enum, Variant, a); `Variant` alone has no enum and gives None.
+    A struct pattern's path (`Enum::Variant { .. }`) is a scoped_type_identifier: the same."""
+    if node.type not in ("scoped_identifier", "scoped_type_identifier"):
         return None
     name = node.child_by_field_name("name")
     path = node.child_by_field_name("path")
     if name is None or path is None:
         return None
-    enum = path.child_by_field_name("name") if path.type == "scoped_identifier" else path
+    enum = path.child_by_field_name("name") if path.type in ("scoped_identifier", "scoped_type_identifier") else path
     if enum is None or enum.type not in ("identifier", "type_identifier"):
         return None
     root = ""
-    if path.type == "scoped_identifier":
+    if path.type in ("scoped_identifier", "scoped_type_identifier"):
         first = path
-        while first.type == "scoped_identifier" and first.child_by_field_name("path") is not None:
+        while first.type in ("scoped_identifier", "scoped_type_identifier") and first.child_by_field_name("path") is not None:
             first = first.child_by_field_name("path")
         root = first.text.decode("utf-8", "replace")
     return enum.text.decode("utf-8", "replace"), name.text.decode("utf-8", "replace"), root
