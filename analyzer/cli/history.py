@@ -1,8 +1,5 @@
 """`burn-errors history`: when each record appeared, changed and disappeared across releases, and
-when each coverage cell turned handled or regressed.
-
-Registers itself on the `main` group when cli.py imports it.
-"""
+when each coverage cell turned handled or regressed."""
 
 from __future__ import annotations
 
@@ -12,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from .cli import main, open_cache, open_repo, repo_options
-from .errors import UserError
+from ..errors import UserError
+from .common import open_cache, open_repo, repo_options
 
 FORMATS = ("markdown", "json", "html")
 
 
-@main.command()
+@click.command()
 @repo_options
 @click.option("--from", "from_rev", metavar="REV",
               help="First revision: a release tag bounds the releases by version, any other revision by "
@@ -57,8 +54,8 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
       burn-errors history --repo ../burn --revs v0.20.0,v0.21.0,HEAD --format json --out history.json
       burn-errors history --repo ../burn --tags 'v0.2*' --format json
     """
-    from .history import build_history, plan
-    from .outputs import ensure_writable_dir, write_file
+    from ..history import build_history, plan
+    from ..outputs import ensure_writable_dir, write_file
 
     wanted = [r.strip() for value in revs for r in value.split(",") if r.strip()]
     if revs and not wanted:
@@ -97,18 +94,20 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
 
 def _render(result, fmt: str) -> str:
     if fmt == "json":
-        from .sinks import history_json
+        from ..sinks import history_json
         return history_json.dumps(result)
     if fmt == "html":
-        from .sinks import history_html
+        from ..sinks import history_html
         return history_html.dumps(result)
-    from .sinks import history_markdown
+    from ..sinks import history_markdown
     return history_markdown.dumps(result)
 
 
 def _revision_line(revision, planned, analysed) -> str:
     """One revision's outcome: records, and what the cache saved."""
-    name = f"{planned.label} ({planned.sha[:12]})" if planned.sha and planned.sha[:12] != planned.label else planned.label
+    name = planned.label
+    if planned.sha and planned.sha[:12] != planned.label:
+        name = f"{planned.label} ({planned.sha[:12]})"
     if revision is None:
         return f"{name}: no record yet, left out"
     how = ("from the results cache" if analysed.cached

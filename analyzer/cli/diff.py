@@ -1,7 +1,4 @@
-"""`burn-errors diff BASE HEAD`: what changed between two revisions or two records files.
-
-Registers itself on the `main` group when cli.py imports it.
-"""
+"""`burn-errors diff BASE HEAD`: what changed between two revisions or two records files."""
 
 from __future__ import annotations
 
@@ -11,15 +8,15 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from .cli import debug_option, main, open_cache, open_repo, repo_options
-from .config import FAIL_ON
-from .errors import CheckFailed, UserError
-from .wording import plural
+from ..config import FAIL_ON
+from ..errors import CheckFailed, UserError
+from ..wording import plural
+from .common import debug_option, open_cache, open_repo, repo_options
 
 FORMATS = ("markdown", "json", "sarif")
 
 
-@main.command()
+@click.command()
 @click.argument("base", metavar="BASE")
 @click.argument("head", metavar="HEAD")
 @repo_options
@@ -53,10 +50,10 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
       burn-errors diff old/records.jsonl new/records.jsonl --format json
       burn-errors diff $BASE $HEAD --repo . --artifacts-url "$ARTIFACT_URL" --out comment.md
     """
-    from .diff import diff_records, diff_revisions, records_mode
-    from .outputs import ensure_writable_dir, write_file
-    from .sinks import diff_json, diff_markdown, sarif
-    from .ui import status
+    from ..diff import diff_records, diff_revisions, records_mode
+    from ..outputs import ensure_writable_dir, write_file
+    from ..sinks import diff_json, diff_markdown, sarif
+    from ..ui import status
 
     kinds = [k for k in fail_on if k != "none"]
     if "none" in fail_on and kinds:

@@ -7,14 +7,14 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from .cli import debug_option, main, repo_options, run_extract, sha_option
-from .errors import UserError
-from .wording import plural
+from ..errors import UserError
+from ..wording import plural
+from .common import debug_option, repo_options, run_extract, sha_option
 
 FORMATS = ("table", "markdown", "json", "html")
 
 
-@main.command()
+@click.command()
 @repo_options
 @sha_option
 @click.option("--records", "records_path", type=click.Path(), metavar="RECORDS",
@@ -55,9 +55,9 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --repo ../burn --format html --out coverage.html
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
-    from . import coverage as cov
-    from .outputs import ensure_writable_dir, write_file
-    from .sinks import jsonl
+    from .. import coverage as cov
+    from ..outputs import ensure_writable_dir, write_file
+    from ..sinks import jsonl
 
     ctx = click.get_current_context()
     out = Path(out_file) if out_file else None
@@ -122,15 +122,15 @@ def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]
 def _render(matrix, fmt: str, to_terminal: bool) -> str | None:
     """The output text; None when the table went straight to the terminal."""
     if fmt == "json":
-        from .sinks import coverage_json
+        from ..sinks import coverage_json
         return coverage_json.dumps(matrix)
     if fmt == "markdown":
-        from .sinks import coverage_markdown
+        from ..sinks import coverage_markdown
         return coverage_markdown.dumps(matrix)
     if fmt == "html":
-        from .sinks import coverage_html
+        from ..sinks import coverage_html
         return coverage_html.dumps(matrix)
-    from .sinks import coverage_table
+    from ..sinks import coverage_table
     if to_terminal:
         coverage_table.print_tables(matrix)
         return None

@@ -1,7 +1,4 @@
-"""Commands that work on a records file: `render`, `lookup` and `annotate export|import`.
-
-They register themselves on the `burn-errors` group when analyzer/cli.py imports this module.
-"""
+"""Commands that work on a records file: `render`, `lookup` and `annotate export|import`."""
 
 from __future__ import annotations
 
@@ -11,20 +8,20 @@ from pathlib import Path
 
 import click
 
-from .cli import debug_option, main
-from .errors import CheckFailed, UserError
-from .safe import terminal_text
-from .wording import plural
+from ..errors import CheckFailed, UserError
+from ..safe import terminal_text
+from ..wording import plural
+from .common import debug_option
 
 DEFAULT_RECORDS = "output/records.jsonl"
 
 
 def _read_records(path: str):
-    from .sinks import jsonl
+    from ..sinks import jsonl
     return jsonl.read(path)
 
 
-@main.command()
+@click.command()
 @click.argument("records", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True,
               help="Markdown (CommonMark) or self-contained HTML pages.")
@@ -39,7 +36,8 @@ def render(records, fmt, out_dir, issues_url):
 
     A page has the message, what it means, the source with the line, a link to the source pinned to
     the analysed commit, solutions, an example fix, when it happens and related errors (same
-    operation family, sibling operations of the same impl, then the same file). Sections whose annotation is still missing are left out.
+    operation family, sibling operations of the same impl, then the same file). Sections whose
+    annotation is still missing are left out.
     Pages are named after the record's slug; existing files of the same name are replaced. Beside
     each page, PAGE.json holds its record as one records.jsonl line: the page's "Data as JSON" link.
 
@@ -48,8 +46,8 @@ def render(records, fmt, out_dir, issues_url):
       burn-errors render output/records.jsonl
       burn-errors render output/records.jsonl --format html --out site/errors/
     """
-    from .outputs import ensure_writable_dir, write_files
-    from .sinks import page_html, page_markdown
+    from ..outputs import ensure_writable_dir, write_files
+    from ..sinks import page_html, page_markdown
 
     lines = _read_records(records)
     if not lines:
@@ -64,7 +62,7 @@ def render(records, fmt, out_dir, issues_url):
                f"<page>.json beside it, and {out / ('index.' + fmt)}")
 
 
-@main.command()
+@click.command()
 @click.argument("message")
 @click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(),
               help="Records file to search.")
@@ -87,7 +85,7 @@ def lookup(message, records, fmt, limit):
       burn-errors lookup "$(cat panic.txt)" --records output/records.jsonl
       cargo run 2>&1 | burn-errors lookup - --format json
     """
-    from . import lookup as lk
+    from .. import lookup as lk
 
     text = sys.stdin.read() if message == "-" else message
     panic = lk.parse_panic(text)
@@ -96,7 +94,8 @@ def lookup(message, records, fmt, limit):
     result = lk.lookup(panic, _read_records(records))
     if result.bad_regex:
         one = len(result.bad_regex) == 1
-        click.echo(terminal_text(f"note: {plural(len(result.bad_regex), 'record')} in {records} {'has' if one else 'have'} "
+        click.echo(terminal_text(f"note: {plural(len(result.bad_regex), 'record')} in {records} "
+                                 f"{'has' if one else 'have'} "
                                  f"a messageRegex that is not of the shape extract writes (`^`, escaped text and "
                                  f"`.*?`, `$`) and {'was' if one else 'were'} skipped (first: {result.bad_regex[0]})",
                                  one_line=True), err=True)
@@ -150,7 +149,7 @@ def _print_matches(result, shown) -> None:
                    "to rank the site it names first.")
 
 
-@main.group()
+@click.group()
 def annotate():
     """Hand records to annotators (people or a model) and merge their answers back.
 
@@ -179,9 +178,9 @@ def annotate_export(records, out_dir):
       burn-errors annotate export output/records.jsonl --out annotation/
       for p in annotation/*.prompt.md; do my-llm < "$p" > "${p%.prompt.md}.json"; done
     """
-    from .annotate import export
-    from .extract import utc_now
-    from .outputs import ensure_writable_dir, write_files
+    from ..annotate import export
+    from ..extract import utc_now
+    from ..outputs import ensure_writable_dir, write_files
 
     lines = _read_records(records)
     out = Path(out_dir)
@@ -210,7 +209,8 @@ def annotate_export(records, out_dir):
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Records file to write (may be RECORDS itself; written whole or not at all).")
 @click.option("--skip-bad", is_flag=True,
-              help="Import the good answers and list the bad ones (without it, any bad answer means nothing is written).")
+              help="Import the good answers and list the bad ones (without it, any bad answer means nothing "
+                   "is written).")
 @click.option("--ai-assisted", is_flag=True,
               help="The answers were written with a model's help: tag the records `ai-assisted`, so their "
                    "pages say \"AI-assisted analysis\" (without it they say \"Annotated analysis\").")
@@ -231,10 +231,10 @@ def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
       burn-errors annotate import old.jsonl a.json b.json --out new.jsonl --skip-bad
       burn-errors annotate import output/records.jsonl model-answers/ --out output/records.jsonl --ai-assisted
     """
-    from . import annotate as an
-    from .extract import utc_now
-    from .outputs import write_files
-    from .sinks import jsonl
+    from .. import annotate as an
+    from ..extract import utc_now
+    from ..outputs import write_files
+    from ..sinks import jsonl
 
     lines = _read_records(records)
     files = an.answer_files(list(answers))
