@@ -45,10 +45,14 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         from ..sinks import jsonl
         prev = jsonl.read(previous)
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
-        key = _results_key(git_repo.name, sha, all_sites)
+        from .. import results_cache
+
+        key = results_cache.extract_key(git_repo.name, sha, all_sites)
         hit = cache.get_result(key) if cache is not None and prev is None else None
-        if hit is not None:
-            files, man = _files_from_result(hit, git_repo.origin, out, all_sites, command)
+        served = (results_cache.served_extract(hit, git_repo.origin, out, all_sites, command,
+                                               time.perf_counter() - _STARTED) if hit is not None else None)
+        if served is not None:
+            files, man = served
             write_files(files)
             summary(man, [str(p) for p in files])
             return
@@ -57,45 +61,13 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         ex = analyse(git_repo, sha, cache, jobs, prev)
         man = manifest.build(ex, git_repo.origin, command)
         records_text = jsonl.dumps(ex.lines)
-        audit_text = audit.dumps(ex) if all_sites else None
-        files = {out / "records.jsonl": records_text, out / "manifest.json": manifest.dumps(man)}
-        if audit_text is not None:
-            files[out / "sites.jsonl"] = audit_text
+        sites_text = audit.dumps(ex) if all_sites else None
+        files = {out / results_cache.RECORDS_FILE: records_text, out / results_cache.MANIFEST_FILE: manifest.dumps(man)}
+        if sites_text is not None:
+            files[out / results_cache.SITES_FILE] = sites_text
         write_files(files)
         # Records whose annotations were carried over: unchanged ones that had any to keep.
         kept = sum(1 for ln in ex.lines if ln.analysis.annotationStatus == "unchanged" and ln.record.is_annotated())
         summary(man, [str(p) for p in files], previous=previous, annotations_kept=kept)
         if cache is not None and prev is None:
-            cache.put_result(key, {"records": records_text.splitlines(), "sites": audit_text, "manifest": man})
-
-
-def _results_key(name: str, sha: str, all_sites: bool) -> str:
-    return f"extract|{name}|{sha}|{int(all_sites)}"
-
-
-def _files_from_result(hit: dict, origin: str, out: Path, all_sites: bool, command: list[str]):
-    """The outputs of an earlier run at the same commit with the same rules, tool version and
-    options (a results-cache row), with this run's dates: (files, manifest)."""
-    import json
-
-    from ..sinks import manifest
-    from ..timestamps import utc_now
-
-    now = utc_now()
-    lines = []
-    for raw in hit["records"]:
-        line = json.loads(raw)
-        line["record"]["analyzedAt"] = line["record"]["contentChangedAt"] = now
-        if "firstSeenAt" in line["analysis"]:
-            line["analysis"]["firstSeenAt"] = now
-        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
-    man = dict(hit["manifest"])
-    man.update(source=origin, command=command, cache={"hits": man["filesScanned"], "misses": 0, "result": "hit"},
-               scan={"cached": man["filesScanned"], "parsed": 0, "prefiltered": 0},
-               timings={"total": round(time.perf_counter() - _STARTED, 3)})
-    files = {out / "records.jsonl": "".join(ln + "\n" for ln in lines),
-             out / "manifest.json": manifest.dumps(man)}
-    if all_sites:
-        files[out / "sites.jsonl"] = hit["sites"]
-    return files, man
-
+            results_cache.put_extract(cache, key, records_text, sites_text, man)
