@@ -145,3 +145,15 @@ def run_extract(repo: str, rev: str, repo_name: str | None, no_cache: bool, jobs
     """Open the repository, resolve the revision and extract; shared by every command."""
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
         return git_repo, analyse(git_repo, sha, cache, jobs, previous)
+
+
+class FormatChoice(click.Choice):
+    """`--format`: the names of a sink registry (analyzer/sinks), which `--help` lists; an alias
+    is taken for the name it stands for, and anything else is refused."""
+
+    def __init__(self, registry, aliases: dict[str, str] | None = None):
+        super().__init__(list(registry))
+        self.aliases = dict(aliases or {})
+
+    def convert(self, value, param, ctx):
+        return super().convert(self.aliases.get(value, value), param, ctx)

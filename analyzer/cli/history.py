@@ -10,9 +10,8 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from .common import open_cache, open_repo, repo_options
-
-FORMATS = ("markdown", "json", "html")
+from ..sinks import HISTORY
+from .common import FormatChoice, open_cache, open_repo, repo_options
 
 
 @click.command()
@@ -29,7 +28,7 @@ FORMATS = ("markdown", "json", "html")
 @click.option("--tags", "pattern", default="v*", show_default=True, metavar="GLOB",
               help="Which tags are releases (a glob on the tag name). Tags with anything after the version "
                    "(-pre.1, -rc1, -alpha, -book) are never releases.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True,
+@click.option("--format", "fmt", type=FormatChoice(HISTORY), default="markdown", show_default=True,
               help="markdown: release notes per release; json: everything (shape in the README); html: one "
                    "self-contained page with a timeline per backend.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -84,23 +83,12 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
         if cache is not None:
             cache.close()
 
-    document = _render(result, fmt)
+    document = HISTORY[fmt](result)
     if out is not None:
         write_file(out, document)
     else:
         click.echo(document, nl=False)
     _summary(result, out_file)
-
-
-def _render(result, fmt: str) -> str:
-    if fmt == "json":
-        from ..sinks import history_json
-        return history_json.dumps(result)
-    if fmt == "html":
-        from ..sinks import history_html
-        return history_html.dumps(result)
-    from ..sinks import history_markdown
-    return history_markdown.dumps(result)
 
 
 def _revision_line(revision, planned, analysed) -> str:

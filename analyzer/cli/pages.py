@@ -11,7 +11,8 @@ import click
 from ..errors import CheckFailed, UserError
 from ..safe import terminal_text
 from ..wording import plural
-from .common import debug_option
+from ..sinks import PAGES, PAGES_ALIASES
+from .common import FormatChoice, debug_option
 
 DEFAULT_RECORDS = "output/records.jsonl"
 
@@ -23,8 +24,8 @@ def _read_records(path: str):
 
 @click.command()
 @click.argument("records", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True,
-              help="Markdown (CommonMark) or self-contained HTML pages.")
+@click.option("--format", "fmt", type=FormatChoice(PAGES, PAGES_ALIASES), default="markdown", show_default=True,
+              help="markdown: CommonMark pages (md is an alias); html: self-contained HTML pages.")
 @click.option("--out", "out_dir", default="output/pages", show_default=True, type=click.Path(file_okay=False),
               help="Folder for the pages and the index.")
 @click.option("--issues-url", metavar="URL",
@@ -47,19 +48,18 @@ def render(records, fmt, out_dir, issues_url):
       burn-errors render output/records.jsonl --format html --out site/errors/
     """
     from ..outputs import ensure_writable_dir, write_files
-    from ..sinks import page_html, page_markdown
 
     lines = _read_records(records)
     if not lines:
         raise UserError(f"{records} holds no records; nothing to render")
     out = Path(out_dir)
     ensure_writable_dir(out)
-    sink = page_markdown if fmt == "md" else page_html
-    pages = sink.render(lines, issues_url)
+    writer = PAGES[fmt]
+    pages = writer(lines, issues_url)
     write_files({out / name: text for name, text in pages.items()})
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
     click.echo(f"Wrote {plural(len(lines), 'page')} ({annotated} annotated), each with its record as "
-               f"<page>.json beside it, and {out / ('index.' + fmt)}")
+               f"<page>.json beside it, and {out / ('index.' + writer.sink().EXT)}")
 
 
 @click.command()

@@ -1,0 +1,38 @@
+"""Output formats: each family's registry is the one list of its formats, every `--format`
+offers exactly its keys, and the names are spelled the same in every family."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer import sinks
+
+FAMILIES = {"coverage": sinks.COVERAGE, "diff": sinks.DIFF, "render": sinks.PAGES, "history": sinks.HISTORY}
+
+
+@pytest.mark.parametrize("command", sorted(FAMILIES))
+def test_format_choices_are_the_registry(cli, command):
+    res = cli(command, "--help")
+    assert res.code == 0
+    assert f"--format [{'|'.join(FAMILIES[command])}]" in res.stdout
+
+
+@pytest.mark.parametrize("command", sorted(FAMILIES))
+def test_unknown_formats_are_refused_before_any_work(cli, command, tmp_path):
+    args = {"coverage": [], "diff": ["a", "b"], "render": [str(tmp_path / "none.jsonl")], "history": []}[command]
+    res = cli(command, *args, "--format", "pdf")
+    assert res.code == 2
+    assert res.stderr.count("\n") == 1 and "'pdf' is not one of" in res.stderr
+
+
+def test_every_writer_names_a_function_of_its_sink():
+    for registry in (sinks.COVERAGE, sinks.COVERAGE_TERMINAL, sinks.PAGES, sinks.HISTORY):
+        for writer in registry.values():
+            assert callable(getattr(writer.sink(), writer.function)), writer
+    assert set(sinks.COVERAGE_TERMINAL) <= set(sinks.COVERAGE)
+    assert all(target in sinks.PAGES for target in sinks.PAGES_ALIASES.values())
+
+
+def test_one_spelling_per_kind_of_output():
+    for registry in FAMILIES.values():
+        assert "md" not in registry and "markdown" in registry
