@@ -36,3 +36,21 @@ def test_every_writer_names_a_function_of_its_sink():
 def test_one_spelling_per_kind_of_output():
     for registry in FAMILIES.values():
         assert "md" not in registry and "markdown" in registry
+
+
+def test_one_template_environment_and_one_escaping_module():
+    """Every template is rendered by analyzer/sinks/environment.py's environment, and Markdown
+    escaping lives in analyzer/safe.py alone: a second one would drift from it."""
+    import re
+    from pathlib import Path
+
+    package = Path(sinks.__file__).resolve().parent.parent
+    builds_environment, escapes_markdown = [], []
+    for path in sorted(package.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        name = path.relative_to(package).as_posix()
+        if re.search(r"\bEnvironment\s*\(", source) and name != "sinks/environment.py":
+            builds_environment.append(name)
+        if re.search(r"^def _?(md_\w+|escape_md\w*|\w*markdown_escape\w*)\(", source, re.M) and name != "safe.py":
+            escapes_markdown.append(name)
+    assert builds_environment == [] and escapes_markdown == []
