@@ -7,7 +7,10 @@ import pytest
 
 from analyzer import sinks
 
-FAMILIES = {"coverage": sinks.COVERAGE, "diff": sinks.DIFF, "render": sinks.PAGES, "history": sinks.HISTORY}
+FAMILIES = {"coverage": sinks.COVERAGE, "diff": sinks.DIFF, "render": sinks.PAGES, "history": sinks.HISTORY,
+            "lookup": sinks.LOOKUP}
+# The families whose output people read as a document: each has a markdown format.
+DOCUMENTS = ("coverage", "diff", "render", "history")
 
 
 @pytest.mark.parametrize("command", sorted(FAMILIES))
@@ -19,14 +22,15 @@ def test_format_choices_are_the_registry(cli, command):
 
 @pytest.mark.parametrize("command", sorted(FAMILIES))
 def test_unknown_formats_are_refused_before_any_work(cli, command, tmp_path):
-    args = {"coverage": [], "diff": ["a", "b"], "render": [str(tmp_path / "none.jsonl")], "history": []}[command]
+    args = {"coverage": [], "diff": ["a", "b"], "render": [str(tmp_path / "none.jsonl")], "history": [],
+            "lookup": ["a message"]}[command]
     res = cli(command, *args, "--format", "pdf")
     assert res.code == 2
     assert res.stderr.count("\n") == 1 and "'pdf' is not one of" in res.stderr
 
 
 def test_every_writer_names_a_function_of_its_sink():
-    for registry in (sinks.COVERAGE, sinks.COVERAGE_TERMINAL, sinks.PAGES, sinks.HISTORY):
+    for registry in (sinks.COVERAGE, sinks.COVERAGE_TERMINAL, sinks.PAGES, sinks.HISTORY, sinks.LOOKUP):
         for writer in registry.values():
             assert callable(getattr(writer.sink(), writer.function)), writer
     assert set(sinks.COVERAGE_TERMINAL) <= set(sinks.COVERAGE)
@@ -34,8 +38,9 @@ def test_every_writer_names_a_function_of_its_sink():
 
 
 def test_one_spelling_per_kind_of_output():
-    for registry in FAMILIES.values():
-        assert "md" not in registry and "markdown" in registry
+    for command, registry in FAMILIES.items():
+        assert "md" not in registry
+        assert "markdown" in registry or command not in DOCUMENTS
 
 
 def test_one_template_environment_and_one_escaping_module():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -10,8 +9,8 @@ import click
 
 from ..errors import CheckFailed, UserError
 from ..safe import terminal_text
+from ..sinks import LOOKUP, PAGES, PAGES_ALIASES
 from ..wording import plural
-from ..sinks import PAGES, PAGES_ALIASES
 from .common import FormatChoice, debug_option
 
 DEFAULT_RECORDS = "output/records.jsonl"
@@ -66,7 +65,7 @@ def render(records, fmt, out_dir, issues_url):
 @click.argument("message")
 @click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(),
               help="Records file to search.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=FormatChoice(LOOKUP), default="text", show_default=True)
 @click.option("--limit", type=click.IntRange(0), default=5, show_default=True,
               help="Show at most this many matches (0: all).")
 @debug_option
@@ -100,53 +99,15 @@ def lookup(message, records, fmt, limit):
                                  f"`.*?`, `$`) and {'was' if one else 'were'} skipped (first: {result.bad_regex[0]})",
                                  one_line=True), err=True)
     shown = result.matches if limit == 0 else result.matches[:limit]
-    if fmt == "json":
-        click.echo(json.dumps({
-            "query": {"message": panic.message, "path": panic.path, "line": panic.line, "column": panic.column},
-            "total": len(result.matches), "placeholderOnly": result.placeholder_only,
-            "matches": [m.to_json(i) for i, m in enumerate(shown, start=1)]}, indent=2,
-            # On a terminal, \u escapes: JSON leaves C1 controls (an 8-bit ESC) raw otherwise.
-            ensure_ascii=sys.stdout.isatty()))
-    else:
-        _print_matches(result, shown)
+    document = LOOKUP[fmt](result, shown, sys.stdout.isatty())
+    if document:
+        click.echo(document, nl=False)
     if not result.matches:
         one_line = terminal_text(panic.message, one_line=True)
         raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
                           + (f" ({plural(result.placeholder_only, 'record')} whose message is only a placeholder "
                              f"match{'es' if result.placeholder_only == 1 else ''} any text)"
                              if result.placeholder_only else ""))
-
-
-def _print_matches(result, shown) -> None:
-    """The matches for a person at a terminal; every value from the records file or the pasted
-    panic goes through `terminal_text`, so no escape sequence in them reaches the terminal."""
-    def t(value: object) -> str:
-        return terminal_text(value, one_line=True)
-
-    n = len(result.matches)
-    if not n:
-        return
-    where = f" at {t(result.panic.path)}:{result.panic.line}" if result.panic.path else ""
-    click.echo(f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
-               + (" (best first)" if n > 1 else "") + ":")
-    for i, m in enumerate(shown, start=1):
-        r, a = m.line.record, m.line.facts
-        click.echo("")
-        click.echo(f"{i}. {t(r.errorMessage)}")
-        flag = "  <- the panic's location" if m.at_location and m.distance == 0 else (
-            "  <- the panic's file" if m.at_location else "")
-        click.echo(f"   {t(r.filePath)}:{r.lineNumber}{flag}")
-        click.echo(f"   {t(a.crate)} · {t(a.function or a.operation)} · {a.category}")
-        if a.rejected:
-            click.echo(f"   panics for: {t(', '.join(a.rejected))}")
-        if r.solutions:
-            click.echo(f"   first fix: {t(r.solutions[0])}")
-        click.echo(f"   id {r.id} · {t(r.githubUrl)}")
-    if len(shown) < n:
-        click.echo(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
-    if n > 1 and not result.panic.path:
-        click.echo("\nTip: give the whole panic (`thread '...' panicked at FILE:LINE:COL:` and the message) "
-                   "to rank the site it names first.")
 
 
 @click.group()
@@ -179,7 +140,7 @@ def annotate_export(records, out_dir):
       for p in annotation/*.prompt.md; do my-llm < "$p" > "${p%.prompt.md}.json"; done
     """
     from ..annotate import export
-    from ..extract import utc_now
+    from ..timestamps import utc_now
     from ..outputs import ensure_writable_dir, write_files
 
     lines = _read_records(records)
@@ -232,7 +193,7 @@ def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
       burn-errors annotate import output/records.jsonl model-answers/ --out output/records.jsonl --ai-assisted
     """
     from .. import annotate as an
-    from ..extract import utc_now
+    from ..timestamps import utc_now
     from ..outputs import write_files
     from ..sinks import jsonl
 

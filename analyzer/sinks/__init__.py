@@ -79,6 +79,12 @@ PAGES: dict[str, Writer] = {
 # Other names taken for a pages format (`md` was its only spelling before `markdown`).
 PAGES_ALIASES = {"md": "markdown"}
 
+# Lookup: (lookup result, the matches shown, whether stdout is a terminal) -> text.
+LOOKUP: dict[str, Writer] = {
+    "text": Writer("lookup_text"),
+    "json": Writer("lookup_json"),
+}
+
 # History: (history) -> text.
 HISTORY: dict[str, Writer] = {
     "markdown": Writer("history_markdown"),
