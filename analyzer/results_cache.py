@@ -5,6 +5,9 @@ A row is found by its key. The cache's tag already holds the tool version and th
 key adds the commit, the options that change the outputs, and `code_hash()`, a hash of the code
 that shapes them, so editing the record stage, the manifest or audit sink or any other module
 without bumping the version can never serve outputs the new code would not write.
+
+Kept lines were written by the record stage; a hit re-dates them as JSON and writes them back in
+the one form of a records line (analyzer/jsonlines.py), without loading the schema (pydantic).
 """
 
 from __future__ import annotations
@@ -55,12 +58,18 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
                    seconds: float) -> tuple[dict[Path, str], dict] | None:
     """The files of an earlier run kept in `row`, with this run's dates, source, command and
     timings: (files, manifest). None for a row of another shape (it is then made again)."""
-    from .record import RecordLine
-    from .sinks import jsonl, manifest
+    import json
+
+    from .jsonlines import dumps_line
+    from .sinks import manifest
     from .timestamps import utc_now
 
+    now = utc_now()
     try:
-        lines = [RecordLine.model_validate_json(raw) for raw in row["records"]]
+        lines = [json.loads(raw) for raw in row["records"]]
+        for line in lines:
+            line["record"]["analyzedAt"] = line["record"]["contentChangedAt"] = now
+            line["analysis"]["firstSeenAt"] = now  # first seen by this run, as in the run that made the row
         kept = dict(row["manifest"])
         scanned = int(kept["filesScanned"])
         sites = row["sites"]
@@ -68,14 +77,10 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
         return None
     if all_sites and not isinstance(sites, str):
         return None
-    now = utc_now()
-    for line in lines:
-        line.record.analyzedAt = line.record.contentChangedAt = now
-        if line.analysis is not None:
-            line.analysis.firstSeenAt = now  # first seen by this run, as in the run that made the row
     kept.update(source=origin, command=command, cache={"hits": scanned, "misses": 0, "result": "hit"},
                 scan={"cached": scanned, "parsed": 0, "prefiltered": 0}, timings={"total": round(seconds, 3)})
-    files = {out / RECORDS_FILE: jsonl.dumps(lines), out / MANIFEST_FILE: manifest.dumps(kept)}
+    files = {out / RECORDS_FILE: "".join(dumps_line(line) + "\n" for line in lines),
+             out / MANIFEST_FILE: manifest.dumps(kept)}
     if all_sites:
         files[out / SITES_FILE] = sites
     return files, kept
