@@ -12,8 +12,9 @@ import pytest
 from analyzer import __version__
 from analyzer import extract as ex
 from analyzer.cache import FactsCache, encode
-from analyzer.extract import extract, rules_hash
+from analyzer.extract import extract
 from analyzer.parse import FileFacts, parse_file
+from analyzer.ruleset import rules_hash
 from analyzer.source import open_repository
 
 DISPATCH_RS = """\
