@@ -27,9 +27,9 @@ two records.jsonl files.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterable
 
 from . import coverage
 from .errors import UserError
@@ -225,7 +225,8 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
                    progress: Callable[[str, str], None] | None = None) -> DiffResult:
     """Analyse two revisions of one repository from git objects, sharing one cache: the second
     revision reads and parses only the blobs the first did not have."""
-    from .extract import extract, utc_now
+    from .extract import extract
+    from .timestamps import utc_now
 
     t0 = time.perf_counter()
     shas = {"base": git_repo.resolve(base_rev), "head": git_repo.resolve(head_rev)}

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import coverage
+from . import coverage, results_cache
 from .errors import UserError
 
 if TYPE_CHECKING:  # pydantic is imported when records are built
@@ -65,11 +65,11 @@ _RANK = {coverage.HANDLED: 0, coverage.PARTIAL: 1, coverage.PANICS: 2}
 _RELEASE = re.compile(r"^([^\d]*?)(\d+(?:\.\d+)*)$")
 _VERSIONISH = re.compile(r"^[^\d]*?(\d+(?:\.\d+)*)")
 
-# The results-cache row of one revision's records (the cache's tag holds the tool version and
-# the rules hash, so a row is never read by other rules).
-_RESULT_KEY = "history|{name}|{sha}"
-# The results-cache row of the links between the records of two commits.
-_LINKS_KEY = "history-links|{name}|{base}|{head}"
+# Results-cache rows (analyzer/results_cache.py: keyed by the code that made them; the cache's
+# tag holds the tool version and the rules hash): one revision's records, and the links between
+# the records of two commits.
+_RESULT_KIND = "history"
+_LINKS_KIND = "history-links"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -498,7 +498,7 @@ def _link(base_lines: list[RecordLine], head_lines: list[RecordLine], *, git_rep
     (index into base_lines, index into head_lines, how they were matched). The pairs of two
     commits are kept in the results cache, so a rerun does not match again (following lines
     through git history costs a `git diff` per pair of revisions)."""
-    key = _LINKS_KEY.format(name=git_repo.name if git_repo else "", base=base_sha, head=head_sha)
+    key = results_cache.key(_LINKS_KIND, git_repo.name if git_repo else "", base_sha, head_sha)
     pairs = _cached_pairs(cache, key, len(base_lines), len(head_lines)) if base_sha and head_sha else None
     if pairs is None:
         from .lineage import link
@@ -541,7 +541,7 @@ def records_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None =
     before with the same rules, else an extraction that parses only blobs the cache lacks."""
     from .record import RecordLine
 
-    key = _RESULT_KEY.format(name=git_repo.name, sha=sha)
+    key = results_cache.key(_RESULT_KIND, git_repo.name, sha)
     hit = cache.get_result(key) if cache is not None else None
     if hit is not None:
         try:

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from .config import SCHEMA_VERSION
+from .jsonlines import dumps_line
 
 ANNOTATION_FIELDS = ("documentation", "triggerScenarios", "commonSituations", "solutions", "exampleFix",
                      "handlingStrategy", "validationCode", "typeGuard", "tryCatchPattern", "preventionTips")
@@ -170,8 +171,7 @@ class RecordLine(BaseModel):
         return self._derived[1]
 
     def to_json_line(self) -> str:
-        return json.dumps(self.model_dump(mode="json", exclude_none=False, exclude=self._absent()),
-                          ensure_ascii=False, separators=(",", ":"))
+        return dumps_line(self.model_dump(mode="json", exclude_none=False, exclude=self._absent()))
 
     def _absent(self) -> set[str]:
         """Top-level keys left out when empty: a record read without analysis is written back

@@ -121,7 +121,6 @@ def md_autolink(url: object) -> str:
 # Escaping that keeps the text exactly as given once rendered by a CommonMark reader.
 
 _MD_ALWAYS = re.compile(r"([\\`*\[\]<>~|#])")
-_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 _MD_BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|[-+](?=\s|$)|=+\s*$|-+\s*$|(\d{1,9})([.)])(?=\s|$))")
 
@@ -133,7 +132,7 @@ def md_inline(text: str) -> str:
     for raw in str(text).split("\n"):
         s = raw.strip()
         s = _MD_ALWAYS.sub(r"\\\1", s)
-        s = _MD_UNDERSCORE.sub(r"\\_", s)
+        s = _MD_EDGE_UNDERSCORE.sub(r"\\_", s)
         s = _MD_ENTITY.sub(r"\\&", s)
         m = _MD_BLOCK_START.match(s)
         if m:

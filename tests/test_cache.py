@@ -12,8 +12,9 @@ import pytest
 from analyzer import __version__
 from analyzer import extract as ex
 from analyzer.cache import FactsCache, encode
-from analyzer.extract import extract, rules_hash
+from analyzer.extract import extract
 from analyzer.parse import FileFacts, parse_file
+from analyzer.ruleset import rules_hash
 from analyzer.source import open_repository
 
 DISPATCH_RS = """\
@@ -160,6 +161,58 @@ def test_a_rerun_at_the_same_commit_is_served_whole_from_the_results_cache(git_r
     fourth = run_cli(*args, "--out", str(tmp_path / "e"))
     assert fourth.code == 0, fourth.stderr
     assert "result" not in json.loads((tmp_path / "e" / "manifest.json").read_text())["cache"]
+
+
+
+def test_a_change_to_code_that_shapes_the_outputs_is_a_results_cache_miss(git_repo, tmp_path, monkeypatch):
+    """The results-cache key holds a hash of the package's modules: with another hash (as after
+    an edit of the manifest sink), the same commit, rules and version are analysed afresh."""
+    from conftest import run_cli
+
+    from analyzer import results_cache
+
+    git_repo.crate("burn-x", {"src/lib.rs": "fn f(x: T) { match x.dtype() { DType::F32 => 1, _ => panic!(\"no\") }; }\n"})
+    git_repo.commit()
+    args = ["extract", "--repo", str(git_repo.path), "--sha", "HEAD"]
+
+    def served(out: str) -> bool:
+        res = run_cli(*args, "--out", str(tmp_path / out))
+        assert res.code == 0, res.stderr
+        return json.loads((tmp_path / out / "manifest.json").read_text())["cache"].get("result") == "hit"
+
+    assert not served("a") and served("b")
+    with monkeypatch.context() as patch:
+        patch.setattr(results_cache, "code_hash", lambda: "edited-module")
+        assert not served("c") and served("d")
+    assert served("e")  # the rows of the first code are still there
+
+
+def test_the_code_hash_changes_with_any_module_of_the_package(tmp_path, monkeypatch):
+    import shutil
+
+    from analyzer import results_cache
+
+    package = tmp_path / "analyzer"
+    shutil.copytree(Path(results_cache.__file__).parent, package,
+                    ignore=shutil.ignore_patterns("__pycache__", "templates", "queries"))
+    monkeypatch.setattr(results_cache, "_PACKAGE", package)
+
+    def code_hash() -> str:
+        results_cache.code_hash.cache_clear()
+        return results_cache.code_hash()
+
+    before = code_hash()
+    assert code_hash() == before
+    for module in ("sinks/manifest.py", "sinks/audit.py", "record.py"):
+        path = package / module
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n# edited\n")
+        assert code_hash() != before, module
+        path.write_bytes(original)
+        assert code_hash() == before
+    (package / "sinks" / "new_stage.py").write_text("X = 1\n")
+    assert code_hash() != before
+    results_cache.code_hash.cache_clear()
 
 
 def test_cached_facts_are_exactly_what_dataclasses_give():

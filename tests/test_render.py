@@ -537,3 +537,13 @@ def test_related_errors_rank_the_operation_family_then_siblings_then_the_file(cl
     related = page.split("## Related errors\n", 1)[1].split("\n---", 1)[0]
     assert [m.split(":")[0] for m in re.findall(r"^- \[([^\]]+)\]", related, re.MULTILINE)] == [
         "conv1d", "conv3d", "conv2d", "conv_transpose2d", "avg_pool2d", "reflect padding is not supported by flex"]
+
+
+def test_md_is_an_alias_of_markdown(cli, tmp_path):
+    alias = _render(cli, tmp_path / "alias", "md")
+    canonical = _render(cli, tmp_path / "canonical", "markdown")
+    names = sorted(p.name for p in canonical.iterdir())
+    assert "index.md" in names and sorted(p.name for p in alias.iterdir()) == names
+    assert all((alias / n).read_bytes() == (canonical / n).read_bytes() for n in names)
+    res = cli("render", "--help")
+    assert "--format [markdown|html]" in res.stdout and "md is an alias" in res.stdout

@@ -7,11 +7,11 @@ offline. Everything is escaped by jinja2's autoescape; links are https only."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from .. import __version__
 from ..history import FIXED, History, Lineage, State, describe
-from .history_markdown import safe_url
+from ..safe import https_url
+from .environment import environment
 
 CATEGORIES = ("dtype-dispatch", "unsupported-mode")
 # The SVG timeline's geometry, in px.
@@ -19,22 +19,13 @@ BAR, GAP, LEFT, TOP, PLOT_HEIGHT, LABELS = 22, 10, 36, 12, 120, 70
 _NOT_ID = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-@lru_cache(maxsize=1)
-def _template():
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
-    env = Environment(loader=PackageLoader("analyzer", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("history.html.j2")
-
-
 def dumps(history: History) -> str:
-    return _template().render(**view(history))
+    return environment().get_template("history.html.j2").render(**view(history))
 
 
 def https(url: str | None) -> str | None:
-    """The URL percent-encoded where it holds spaces or quotes; None unless it is https."""
-    return safe_url(url)
+    """The URL when `analyzer.safe.https_url` takes it as a link, else None (no link written)."""
+    return https_url(url)
 
 
 def lineage_anchor(key: str) -> str:

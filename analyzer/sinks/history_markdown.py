@@ -9,10 +9,6 @@ pinned to a commit, and percent-encoded so no path can end the link early.
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
-import jinja2
-
 from .. import __version__
 from ..history import (
     FIXED,
@@ -24,31 +20,14 @@ from ..history import (
     State,
     describe,
 )
+from ..safe import md_link
 from .diff_markdown import code, contrast, dtypes, text
+from .environment import environment
 
 MAX_MESSAGE = 100
 
-_env = jinja2.Environment(loader=jinja2.PackageLoader("analyzer", "templates"), autoescape=False,
-                          trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                          undefined=jinja2.StrictUndefined)
-
-
-def safe_url(url: str | None) -> str | None:
-    """An https URL with every character that could end a markdown link destination (spaces,
-    parentheses, brackets, angle brackets, backticks) percent-encoded; None for any other scheme."""
-    if not url or not url.startswith("https://"):
-        return None
-    return quote(url, safe=":/#?&=%~-_.+,;@!$*")
-
-
-def link(label: str, url: str | None) -> str:
-    """`label` (already markdown) linked to `url` when it is https, else the label alone."""
-    target = safe_url(url)
-    return f"[{label}]({target})" if target else label
-
-
 def location(state: State) -> str:
-    return link(code(f"{state.file}:{state.line}"), state.url)
+    return md_link(code(f"{state.file}:{state.line}"), state.url)
 
 
 def where(state: State) -> str:
@@ -87,7 +66,7 @@ def how_gone(e: Event) -> str:
 
 def commit(history: History, index: int) -> str:
     r = history.revisions[index]
-    return link(code(r.sha[:12]), f"https://github.com/{history.repo}/commit/{r.sha}")
+    return md_link(code(r.sha[:12]), f"https://github.com/{history.repo}/commit/{r.sha}")
 
 
 def flip_rows(flips: list[Flip]) -> list[dict]:
@@ -126,15 +105,17 @@ def release(history: History, index: int) -> dict:
             "regressed": flip_rows([f for f in flips if f.kind == "regressed"])}
 
 
-_env.filters.update(code=code, text=text, location=location, where=where, panics_for=panics_for,
-                    what_changed=what_changed, how_gone=how_gone, dtypes=dtypes)
+# On the shared environment, under names of their own where diff_markdown has a filter of the same
+# name for a record line (code, text and dtypes are the same functions).
+environment().filters.update(code=code, text=text, state_location=location, state_where=where, panics_for=panics_for,
+                             event_changes=what_changed, how_gone=how_gone, dtypes=dtypes)
 
 
 def dumps(history: History) -> str:
     releases = [release(history, i) for i in reversed(range(len(history.revisions)))]
     regressions = [(history.revisions[i].label, rows) for i in range(1, len(history.revisions))
                    if (rows := flip_rows([f for f in history.flips_at(i) if f.kind == "regressed"]))]
-    return _env.get_template("history.md.j2").render(
+    return environment().get_template("history.md.j2").render(
         h=history, version=__version__, repo=code(history.repo), first=history.revisions[0],
         last=history.revisions[-1], releases=releases, summary=history.summary(), regressions=regressions,
         max_message=MAX_MESSAGE)

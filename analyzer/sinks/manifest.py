@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..config import SCHEMA_VERSION
 from ..ruleset import rules_hash
 
 if TYPE_CHECKING:  # a type only: the results-cache path writes manifests without the parser
@@ -16,7 +17,7 @@ def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict
     return {
         "tool": "burn-errors",
         "toolVersion": __version__,
-        "schemaVersion": 2,
+        "schemaVersion": SCHEMA_VERSION,
         "repo": ex.repo,
         "source": origin,
         "sha": ex.sha,

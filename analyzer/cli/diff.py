@@ -1,7 +1,4 @@
-"""`burn-errors diff BASE HEAD`: what changed between two revisions or two records files.
-
-Registers itself on the `main` group when cli.py imports it.
-"""
+"""`burn-errors diff BASE HEAD`: what changed between two revisions or two records files."""
 
 from __future__ import annotations
 
@@ -11,19 +8,18 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from .cli import debug_option, main, open_cache, open_repo, repo_options
-from .config import FAIL_ON
-from .errors import CheckFailed, UserError
-from .wording import plural
+from ..config import FAIL_ON
+from ..errors import CheckFailed, UserError
+from ..wording import plural
+from ..sinks import DIFF
+from .common import FormatChoice, debug_option, open_cache, open_repo, repo_options
 
-FORMATS = ("markdown", "json", "sarif")
 
-
-@main.command()
+@click.command()
 @click.argument("base", metavar="BASE")
 @click.argument("head", metavar="HEAD")
 @repo_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True,
+@click.option("--format", "fmt", type=FormatChoice(DIFF), default="markdown", show_default=True,
               help="markdown for a pull-request comment, json for scripts, sarif for GitHub code scanning.")
 @click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON), multiple=True, default=("none",),
               show_default=True,
@@ -53,10 +49,10 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
       burn-errors diff old/records.jsonl new/records.jsonl --format json
       burn-errors diff $BASE $HEAD --repo . --artifacts-url "$ARTIFACT_URL" --out comment.md
     """
-    from .diff import diff_records, diff_revisions, records_mode
-    from .outputs import ensure_writable_dir, write_file
-    from .sinks import diff_json, diff_markdown, sarif
-    from .ui import status
+    from ..diff import diff_records, diff_revisions, records_mode
+    from ..outputs import ensure_writable_dir, write_file
+    from ..sinks import diff_markdown
+    from ..ui import status
 
     kinds = [k for k in fail_on if k != "none"]
     if "none" in fail_on and kinds:
@@ -89,12 +85,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
             if cache is not None:
                 cache.close()
 
-    if fmt == "json":
-        document = diff_json.dumps(result, kinds)
-    elif fmt == "sarif":
-        document = sarif.dumps(result)
-    else:
-        document = diff_markdown.render(result, kinds, artifacts_url=artifacts_url)
+    document = DIFF[fmt](result, kinds, artifacts_url)
     if out is not None:
         write_file(out, document)
     else:

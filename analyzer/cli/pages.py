@@ -1,33 +1,30 @@
-"""Commands that work on a records file: `render`, `lookup` and `annotate export|import`.
-
-They register themselves on the `burn-errors` group when analyzer/cli.py imports this module.
-"""
+"""Commands that work on a records file: `render`, `lookup` and `annotate export|import`."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from .cli import debug_option, main
-from .errors import CheckFailed, UserError
-from .safe import terminal_text
-from .wording import plural
+from ..errors import CheckFailed, UserError
+from ..safe import terminal_text
+from ..sinks import LOOKUP, PAGES, PAGES_ALIASES
+from ..wording import plural
+from .common import FormatChoice, debug_option
 
 DEFAULT_RECORDS = "output/records.jsonl"
 
 
 def _read_records(path: str):
-    from .sinks import jsonl
+    from ..sinks import jsonl
     return jsonl.read(path)
 
 
-@main.command()
+@click.command()
 @click.argument("records", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True,
-              help="Markdown (CommonMark) or self-contained HTML pages.")
+@click.option("--format", "fmt", type=FormatChoice(PAGES, PAGES_ALIASES), default="markdown", show_default=True,
+              help="markdown: CommonMark pages (md is an alias); html: self-contained HTML pages.")
 @click.option("--out", "out_dir", default="output/pages", show_default=True, type=click.Path(file_okay=False),
               help="Folder for the pages and the index.")
 @click.option("--issues-url", metavar="URL",
@@ -39,7 +36,8 @@ def render(records, fmt, out_dir, issues_url):
 
     A page has the message, what it means, the source with the line, a link to the source pinned to
     the analysed commit, solutions, an example fix, when it happens and related errors (same
-    operation family, sibling operations of the same impl, then the same file). Sections whose annotation is still missing are left out.
+    operation family, sibling operations of the same impl, then the same file). Sections whose
+    annotation is still missing are left out.
     Pages are named after the record's slug; existing files of the same name are replaced. Beside
     each page, PAGE.json holds its record as one records.jsonl line: the page's "Data as JSON" link.
 
@@ -48,27 +46,26 @@ def render(records, fmt, out_dir, issues_url):
       burn-errors render output/records.jsonl
       burn-errors render output/records.jsonl --format html --out site/errors/
     """
-    from .outputs import ensure_writable_dir, write_files
-    from .sinks import page_html, page_markdown
+    from ..outputs import ensure_writable_dir, write_files
 
     lines = _read_records(records)
     if not lines:
         raise UserError(f"{records} holds no records; nothing to render")
     out = Path(out_dir)
     ensure_writable_dir(out)
-    sink = page_markdown if fmt == "md" else page_html
-    pages = sink.render(lines, issues_url)
+    writer = PAGES[fmt]
+    pages = writer(lines, issues_url)
     write_files({out / name: text for name, text in pages.items()})
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
     click.echo(f"Wrote {plural(len(lines), 'page')} ({annotated} annotated), each with its record as "
-               f"<page>.json beside it, and {out / ('index.' + fmt)}")
+               f"<page>.json beside it, and {out / ('index.' + writer.sink().EXT)}")
 
 
-@main.command()
+@click.command()
 @click.argument("message")
 @click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(),
               help="Records file to search.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=FormatChoice(LOOKUP), default="text", show_default=True)
 @click.option("--limit", type=click.IntRange(0), default=5, show_default=True,
               help="Show at most this many matches (0: all).")
 @debug_option
@@ -87,7 +84,7 @@ def lookup(message, records, fmt, limit):
       burn-errors lookup "$(cat panic.txt)" --records output/records.jsonl
       cargo run 2>&1 | burn-errors lookup - --format json
     """
-    from . import lookup as lk
+    from .. import lookup as lk
 
     text = sys.stdin.read() if message == "-" else message
     panic = lk.parse_panic(text)
@@ -96,20 +93,15 @@ def lookup(message, records, fmt, limit):
     result = lk.lookup(panic, _read_records(records))
     if result.bad_regex:
         one = len(result.bad_regex) == 1
-        click.echo(terminal_text(f"note: {plural(len(result.bad_regex), 'record')} in {records} {'has' if one else 'have'} "
+        click.echo(terminal_text(f"note: {plural(len(result.bad_regex), 'record')} in {records} "
+                                 f"{'has' if one else 'have'} "
                                  f"a messageRegex that is not of the shape extract writes (`^`, escaped text and "
                                  f"`.*?`, `$`) and {'was' if one else 'were'} skipped (first: {result.bad_regex[0]})",
                                  one_line=True), err=True)
     shown = result.matches if limit == 0 else result.matches[:limit]
-    if fmt == "json":
-        click.echo(json.dumps({
-            "query": {"message": panic.message, "path": panic.path, "line": panic.line, "column": panic.column},
-            "total": len(result.matches), "placeholderOnly": result.placeholder_only,
-            "matches": [m.to_json(i) for i, m in enumerate(shown, start=1)]}, indent=2,
-            # On a terminal, \u escapes: JSON leaves C1 controls (an 8-bit ESC) raw otherwise.
-            ensure_ascii=sys.stdout.isatty()))
-    else:
-        _print_matches(result, shown)
+    document = LOOKUP[fmt](result, shown, sys.stdout.isatty())
+    if document:
+        click.echo(document, nl=False)
     if not result.matches:
         one_line = terminal_text(panic.message, one_line=True)
         raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
@@ -118,39 +110,7 @@ def lookup(message, records, fmt, limit):
                              if result.placeholder_only else ""))
 
 
-def _print_matches(result, shown) -> None:
-    """The matches for a person at a terminal; every value from the records file or the pasted
-    panic goes through `terminal_text`, so no escape sequence in them reaches the terminal."""
-    def t(value: object) -> str:
-        return terminal_text(value, one_line=True)
-
-    n = len(result.matches)
-    if not n:
-        return
-    where = f" at {t(result.panic.path)}:{result.panic.line}" if result.panic.path else ""
-    click.echo(f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
-               + (" (best first)" if n > 1 else "") + ":")
-    for i, m in enumerate(shown, start=1):
-        r, a = m.line.record, m.line.facts
-        click.echo("")
-        click.echo(f"{i}. {t(r.errorMessage)}")
-        flag = "  <- the panic's location" if m.at_location and m.distance == 0 else (
-            "  <- the panic's file" if m.at_location else "")
-        click.echo(f"   {t(r.filePath)}:{r.lineNumber}{flag}")
-        click.echo(f"   {t(a.crate)} · {t(a.function or a.operation)} · {a.category}")
-        if a.rejected:
-            click.echo(f"   panics for: {t(', '.join(a.rejected))}")
-        if r.solutions:
-            click.echo(f"   first fix: {t(r.solutions[0])}")
-        click.echo(f"   id {r.id} · {t(r.githubUrl)}")
-    if len(shown) < n:
-        click.echo(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
-    if n > 1 and not result.panic.path:
-        click.echo("\nTip: give the whole panic (`thread '...' panicked at FILE:LINE:COL:` and the message) "
-                   "to rank the site it names first.")
-
-
-@main.group()
+@click.group()
 def annotate():
     """Hand records to annotators (people or a model) and merge their answers back.
 
@@ -179,9 +139,9 @@ def annotate_export(records, out_dir):
       burn-errors annotate export output/records.jsonl --out annotation/
       for p in annotation/*.prompt.md; do my-llm < "$p" > "${p%.prompt.md}.json"; done
     """
-    from .annotate import export
-    from .extract import utc_now
-    from .outputs import ensure_writable_dir, write_files
+    from ..annotate import export
+    from ..timestamps import utc_now
+    from ..outputs import ensure_writable_dir, write_files
 
     lines = _read_records(records)
     out = Path(out_dir)
@@ -210,7 +170,8 @@ def annotate_export(records, out_dir):
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Records file to write (may be RECORDS itself; written whole or not at all).")
 @click.option("--skip-bad", is_flag=True,
-              help="Import the good answers and list the bad ones (without it, any bad answer means nothing is written).")
+              help="Import the good answers and list the bad ones (without it, any bad answer means nothing "
+                   "is written).")
 @click.option("--ai-assisted", is_flag=True,
               help="The answers were written with a model's help: tag the records `ai-assisted`, so their "
                    "pages say \"AI-assisted analysis\" (without it they say \"Annotated analysis\").")
@@ -231,10 +192,10 @@ def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
       burn-errors annotate import old.jsonl a.json b.json --out new.jsonl --skip-bad
       burn-errors annotate import output/records.jsonl model-answers/ --out output/records.jsonl --ai-assisted
     """
-    from . import annotate as an
-    from .extract import utc_now
-    from .outputs import write_files
-    from .sinks import jsonl
+    from .. import annotate as an
+    from ..timestamps import utc_now
+    from ..outputs import write_files
+    from ..sinks import jsonl
 
     lines = _read_records(records)
     files = an.answer_files(list(answers))

@@ -7,19 +7,18 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from .cli import debug_option, main, repo_options, run_extract, sha_option
-from .errors import UserError
-from .wording import plural
+from ..errors import UserError
+from ..wording import plural
+from ..sinks import COVERAGE, COVERAGE_TERMINAL
+from .common import FormatChoice, debug_option, repo_options, run_extract, sha_option
 
-FORMATS = ("table", "markdown", "json", "html")
 
-
-@main.command()
+@click.command()
 @repo_options
 @sha_option
 @click.option("--records", "records_path", type=click.Path(), metavar="RECORDS",
               help="Build from this records.jsonl (written by `extract`) instead of analysing a revision.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+@click.option("--format", "fmt", type=FormatChoice(COVERAGE), default="table", show_default=True,
               help="table: one terminal table per backend; markdown; json; html: one self-contained page "
                    "with a heatmap.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -55,9 +54,9 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --repo ../burn --format html --out coverage.html
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
-    from . import coverage as cov
-    from .outputs import ensure_writable_dir, write_file
-    from .sinks import jsonl
+    from .. import coverage as cov
+    from ..outputs import ensure_writable_dir, write_file
+    from ..sinks import jsonl
 
     ctx = click.get_current_context()
     out = Path(out_file) if out_file else None
@@ -93,12 +92,14 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             raise UserError(f"--op {' --op '.join(op_patterns)}: no operation of the chosen backends matches in "
                             f"{source}; a pattern is a substring (conv) or a glob (conv*d)")
 
-    text = _render(matrix, fmt, to_terminal=out is None)
     if out is None:
-        if text is not None:
+        if fmt in COVERAGE_TERMINAL:
+            COVERAGE_TERMINAL[fmt](matrix)
+        else:
+            text = COVERAGE[fmt](matrix)
             click.echo(text, nl=not text.endswith("\n"))
         return
-    write_file(out, text if text is not None else "")
+    write_file(out, COVERAGE[fmt](matrix))
     n_ops = sum(len(matrix.operations(crate)) for crate in matrix.crates())
     click.echo(f"Wrote {out} ({fmt}: {plural(n_ops, 'operation')} in {plural(len(matrix.crates()), 'backend')}).",
                err=True)
@@ -118,20 +119,3 @@ def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]
             out.append(hit)
     return out
 
-
-def _render(matrix, fmt: str, to_terminal: bool) -> str | None:
-    """The output text; None when the table went straight to the terminal."""
-    if fmt == "json":
-        from .sinks import coverage_json
-        return coverage_json.dumps(matrix)
-    if fmt == "markdown":
-        from .sinks import coverage_markdown
-        return coverage_markdown.dumps(matrix)
-    if fmt == "html":
-        from .sinks import coverage_html
-        return coverage_html.dumps(matrix)
-    from .sinks import coverage_table
-    if to_terminal:
-        coverage_table.print_tables(matrix)
-        return None
-    return coverage_table.dumps(matrix)

@@ -1,8 +1,5 @@
 """`burn-errors history`: when each record appeared, changed and disappeared across releases, and
-when each coverage cell turned handled or regressed.
-
-Registers itself on the `main` group when cli.py imports it.
-"""
+when each coverage cell turned handled or regressed."""
 
 from __future__ import annotations
 
@@ -12,13 +9,12 @@ from pathlib import Path
 
 import click
 
-from .cli import main, open_cache, open_repo, repo_options
-from .errors import UserError
+from ..errors import UserError
+from ..sinks import HISTORY
+from .common import FormatChoice, open_cache, open_repo, repo_options
 
-FORMATS = ("markdown", "json", "html")
 
-
-@main.command()
+@click.command()
 @repo_options
 @click.option("--from", "from_rev", metavar="REV",
               help="First revision: a release tag bounds the releases by version, any other revision by "
@@ -32,7 +28,7 @@ FORMATS = ("markdown", "json", "html")
 @click.option("--tags", "pattern", default="v*", show_default=True, metavar="GLOB",
               help="Which tags are releases (a glob on the tag name). Tags with anything after the version "
                    "(-pre.1, -rc1, -alpha, -book) are never releases.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True,
+@click.option("--format", "fmt", type=FormatChoice(HISTORY), default="markdown", show_default=True,
               help="markdown: release notes per release; json: everything (shape in the README); html: one "
                    "self-contained page with a timeline per backend.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -57,8 +53,8 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
       burn-errors history --repo ../burn --revs v0.20.0,v0.21.0,HEAD --format json --out history.json
       burn-errors history --repo ../burn --tags 'v0.2*' --format json
     """
-    from .history import build_history, plan
-    from .outputs import ensure_writable_dir, write_file
+    from ..history import build_history, plan
+    from ..outputs import ensure_writable_dir, write_file
 
     wanted = [r.strip() for value in revs for r in value.split(",") if r.strip()]
     if revs and not wanted:
@@ -87,7 +83,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
         if cache is not None:
             cache.close()
 
-    document = _render(result, fmt)
+    document = HISTORY[fmt](result)
     if out is not None:
         write_file(out, document)
     else:
@@ -95,20 +91,11 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     _summary(result, out_file)
 
 
-def _render(result, fmt: str) -> str:
-    if fmt == "json":
-        from .sinks import history_json
-        return history_json.dumps(result)
-    if fmt == "html":
-        from .sinks import history_html
-        return history_html.dumps(result)
-    from .sinks import history_markdown
-    return history_markdown.dumps(result)
-
-
 def _revision_line(revision, planned, analysed) -> str:
     """One revision's outcome: records, and what the cache saved."""
-    name = f"{planned.label} ({planned.sha[:12]})" if planned.sha and planned.sha[:12] != planned.label else planned.label
+    name = planned.label
+    if planned.sha and planned.sha[:12] != planned.label:
+        name = f"{planned.label} ({planned.sha[:12]})"
     if revision is None:
         return f"{name}: no record yet, left out"
     how = ("from the results cache" if analysed.cached

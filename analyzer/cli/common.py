@@ -1,0 +1,159 @@
+"""What the commands share: the group class that turns every error into one line and an exit
+code, the option decorators, and opening a repository, the cache and an analysis.
+
+Exit codes: 0 success; 1 a check failed (`diff --fail-on`, `validate`, `lookup`); 2 bad input or
+an error, reported as one line on stderr (a traceback only with --debug); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+
+import click
+
+from .. import __version__
+from ..config import DEFAULT_REPO_URL, PINNED_SHA
+from ..errors import CheckFailed, UserError
+
+PROG = "burn-errors"
+_STARTED = time.perf_counter()
+
+
+class CliGroup(click.Group):
+    """A click group whose errors are one line on stderr with exit code 2, never a traceback."""
+
+    def main(self, args=None, prog_name=None, **extra):
+        args = list(sys.argv[1:] if args is None else args)
+        debug = "--debug" in args or os.environ.get("BURN_ERRORS_DEBUG") == "1"
+        try:
+            rv = super().main(args=args, prog_name=prog_name or PROG, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help())
+            sys.exit(0)
+        except click.UsageError as e:
+            cmd = e.ctx.command_path if e.ctx is not None else PROG
+            _fail(f"{e.format_message()} (see '{cmd} --help')", 2)
+        except click.exceptions.Abort:
+            _fail("interrupted; earlier outputs were left as they were", 130)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            _fail(e.format_message(), 2)
+        except UserError as e:
+            if debug:
+                raise
+            _fail(str(e), 2)
+        except CheckFailed as e:
+            if str(e):
+                from ..safe import terminal_text
+                click.echo(terminal_text(e), err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            _fail("interrupted; earlier outputs were left as they were", 130)
+        except BrokenPipeError:
+            sys.exit(0)
+        except Exception as e:  # the last line of defence: one line unless --debug
+            if debug:
+                raise
+            _fail(f"internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback, and "
+                  f"please report it)", 2)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    from ..safe import terminal_text
+    first = terminal_text(message, one_line=True)  # messages may quote file names or record text
+    click.echo(f"{PROG}: error: {first}", err=True)
+    sys.exit(code)
+
+
+def debug_option(f):
+    return click.option("--debug", is_flag=True, hidden=False, expose_value=False, is_eager=True,
+                        help="Show the traceback of an unexpected error.")(f)
+
+
+def repo_options(f):
+    f = click.option("--repo-name", metavar="OWNER/NAME",
+                     help="owner/name for records and links (default: from the URL or the clone's origin, "
+                          "else tracel-ai/burn).")(f)
+    f = click.option("--no-cache", is_flag=True, help="Do not read or write the cache folder.")(f)
+    f = click.option("--repo", default=DEFAULT_REPO_URL, show_default=True, metavar="URL|PATH",
+                     help="Git URL (mirrored once into the cache, fetched as needed) or a local clone or "
+                          "bare repository.")(f)
+    return f
+
+
+def sha_option(f):
+    # The pin itself, and how to move it: an installed user cannot see analyzer/config.py.
+    return click.option("--sha", "rev", default=PINNED_SHA, show_default=False, metavar="REV",
+                        help=f"Revision to analyse: full or short SHA, tag or branch. Default: the pinned "
+                             f"commit {PINNED_SHA}. For another revision pass --sha REV; to move the pin "
+                             f"for good, edit PINNED_SHA in analyzer/config.py in a clone of this tool's "
+                             f"source and install that clone (pip install .).")(f)
+
+
+def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None):
+    from ..cache import default_cache_dir
+    from ..source import open_repository
+    from ..ui import git_progress
+
+    cache_dir = None if no_cache else default_cache_dir()
+    with git_progress() as progress:
+        return open_repository(repo, cache_dir, repo_name, progress=progress, want=want)
+
+
+def open_cache(no_cache: bool):
+    if no_cache:
+        return None
+    from ..cache import FactsCache, default_cache_dir
+    from ..ruleset import rules_hash
+    import sqlite3
+    try:
+        return FactsCache(default_cache_dir(), rules_hash(), __version__)
+    except (OSError, sqlite3.Error) as e:  # sqlite: a folder it may not write in ("unable to open")
+        raise UserError(f"cannot use the cache folder {default_cache_dir()}: {getattr(e, 'strerror', None) or e}; set "
+                        f"BURN_ERRORS_CACHE to a writable folder or pass --no-cache") from None
+
+
+@contextlib.contextmanager
+def opened(repo: str, rev: str, repo_name: str | None, no_cache: bool):
+    """(repository, full SHA of rev, cache or None), the cache closed on leaving."""
+    git_repo = open_repo(repo, repo_name, no_cache, want=rev)
+    sha = git_repo.resolve(rev)
+    cache = open_cache(no_cache)
+    try:
+        yield git_repo, sha, cache
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def analyse(git_repo, sha: str, cache, jobs: int | None = None, previous=None):
+    """Extract at `sha`, with a status line on a terminal."""
+    from ..extract import extract
+    from ..ui import status
+
+    with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
+        return extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say)
+
+
+def run_extract(repo: str, rev: str, repo_name: str | None, no_cache: bool, jobs: int | None = None,
+                previous=None):
+    """Open the repository, resolve the revision and extract; shared by every command."""
+    with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
+        return git_repo, analyse(git_repo, sha, cache, jobs, previous)
+
+
+class FormatChoice(click.Choice):
+    """`--format`: the names of a sink registry (analyzer/sinks), which `--help` lists; an alias
+    is taken for the name it stands for, and anything else is refused."""
+
+    def __init__(self, registry, aliases: dict[str, str] | None = None):
+        super().__init__(list(registry))
+        self.aliases = dict(aliases or {})
+
+    def convert(self, value, param, ctx):
+        return super().convert(self.aliases.get(value, value), param, ctx)

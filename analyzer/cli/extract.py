@@ -1,0 +1,73 @@
+"""`burn-errors extract`: analyse a revision and write records.jsonl and manifest.json (and
+sites.jsonl with --all-sites)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .common import _STARTED, analyse, debug_option, opened, repo_options, sha_option
+
+@click.command()
+@repo_options
+@sha_option
+@click.option("--out", "out_dir", default="output", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for records.jsonl and manifest.json.")
+@click.option("--previous", type=click.Path(exists=True),
+              help="Earlier records (records.jsonl, the published envelopes, or a folder of them): each "
+                   "site found again keeps its id, slug, tags and first-seen revision, and its "
+                   "annotations and contentChangedAt while its content is unchanged.")
+@click.option("--all-sites", is_flag=True,
+              help="Also write sites.jsonl: every panic-family call with its category or the rule that "
+                   "left it out (an audit of the classifier).")
+@click.option("--jobs", type=click.IntRange(1, 64), help="Parser processes (default: one per core).")
+@debug_option
+def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
+    """Find the sites and write OUT/records.jsonl and OUT/manifest.json.
+
+    \b
+    Examples:
+      burn-errors extract                                  # burn at the pin, from GitHub
+      burn-errors extract --repo ../burn --sha HEAD --out output/
+      burn-errors extract --repo ../burn --previous old/records.jsonl --all-sites
+    """
+    from ..outputs import ensure_writable_dir, write_files
+    from ..ui import summary
+
+    out = Path(out_dir)
+    ensure_writable_dir(out)
+    command = ["extract", *sys.argv[2:]]
+    prev = None
+    if previous:
+        from ..sinks import jsonl
+        prev = jsonl.read(previous)
+    with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
+        from .. import results_cache
+
+        key = results_cache.extract_key(git_repo.name, sha, all_sites)
+        hit = cache.get_result(key) if cache is not None and prev is None else None
+        served = (results_cache.served_extract(hit, git_repo.origin, out, all_sites, command,
+                                               time.perf_counter() - _STARTED) if hit is not None else None)
+        if served is not None:
+            files, man = served
+            write_files(files)
+            summary(man, [str(p) for p in files])
+            return
+        from ..sinks import audit, jsonl, manifest
+
+        ex = analyse(git_repo, sha, cache, jobs, prev)
+        man = manifest.build(ex, git_repo.origin, command)
+        records_text = jsonl.dumps(ex.lines)
+        sites_text = audit.dumps(ex) if all_sites else None
+        files = {out / results_cache.RECORDS_FILE: records_text, out / results_cache.MANIFEST_FILE: manifest.dumps(man)}
+        if sites_text is not None:
+            files[out / results_cache.SITES_FILE] = sites_text
+        write_files(files)
+        # Records whose annotations were carried over: unchanged ones that had any to keep.
+        kept = sum(1 for ln in ex.lines if ln.analysis.annotationStatus == "unchanged" and ln.record.is_annotated())
+        summary(man, [str(p) for p in files], previous=previous, annotations_kept=kept)
+        if cache is not None and prev is None:
+            results_cache.put_extract(cache, key, records_text, sites_text, man)

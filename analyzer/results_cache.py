@@ -1,0 +1,86 @@
+"""The results cache: whole outputs of an earlier run, kept as rows of the cache's `results` table
+(analyzer/cache.py), so a rerun at the same commit neither reads blobs nor parses nor classifies.
+
+A row is found by its key. The cache's tag already holds the tool version and the rules hash; the
+key adds the commit, the options that change the outputs, and `code_hash()`, a hash of the code
+that shapes them, so editing the record stage, the manifest or audit sink or any other module
+without bumping the version can never serve outputs the new code would not write.
+
+Kept lines were written by the record stage; a hit re-dates them as JSON and writes them back in
+the one form of a records line (analyzer/jsonlines.py), without loading the schema (pydantic).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # types only: a hit is served without importing the parser
+    from .cache import FactsCache
+
+_PACKAGE = Path(__file__).resolve().parent
+
+# The files `extract` writes, by what they hold.
+RECORDS_FILE = "records.jsonl"
+MANIFEST_FILE = "manifest.json"
+SITES_FILE = "sites.jsonl"
+
+
+@cache
+def code_hash() -> str:
+    """A hash of every Python module of the package (names and bytes). Every module, not a list
+    kept by hand: outputs are shaped by the record stage, the sinks, the classifier, the parser and
+    what they import, and a module added later is covered without anyone remembering to list it."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def key(kind: str, *parts: object) -> str:
+    """The key of a row: what made it (`kind`), the code hash, then what it was made from."""
+    return "|".join([kind, code_hash(), *(str(p) for p in parts)])
+
+
+def extract_key(repo_name: str, sha: str, all_sites: bool) -> str:
+    return key("extract", repo_name, sha, int(all_sites))
+
+
+def put_extract(cache: FactsCache, row_key: str, records_text: str, sites_text: str | None, manifest: dict) -> None:
+    """Keep the outputs of an extraction that read no earlier records (those shape the output too)."""
+    cache.put_result(row_key, {"records": records_text.splitlines(), "sites": sites_text, "manifest": manifest})
+
+
+def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: list[str],
+                   seconds: float) -> tuple[dict[Path, str], dict] | None:
+    """The files of an earlier run kept in `row`, with this run's dates, source, command and
+    timings: (files, manifest). None for a row of another shape (it is then made again)."""
+    import json
+
+    from .jsonlines import dumps_line
+    from .sinks import manifest
+    from .timestamps import utc_now
+
+    now = utc_now()
+    try:
+        lines = [json.loads(raw) for raw in row["records"]]
+        for line in lines:
+            line["record"]["analyzedAt"] = line["record"]["contentChangedAt"] = now
+            line["analysis"]["firstSeenAt"] = now  # first seen by this run, as in the run that made the row
+        kept = dict(row["manifest"])
+        scanned = int(kept["filesScanned"])
+        sites = row["sites"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if all_sites and not isinstance(sites, str):
+        return None
+    kept.update(source=origin, command=command, cache={"hits": scanned, "misses": 0, "result": "hit"},
+                scan={"cached": scanned, "parsed": 0, "prefiltered": 0}, timings={"total": round(seconds, 3)})
+    files = {out / RECORDS_FILE: "".join(dumps_line(line) + "\n" for line in lines),
+             out / MANIFEST_FILE: manifest.dumps(kept)}
+    if all_sites:
+        files[out / SITES_FILE] = sites
+    return files, kept

@@ -1,0 +1,42 @@
+"""`burn-errors lookup --format text`: the matching records for a person at a terminal, best
+first. Every value from the records file or the pasted panic goes through `terminal_text`, so no
+escape sequence in them reaches the terminal."""
+
+from __future__ import annotations
+
+from ..lookup import Lookup, Match
+from ..safe import terminal_text
+from ..wording import plural
+
+
+def _t(value: object) -> str:
+    return terminal_text(value, one_line=True)
+
+
+def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False) -> str:
+    """The text; empty when nothing matched (the command says so on stderr)."""
+    n = len(result.matches)
+    if not n:
+        return ""
+    where = f" at {_t(result.panic.path)}:{result.panic.line}" if result.panic.path else ""
+    out = [f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
+           + (" (best first)" if n > 1 else "") + ":"]
+    for i, m in enumerate(shown, start=1):
+        r, a = m.line.record, m.line.facts
+        out.append("")
+        out.append(f"{i}. {_t(r.errorMessage)}")
+        flag = "  <- the panic's location" if m.at_location and m.distance == 0 else (
+            "  <- the panic's file" if m.at_location else "")
+        out.append(f"   {_t(r.filePath)}:{r.lineNumber}{flag}")
+        out.append(f"   {_t(a.crate)} · {_t(a.function or a.operation)} · {a.category}")
+        if a.rejected:
+            out.append(f"   panics for: {_t(', '.join(a.rejected))}")
+        if r.solutions:
+            out.append(f"   first fix: {_t(r.solutions[0])}")
+        out.append(f"   id {r.id} · {_t(r.githubUrl)}")
+    if len(shown) < n:
+        out.append(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
+    if n > 1 and not result.panic.path:
+        out.append("\nTip: give the whole panic (`thread '...' panicked at FILE:LINE:COL:` and the message) "
+                   "to rank the site it names first.")
+    return "".join(line + "\n" for line in out)
