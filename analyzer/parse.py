@@ -570,7 +570,9 @@ def _arm_facts(block: Node, tx) -> tuple[list[ArmFacts], dict[int, int]]:
             catch_all=bool(core) and all(is_catch_all(c) for c in core) and not guard,
             guard=guard,
             panics=_arm_body_panics(arm.child_by_field_name("value")),
-            error_handling=any(is_error_handling(c) for c in core),
+            # Only a pattern whose text names a variant of Result or Option can handle one.
+            error_handling=(any(v in pattern_text for v in _ERROR_VARIANTS)
+                            and any(is_error_handling(c) for c in core)),
             line=arm.start_point.row + 1,
             gated=_arm_is_gated(arm),
         ))
@@ -910,14 +912,19 @@ def _matches_at(name: str, root: Node, source: bytes, words: tuple[bytes, ...], 
     one of the words. `shift` maps file offsets to the tree's (a shadow tree's prefix)."""
     q = query(name)
     out, seen = [], set()
-    for s, e in _windows(_word_spans(source, words, lo, len(source) if hi is None else hi)):
+    windows = _windows(_word_spans(source, words, lo, len(source) if hi is None else hi))
+    # One cursor yields each match once; only a match spanning two windows can come twice.
+    several = len(windows) > 1
+    for s, e in windows:
         cursor = QueryCursor(q)
         cursor.set_byte_range(s + shift, e + shift)
         for pattern, caps in cursor.matches(root):
-            key = (pattern, tuple(sorted((k, tuple(n.id for n in ns)) for k, ns in caps.items())))
-            if key not in seen:
+            if several:
+                key = (pattern, tuple(sorted((k, tuple(n.id for n in ns)) for k, ns in caps.items())))
+                if key in seen:
+                    continue
                 seen.add(key)
-                out.append((pattern, caps))
+            out.append((pattern, caps))
     return out
 
 
