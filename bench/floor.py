@@ -9,8 +9,9 @@ that picks those files, no query, no facts.
 
 Each figure is the fastest of the rounds, in CPU seconds of this process, so that other programs
 on a shared machine disturb it less than they disturb wall time; what git does (listing the tree,
-inflating the blobs) is wall time, git's CPU being outside this process. `start-up` is measured in child interpreters: `python -c pass`, and the
-imports the extract command makes before it reads anything.
+inflating the blobs) is wall time, git's CPU being outside this process. `start-up` is measured
+in child interpreters: `python -c pass`, and the imports the extract command makes before it reads
+anything.
 """
 
 from __future__ import annotations
