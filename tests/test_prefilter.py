@@ -1,0 +1,65 @@
+"""The byte-level reads that decide what is parsed: the hint tests, plain aliases and columns."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.extract import _prefilter
+from analyzer.parse import ENUM_HINT, PANIC_HINT, has_enum_hint, has_panic_hint, parse_file, plain_aliases
+
+HINT_CASES = [
+    b"fn f() { panic!(\"no\") }",
+    b"fn f() { todo !() }",
+    b"fn f() { my_panic!(\"x\") }",  # another macro whose name ends in the word
+    b"fn f() { panicky(); unimplemented_yet(); }",  # the words, never a call
+    b"// todo: later\nfn f() {}",
+    b"let unreachable = 1; unreachable\n  !()",
+    b"pub enum DType { F32 }",
+    b"fn f() { xs.iter().enumerate() }",  # `enum` inside a word
+    b"enum\tKind { A }",
+    b"",
+    b"panic",
+    b"enum",
+]
+
+
+@pytest.mark.parametrize("source", HINT_CASES)
+def test_hints_agree_with_their_regex_over_the_whole_file(source):
+    assert has_panic_hint(source) == (PANIC_HINT.search(source) is not None)
+    assert has_enum_hint(source) == (ENUM_HINT.search(source) is not None)
+
+
+def test_hints_find_a_call_after_a_word_that_is_not_one():
+    source = b"// the panic handler\nfn f() { my_todo(); todo!() }"
+    assert has_panic_hint(source)
+    assert not has_panic_hint(b"fn f() { my_panic!(); todo_list(); }")
+    assert has_enum_hint(b"for (i, x) in xs.iter().enumerate() {}\npub enum A { B }")
+    assert not has_enum_hint(b"for (i, x) in xs.iter().enumerate() {}")
+
+
+def test_prefilter_keeps_calls_enums_and_ops_traits_only():
+    worth = _prefilter()
+    assert worth(b"fn f() { unimplemented!() }")
+    assert worth(b"pub enum E { A }")
+    assert worth(b"impl<B: Backend> FloatTensorOps<Self> for Flex<B> {}")
+    assert not worth(b"fn f() { xs.iter().enumerate(); let panicked = true; }\n// todo\n")
+
+
+def test_plain_aliases_one_per_line_at_the_line_start():
+    source = (b"pub type FloatElem = f32;\n"
+              b"    pub(crate) type IntElem = burn::tensor::I64;\n"
+              b"type Local = Other; type Second = Ignored;\n"  # a second alias on a line is not at its start
+              b"    type Assoc = u8;\n"  # indented without `pub`: an associated type, not read
+              b"let prototype = x;\n"
+              b"type Last=Final;")  # no newline at the end
+    assert plain_aliases(source) == [("FloatElem", "f32"), ("IntElem", "I64"), ("Local", "Other"),
+                                     ("Last", "Final")]
+    assert plain_aliases(b"fn f() {}") == []
+    assert plain_aliases(b"type") == []
+
+
+def test_columns_are_bytes_from_the_line_start():
+    source = "fn f(x: u8) {\n    match x {\n        0 => {}\n        _ => panic!(\"bad\"),\n    }\n}\n" \
+             "fn g() { let s = \"é\"; todo!() }\n"
+    sites = parse_file(source.encode()).sites
+    assert [(s.line, s.column) for s in sites] == [(4, 14), (7, 24)]  # `é` is two bytes
