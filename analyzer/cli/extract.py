@@ -56,9 +56,12 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
             write_files(files)
             summary(man, [str(p) for p in files])
             return
+        # The sinks (and with them pydantic) are imported after the analysis: extract imports the
+        # record stage in a background thread while its parser workers run, which a top-level
+        # import here would turn into time before the work starts.
+        ex = analyse(git_repo, sha, cache, jobs, prev)
         from ..sinks import audit, jsonl, manifest
 
-        ex = analyse(git_repo, sha, cache, jobs, prev)
         man = manifest.build(ex, git_repo.origin, command)
         records_text = jsonl.dumps(ex.lines)
         sites_text = audit.dumps(ex) if all_sites else None
