@@ -12,7 +12,8 @@ import sqlite3
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 LAYOUT = "facts-v1"
 # Parse facts per blob, and whole extraction results per commit; both under the tag of the tool

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import cached_property, cache
 from typing import NamedTuple
 
-from .parse import ArmFacts, EnumFacts, SiteFacts, VariantRef
+from .facts import ArmFacts, EnumFacts, SiteFacts, VariantRef
 
 DTYPE = "dtype-dispatch"
 MODE = "unsupported-mode"

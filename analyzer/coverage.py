@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from .record import RecordLine
 
 if TYPE_CHECKING:
-    from .parse import FnFacts
+    from .facts import FnFacts
 
 HANDLED = "handled"
 PANICS = "panics"

@@ -98,7 +98,8 @@ def write_files(files: dict[Path, str]) -> None:
             os.replace(tmp, path)
         temps = []
     except OSError as e:
-        raise UserError(f"cannot write {path}: {e.strerror or e}; check the folder's permissions and free space") from None
+        raise UserError(f"cannot write {path}: {e.strerror or e}; check the folder's permissions and free "
+                        f"space") from None
     finally:
         for tmp, _ in temps:
             try:

@@ -9,78 +9,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import tree_sitter_rust
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from .facts import (
+    ArmFacts,
+    EnumFacts,
+    FileFacts,
+    FnFacts,
+    ImplFacts,
+    MacroCall,
+    MacroDefFacts,
+    SiteFacts,
+    TraitFacts,
+    VariantRef,
+)
 from .messages import LiteralError, build_message, decode_string_literal
+from .prefilter import OPS_HINT, PANIC_HINT, PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases
 from .ruleset import queries_root
 
 LANGUAGE = Language(tree_sitter_rust.language())
-
-# Text a file must contain before it is worth parsing: every site is one of these macros, and the
-# dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
-PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
-# The words a PANIC_HINT match holds: a substring test for them comes first (has_panic_hint), and
-# the queries run only around them.
-PANIC_WORDS = (b"panic", b"unimplemented", b"todo", b"unreachable")
-ENUM_HINT = re.compile(rb"\benum\s")
-# A type named `...Ops` followed by what follows a trait's name in its definition or an impl's
-# header (`Ops<B: Backend> {`, `Ops: Backend {`, `Ops<Self> for`): the files that define or
-# implement backend operations (the coverage audit's rows). The pattern starts with the literal
-# `Ops`, which the regex engine finds by a fast scan (4 ms over burn's 12.9 MB; a pattern that
-# starts with `trait\s+\w+` takes 180 ms).
-OPS_HINT = re.compile(rb"Ops\b\s*(?:<[^;{]*?>\s*)?(?:for\b|\{|:(?!:)|where\b)")
-# Bumped whenever the facts a file yields change shape or content, so cached rows of an older
-# shape are never reused (the cache tag hashes this module's text).
-FACTS_VERSION = 2
-# A plain type alias (`pub type BoolDType = BoolStore;`), read without parsing: `pub type` is never
-# an associated type of a trait impl (those take no visibility), and an unindented `type` is a
-# module item. Alias-only files are thus never parsed (about 1 MB of burn).
-PLAIN_ALIAS = re.compile(rb"(?m)^(?:[ \t]*pub(?:\([^)\n]*\))?[ \t]+|)type[ \t]+(\w+)[ \t]*=[ \t]*([\w:]+)[ \t]*;")
-
-
-def plain_aliases(source: bytes) -> list[tuple[str, str]]:
-    """(alias, last segment of the target) for every plain type alias of the file.
-
-    A match starts at a line start and stays on its line, so the regex is tried once at the start
-    of each line holding `type`, found by substring search: the same matches as `finditer` over
-    the file (which tries `^` at every byte), a sixth of the cost on burn."""
-    out = []
-    at = source.find(b"type")
-    while at >= 0:
-        m = PLAIN_ALIAS.match(source, source.rfind(b"\n", 0, at) + 1)
-        if m is not None:
-            out.append((m.group(1).decode(), m.group(2).decode().split("::")[-1]))
-        end_of_line = source.find(b"\n", at)
-        if end_of_line < 0:
-            break
-        at = source.find(b"type", end_of_line)
-    return out
-
-
-def matches_at_a_word(pattern: re.Pattern, words: tuple[bytes, ...], source: bytes) -> bool:
-    """`pattern.search(source) is not None` for a pattern whose every match starts with one of
-    `words`: the regex is tried only where a word occurs, found by substring search at memory
-    speed. PANIC_HINT and ENUM_HINT start with `\\b` and an alternation, with which the regex
-    engine steps through every byte (~8 ns a byte); most files hold none of the words."""
-    for w in words:
-        at = source.find(w)
-        while at >= 0:
-            if pattern.match(source, at) is not None:  # `\\b` still sees the byte before `at`
-                return True
-            at = source.find(w, at + 1)
-    return False
-
-
-def has_panic_hint(source: bytes) -> bool:
-    return matches_at_a_word(PANIC_HINT, PANIC_WORDS, source)
-
-
-def has_enum_hint(source: bytes) -> bool:
-    return matches_at_a_word(ENUM_HINT, (b"enum",), source)
-
 
 # Prefix that turns a token tree into a function body for the shadow parse. It has no newline,
 # so every row in the shadow is the row of the original file.
@@ -105,13 +55,13 @@ def _query_text(name: str) -> str:
     return queries_root().joinpath(name).read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def query(name: str) -> Query:
     """A query from the queries/ folder, compiled once."""
     return Query(LANGUAGE, _query_text(name))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser() -> Parser:
     return Parser(LANGUAGE)
 
@@ -121,234 +71,38 @@ def norm(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-@dataclass
-class VariantRef:
-    """`Enum::Variant` named in a pattern, with the refs inside its payload (`Bool(BoolStore::U32)`)."""
-
-    enum: str
-    variant: str
-    sub: list["VariantRef"] | None = None  # None: no payload or a wildcard payload
-    root: str = ""  # first segment of a longer path (`syn` in syn::Data::Union), else ""
-
-    @staticmethod
-    def from_dict(d: dict) -> "VariantRef":
-        sub = d.get("sub")
-        return VariantRef(d["enum"], d["variant"], [VariantRef.from_dict(s) for s in sub] if sub else None,
-                          d.get("root", ""))
-
-
-@dataclass
-class ArmFacts:
-    pattern: str
-    refs: list[VariantRef]
-    catch_all: bool
-    guard: bool
-    panics: bool  # the arm's body is a panic-family call
-    error_handling: bool  # Err(..)/None/Ok(..)/Some(..) arm
-    line: int
-    gated: bool = False  # the arm carries a #[cfg(..)] attribute: some builds compile it out
-
-
-@dataclass
-class SiteFacts:
-    """One panic-family call and the syntax around it."""
-
-    macro: str  # panic | unimplemented | todo | unreachable
-    macro_path: str  # as written: panic, std::panic, core::panic
-    line: int  # 1-based, where the macro's name starts
-    column: int
-    start_byte: int
-    end_byte: int
-    message: str
-    message_segments: list[tuple[str, bool]]
-    message_literal: bool  # the message came from a string literal (or the macro's default)
-    # Where the call stands: match-arm | let-else | if-let-else | if-let | other
-    context: str
-    unconditional: bool  # the call is the whole body of that arm/else (not behind an `if`)
-    scrutinee: str = ""
-    arm_index: int = -1
-    arms: list[ArmFacts] = field(default_factory=list)
-    function: str = ""
-    impl: str = ""
-    item_path: str = ""  # mod::impl::fn chain inside the file, for ids
-    in_test: bool = False
-    in_macro: str = ""  # name of the macro whose token tree holds the call ("" if none)
-
-
-@dataclass
-class EnumFacts:
-    name: str
-    variants: list[tuple[str, str | None]]  # (variant, payload type name of a 1-field tuple variant)
-    line: int
-    # The type names of every field of each variant, parallel to `variants` (`Infallible`, `!`,
-    # `PhantomData`): whether a variant can hold a value at all.
-    fields: list[list[str]] = field(default_factory=list)
-    gated: list[str] = field(default_factory=list)  # variants under a #[cfg(..)] attribute
-
-
-@dataclass
-class MacroCall:
-    """A macro invocation inside a function or a `macro_rules!` body: its name, line, and the
-    dtype list it passes, read as the leading path of each element of its last top-level `[...]`
-    argument, last segment (`[F64 => f64, DType::F32 => f32]` -> F64, F32). `dtypes` is None when there is no
-    such list; `unreadable` when there is one whose elements do not start with an identifier
-    (a metavariable, an expression)."""
-
-    name: str
-    line: int
-    dtypes: list[str] | None = None
-    unreadable: bool = False
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "line": self.line, "dtypes": self.dtypes, "unreadable": self.unreadable}
-
-    @staticmethod
-    def from_json(d: dict) -> MacroCall:
-        return MacroCall(**d)
-
-
-@dataclass
-class FnFacts:
-    """A function item: where it is, the impl it belongs to (trait name when it implements an
-    ops trait), and what its body calls by name and which macros it invokes."""
-
-    name: str
-    line: int
-    end_line: int
-    trait: str  # the `...Ops` trait of the impl holding it, else ""
-    calls: list[str]
-    macros: list[MacroCall]
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "line": self.line, "end_line": self.end_line, "trait": self.trait,
-                "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
-
-    @staticmethod
-    def from_json(d: dict) -> FnFacts:
-        return FnFacts(d["name"], d["line"], d["end_line"], d["trait"], d["calls"],
-                       [MacroCall.from_json(m) for m in d["macros"]])
-
-
-@dataclass
-class MacroDefFacts:
-    """A `macro_rules!` definition: the functions it calls and the macros it invokes."""
-
-    name: str
-    line: int
-    calls: list[str]
-    macros: list[MacroCall]
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "line": self.line, "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
-
-    @staticmethod
-    def from_json(d: dict) -> MacroDefFacts:
-        return MacroDefFacts(d["name"], d["line"], d["calls"], [MacroCall.from_json(m) for m in d["macros"]])
-
-
-@dataclass
-class TraitFacts:
-    """A trait named `...Ops`: its methods and its header (generics and supertraits), from which
-    the audit tells backend operation traits from others."""
-
-    name: str
-    line: int
-    header: str
-    methods: list[str]
-
-
-@dataclass
-class ImplFacts:
-    """`impl ...Ops<..> for Type`: the trait, the type and the methods it defines."""
-
-    trait: str
-    type: str
-    line: int
-    methods: list[tuple[str, int]]  # (name, line)
-
-
-@dataclass
-class FileFacts:
-    sites: list[SiteFacts]
-    enums: list[EnumFacts]
-    parse_errors: bool
-    not_utf8: bool
-    aliases: list[tuple[str, str]] = field(default_factory=list)  # (alias, target type name)
-    traits: list[TraitFacts] = field(default_factory=list)
-    impls: list[ImplFacts] = field(default_factory=list)
-    functions: list[FnFacts] = field(default_factory=list)
-    macro_defs: list[MacroDefFacts] = field(default_factory=list)
-    skipped: str = ""  # why the file was not read (past a budget, nested too deep); "" when read
-
-    def to_json(self) -> dict:
-        # A direct walk: the same dict as dataclasses.asdict, a third of its cost (measured).
-        return {"sites": [_site_json(x) for x in self.sites],
-                "enums": [{"name": e.name, "variants": [list(v) for v in e.variants], "line": e.line,
-                           "fields": e.fields, "gated": e.gated} for e in self.enums],
-                "parse_errors": self.parse_errors, "not_utf8": self.not_utf8,
-                "aliases": [list(a) for a in self.aliases], "skipped": self.skipped,
-                "traits": [dict(t.__dict__) for t in self.traits],
-                "impls": [{"trait": i.trait, "type": i.type, "line": i.line, "methods": [list(m) for m in i.methods]}
-                          for i in self.impls],
-                "functions": [f.to_json() for f in self.functions],
-                "macro_defs": [m.to_json() for m in self.macro_defs]}
-
-    @staticmethod
-    def from_json(d: dict) -> "FileFacts":
-        sites = []
-        for s in d["sites"]:
-            s = dict(s)
-            s["arms"] = [ArmFacts(**{**a, "refs": [VariantRef.from_dict(r) for r in a["refs"]]})
-                         for a in s["arms"]]
-            s["message_segments"] = [tuple(x) for x in s["message_segments"]]
-            sites.append(SiteFacts(**s))
-        enums = [EnumFacts(e["name"], [tuple(v) for v in e["variants"]], e["line"], e.get("fields", []),
-                           e.get("gated", [])) for e in d["enums"]]
-        aliases = [tuple(a) for a in d.get("aliases", [])]
-        return FileFacts(sites, enums, d["parse_errors"], d["not_utf8"], aliases,
-                         [TraitFacts(**t) for t in d.get("traits", [])],
-                         [ImplFacts(i["trait"], i["type"], i["line"], [(m[0], m[1]) for m in i["methods"]])
-                          for i in d.get("impls", [])],
-                         [FnFacts.from_json(f) for f in d.get("functions", [])],
-                         [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])],
-                         d.get("skipped", ""))
-
-
-def _ref_json(r: VariantRef) -> dict:
-    return {"enum": r.enum, "variant": r.variant,
-            "sub": [_ref_json(x) for x in r.sub] if r.sub is not None else None, "root": r.root}
-
-
-def _site_json(s: SiteFacts) -> dict:
-    d = dict(s.__dict__)
-    d["message_segments"] = [list(x) for x in s.message_segments]
-    d["arms"] = [{**a.__dict__, "refs": [_ref_json(r) for r in a.refs]} for a in s.arms]
-    return d
-
-
 # ---------------------------------------------------------------------------------------------
 # Patterns
+
+
+_SCOPED = ("scoped_identifier", "scoped_type_identifier")
+
+
+def _text(node: Node) -> bytes:
+    """A node's source bytes (tree-sitter types `text` as optional: a tree parsed without its
+    source keeps none; ours always do)."""
+    return node.text or b""
 
 
 def _path_tail(node: Node) -> tuple[str, str, str] | None:
     """`a::b::Enum::Variant` -> (Enum, Variant, a); `Variant` alone has no enum and gives None.
     A struct pattern's path (`Enum::Variant { .. }`) is a scoped_type_identifier: the same."""
-    if node.type not in ("scoped_identifier", "scoped_type_identifier"):
+    if node.type not in _SCOPED:
         return None
     name = node.child_by_field_name("name")
     path = node.child_by_field_name("path")
     if name is None or path is None:
         return None
-    enum = path.child_by_field_name("name") if path.type in ("scoped_identifier", "scoped_type_identifier") else path
+    enum = path.child_by_field_name("name") if path.type in _SCOPED else path
     if enum is None or enum.type not in ("identifier", "type_identifier"):
         return None
     root = ""
-    if path.type in ("scoped_identifier", "scoped_type_identifier"):
+    if path.type in _SCOPED:
         first = path
-        while first.type in ("scoped_identifier", "scoped_type_identifier") and first.child_by_field_name("path") is not None:
-            first = first.child_by_field_name("path")
-        root = first.text.decode("utf-8", "replace")
-    return enum.text.decode("utf-8", "replace"), name.text.decode("utf-8", "replace"), root
+        while first.type in _SCOPED and (inner := first.child_by_field_name("path")) is not None:
+            first = inner
+        root = _text(first).decode("utf-8", "replace")
+    return _text(enum).decode("utf-8", "replace"), _text(name).decode("utf-8", "replace"), root
 
 
 def pattern_refs(node: Node) -> list[VariantRef]:
@@ -379,7 +133,7 @@ def is_catch_all(node: Node) -> bool:
     if t == "_" or node.text == b"_":
         return True
     if t == "identifier":
-        name = node.text.decode()
+        name = _text(node).decode()
         return name[:1].islower() or name[:1] == "_"
     if t == "remaining_field_pattern":
         return True
@@ -405,11 +159,11 @@ def is_error_handling(node: Node) -> bool:
     for sub in _walk(node):
         if sub.type == "tuple_struct_pattern":
             typ = sub.child_by_field_name("type")
-            if typ is not None and typ.text.decode().split("::")[-1] in _ERROR_VARIANTS:
+            if typ is not None and _text(typ).decode().split("::")[-1] in _ERROR_VARIANTS:
                 return True
         elif sub.type in ("identifier", "scoped_identifier") and sub.parent is not None \
                 and sub.parent.type in ("match_pattern", "or_pattern") \
-                and sub.text.decode().split("::")[-1] in _ERROR_VARIANTS:
+                and _text(sub).decode().split("::")[-1] in _ERROR_VARIANTS:
             return True
     return False
 
@@ -463,7 +217,7 @@ def _panic_macro_name(node: Node) -> str:
     if m is None:
         return ""
     name = m.child_by_field_name("name") if m.type == "scoped_identifier" else m
-    text = name.text.decode() if name is not None else ""
+    text = _text(name).decode() if name is not None else ""
     return text if text in ("panic", "unimplemented", "todo", "unreachable") else ""
 
 
@@ -525,7 +279,7 @@ def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:
                                   cond.child_by_field_name("value"), tx)
     # Deeper inside an arm (behind an `if`, in a loop): an arm site, but a conditional one. A
     # closure or a nested function is code of its own, not the arm's body.
-    up = parent
+    up: Node | None = parent
     while up is not None and up.type not in _CODE_BOUNDARY:
         if up.type == "match_arm":
             place = _placement(_arm_body_anchor(up), tx, arms_of)
@@ -615,12 +369,12 @@ def _enclosing(node: Node) -> tuple[str, str, str, bool]:
                 in_test = True
             if t == "function_item":
                 name = n.child_by_field_name("name")
-                label = name.text.decode() if name is not None else "?"
+                label = _text(name).decode() if name is not None else "?"
                 function = function or label
                 parts.append(f"fn {label}")
             elif t == "mod_item":
                 name = n.child_by_field_name("name")
-                label = name.text.decode() if name is not None else "?"
+                label = _text(name).decode() if name is not None else "?"
                 if label == "tests":
                     in_test = in_test or _has_test_attribute(n)
                 parts.append(f"mod {label}")
@@ -630,10 +384,10 @@ def _enclosing(node: Node) -> tuple[str, str, str, bool]:
                 parts.append(header)
             elif t == "trait_item":
                 name = n.child_by_field_name("name")
-                parts.append(f"trait {name.text.decode() if name is not None else '?'}")
+                parts.append(f"trait {_text(name).decode() if name is not None else '?'}")
             else:
                 name = n.child_by_field_name("name")
-                parts.append(f"macro_rules! {name.text.decode() if name is not None else '?'}")
+                parts.append(f"macro_rules! {_text(name).decode() if name is not None else '?'}")
         n = n.parent
     return function, impl, "::".join(reversed(parts)), in_test
 
@@ -641,16 +395,16 @@ def _enclosing(node: Node) -> tuple[str, str, str, bool]:
 def _impl_header(node: Node) -> str:
     typ = node.child_by_field_name("type")
     trait = node.child_by_field_name("trait")
-    t = norm(typ.text.decode("utf-8", "replace")) if typ is not None else "?"
+    t = norm(_text(typ).decode("utf-8", "replace")) if typ is not None else "?"
     if trait is not None:
-        return f"impl {norm(trait.text.decode('utf-8', 'replace'))} for {t}"
+        return f"impl {norm(_text(trait).decode('utf-8', 'replace'))} for {t}"
     return f"impl {t}"
 
 
 def _has_test_attribute(item: Node) -> bool:
     sib = item.prev_sibling
     while sib is not None and sib.type in ("attribute_item", "line_comment", "block_comment"):
-        if sib.type == "attribute_item" and _TEST_ATTR.search(sib.text.decode("utf-8", "replace")):
+        if sib.type == "attribute_item" and _TEST_ATTR.search(_text(sib).decode("utf-8", "replace")):
             return True
         sib = sib.prev_sibling
     return False
@@ -706,7 +460,8 @@ def parse_file(source: bytes) -> FileFacts:
         return FileFacts([], [], False, False, [], skipped="nested too deep to read")
     if sum(len(s.arms) for s in facts.sites) > MAX_ARM_FACTS:
         return FileFacts([], [], False, facts.not_utf8, [],
-                         skipped=f"its matches hold more than {MAX_ARM_FACTS:,} arm facts (a generated or crafted file)")
+                         skipped=f"its matches hold more than {MAX_ARM_FACTS:,} arm facts "
+                                 f"(a generated or crafted file)")
     return facts
 
 
@@ -931,17 +686,17 @@ def _matches_at(name: str, root: Node, source: bytes, words: tuple[bytes, ...], 
 
 def _type_name(node: Node) -> str:
     """`std::convert::Infallible` -> Infallible, `PhantomData<T>` -> PhantomData, `!` -> !."""
-    return node.text.decode().split("::")[-1].split("<")[0].strip()
+    return _text(node).decode().split("::")[-1].split("<")[0].strip()
 
 
 def _is_cfg(attribute: Node) -> bool:
-    return attribute.type == "attribute_item" and re.match(rb"#\s*\[\s*cfg\s*\(", attribute.text) is not None
+    return attribute.type == "attribute_item" and re.match(rb"#\s*\[\s*cfg\s*\(", _text(attribute)) is not None
 
 
 def _enums(root: Node, source: bytes) -> list[EnumFacts]:
     out = []
     for _, caps in _matches_at("enums.scm", root, source, (b"enum",)):
-        name = caps["name"][0].text.decode()
+        name = _text(caps["name"][0]).decode()
         variants: list[tuple[str, str | None]] = []
         fields: list[list[str]] = []
         gated: list[str] = []
@@ -965,10 +720,10 @@ def _enums(root: Node, source: bytes) -> list[EnumFacts]:
                 types = [t for c in body.named_children if c.type == "field_declaration"
                          for t in [c.child_by_field_name("type")] if t is not None]
             if vname is not None:
-                variants.append((vname.text.decode(), payload))
+                variants.append((_text(vname).decode(), payload))
                 fields.append([_type_name(x) for x in types])
                 if cfg_pending or any(_is_cfg(c) for c in v.children):
-                    gated.append(vname.text.decode())
+                    gated.append(_text(vname).decode())
             cfg_pending = False
         out.append(EnumFacts(name, variants, caps["enum"][0].start_point.row + 1, fields, gated))
     return out
@@ -991,7 +746,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
     arms_of: dict = {}
     for _, caps in _matches_at("panic_calls.scm", root, source, PANIC_WORDS, lo, hi, offset):
         call = caps["call"][0]
-        macro = caps["name"][0].text.decode()
+        macro = _text(caps["name"][0]).decode()
         mnode = call.child_by_field_name("macro")
         place = _placement(call, tx, arms_of)
         if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
@@ -1042,7 +797,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         else:
             rules = body.parent.parent if body.parent is not None else None
             nm = rules.child_by_field_name("name") if rules is not None else None
-            name = "macro_rules! " + (nm.text.decode() if nm is not None else "?")
+            name = "macro_rules! " + (_text(nm).decode() if nm is not None else "?")
         start, end = body.start_byte - offset, body.end_byte - offset
         if not PANIC_HINT.search(source, start, end):
             continue

@@ -31,7 +31,8 @@ def queries_root():
 
 # The modules whose code decides what is found: the parse facts, the messages, the classifier and
 # its rule list (classify.RULE_ORDER), the ids, the record shape and the extraction.
-HASHED_MODULES = ("parse.py", "messages.py", "classify.py", "ids.py", "record.py", "extract.py")
+HASHED_MODULES = ("prefilter.py", "parse.py", "facts.py", "messages.py", "classify.py", "ids.py", "record.py",
+                  "extract.py")
 
 
 @cache

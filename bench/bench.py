@@ -354,7 +354,7 @@ def run_history_bench(args, ast_grep: str, burn_errors: list[str], repo: Path, s
     def astgrep_round(i: int) -> None:
         total = Run(0.0, 0.0, 0)
         matches = 0
-        for label, rev in revisions:
+        for _label, rev in revisions:
             tree = work / f"history-tree-{i}"
             tree.mkdir()
             # The Rust files only: what ast-grep's rule scans (and a mirror may lack big blobs
@@ -689,7 +689,8 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         data = {
             "repo": str(repo), "sha": sha, "base": base, "rounds": args.rounds, "rustFiles": n_rs,
             "rustBytes": rs_bytes, "cpus": os.cpu_count(), "burnErrors": be_version, "astGrep": ag_version,
-            "ratios": results, "historyRatios": hist.ratios, "load": [load_before, load_after], "othersCpuShare": others,
+            "ratios": results, "historyRatios": hist.ratios, "load": [load_before, load_after],
+            "othersCpuShare": others,
             "series": {s.label: {"wall": [r.wall for r in s.runs], "cpu": [r.cpu for r in s.runs],
                                  "rssKb": [r.rss_kb for r in s.runs], "matches": s.matches, "note": s.note}
                        for s in (cold, cached, astg, diff, *half, *hist.series)},

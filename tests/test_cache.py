@@ -13,7 +13,8 @@ from analyzer import __version__
 from analyzer import extract as ex
 from analyzer.cache import FactsCache, encode
 from analyzer.extract import extract
-from analyzer.parse import FileFacts, parse_file
+from analyzer.facts import FileFacts
+from analyzer.parse import parse_file
 from analyzer.ruleset import rules_hash
 from analyzer.source import open_repository
 
@@ -220,7 +221,8 @@ def test_cached_facts_are_exactly_what_dataclasses_give():
     import dataclasses
     import tomllib
 
-    from analyzer.parse import FileFacts, parse_file
+    from analyzer.facts import FileFacts
+    from analyzer.parse import parse_file
 
     rules = Path(__file__).parent / "rules"
     snippets = [(rules / "context.rs").read_text()]

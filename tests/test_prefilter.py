@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from analyzer.extract import _prefilter
-from analyzer.parse import ENUM_HINT, PANIC_HINT, has_enum_hint, has_panic_hint, parse_file, plain_aliases
+from analyzer.parse import parse_file
+from analyzer.prefilter import ENUM_HINT, PANIC_HINT, has_enum_hint, has_panic_hint, plain_aliases
 
 HINT_CASES = [
     b"fn f() { panic!(\"no\") }",

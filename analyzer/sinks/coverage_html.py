@@ -204,7 +204,7 @@ def _mix(a: tuple, b: tuple, t: float) -> tuple:
 
 
 def _hex(rgb: tuple) -> str:
-    return "#%02x%02x%02x" % rgb
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
 
 
 def _ink(rgb: tuple) -> str:

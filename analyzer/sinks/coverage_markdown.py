@@ -3,6 +3,8 @@ table of operations by dtypes, each row linking the pinned source lines of its p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..coverage import (
     HANDLED,
     NA,
@@ -63,7 +65,7 @@ def dumps(matrix: Matrix) -> str:
     return "\n".join(out)
 
 
-def _header(group: Group, first: list[str], last: list[str] = ()) -> list[str]:
+def _header(group: Group, first: list[str], last: Sequence[str] = ()) -> list[str]:
     cols = [*first, *(md_code_span(label(d)) for d in group.dtypes), *last]
     aligns = ["---"] * len(first) + [":-:"] * len(group.dtypes) + ["---"] * len(last)
     return ["| " + " | ".join(cols) + " |", "|" + "|".join(aligns) + "|"]

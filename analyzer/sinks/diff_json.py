@@ -26,7 +26,8 @@ def change(c: Change) -> dict:
 
 
 def side(s: Side) -> dict:
-    out = {"label": s.label, "source": s.source, "repo": s.repo, "sha": s.sha, "records": s.records}
+    out: dict[str, object] = {"label": s.label, "source": s.source, "repo": s.repo, "sha": s.sha,
+                              "records": s.records}
     if s.source == "git":
         out["filesScanned"] = s.files_scanned
         out["cache"] = {"hits": s.cache_hits, "misses": s.cache_misses}

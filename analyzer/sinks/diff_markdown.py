@@ -136,7 +136,9 @@ def what_changed(c) -> str:
     for f in c.fields:
         if f == "message":
             x, y = contrast(b.record.errorMessage, h.record.errorMessage, 60)
-            out.append(f"message {code(x, 60) if x.strip() else message(b)} → {code(y, 60) if y.strip() else message(h)}")
+            before = code(x, 60) if x.strip() else message(b)
+            after = code(y, 60) if y.strip() else message(h)
+            out.append(f"message {before} → {after}")
         elif f == "category":
             out.append(f"category {b.facts.category} → {h.facts.category}")
         elif f == "pattern":

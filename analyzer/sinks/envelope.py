@@ -201,7 +201,8 @@ def envelope_files(folder: Path) -> list[Path]:
             head = json.loads(listed.read_text(encoding="utf-8"))
             names = [row["file"] for row in head["records"]]
         except (OSError, ValueError, RecursionError, KeyError, TypeError):
-            raise UserError(f"{listed} is not an index written by burn-errors export; remove it or export again") from None
+            raise UserError(f"{listed} is not an index written by burn-errors export; remove it or export "
+                            f"again") from None
         for name in names:
             if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
                 raise UserError(f"{listed} lists {name!r}, which is not a file name in the folder")

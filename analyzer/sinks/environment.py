@@ -45,7 +45,7 @@ def page_href(name: str) -> str:
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("analyzer", "templates"),
-        autoescape=lambda name: bool(name) and name.endswith(".html.j2"),
+        autoescape=lambda name: name is not None and name.endswith(".html.j2"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

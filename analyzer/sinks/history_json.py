@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from .. import __version__
 from ..history import (
     CONTENT_FIELDS,
+    FLIP_KINDS,
     REMOVAL_KINDS,
     Event,
     History,
@@ -66,7 +67,7 @@ def release(history: History, index: int) -> dict:
             "moved": [e.key for e in events["moved"]],
             "removed": {k: [e.key for e in events["removed"] if e.removal and e.removal.kind == k]
                         for k in REMOVAL_KINDS},
-            "cells": {k: sum(1 for f in flips if f.kind == k) for k in ("fixed", "improved", "regressed", "new", "gone")}}
+            "cells": {k: sum(1 for f in flips if f.kind == k) for k in FLIP_KINDS}}
 
 
 def sections(history: History) -> dict[str, Callable[[], object]]:

@@ -61,10 +61,10 @@ def information_uri() -> str | None:
             _, _, url = entry.partition(",")
             if https_url(url.strip()):
                 return https_url(url.strip())
-        home = meta.get("Home-page")
+        home = meta["Home-page"] if "Home-page" in meta else None
         if home and https_url(home):
             return https_url(home)
-    except Exception:  # noqa: BLE001 - metadata is a nicety; never fail the run over it
+    except Exception:
         pass
     return None
 
