@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
 
+from .config import DEFAULT_REPO_NAME
 from .errors import UserError
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.I)
@@ -56,10 +57,13 @@ class Blob:
 class GitRepository:
     """A git directory read through git plumbing."""
 
-    def __init__(self, git_dir: Path, name: str, origin: str):
+    def __init__(self, git_dir: Path, name: str, origin: str, name_assumed: bool = False):
         self.git_dir = git_dir
         self.name = name  # owner/name, for records and links
         self.origin = origin  # what the user passed
+        # True when nothing said the name (no --repo-name, no origin remote to read it from) and
+        # it is the default target's: the command says so, since links would point there.
+        self.name_assumed = name_assumed
 
     # -- plumbing --------------------------------------------------------------------------
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
@@ -194,7 +198,10 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
     if git_dir is None:
         raise UserError(f"{spec} is not a git repository; give a local clone, a bare repository "
                         f"or a git URL")
-    return GitRepository(git_dir, name or _local_name(git_dir), spec)
+    if name:
+        return GitRepository(git_dir, name, spec)
+    found = _origin_name(git_dir)
+    return GitRepository(git_dir, found or DEFAULT_REPO_NAME, spec, name_assumed=found is None)
 
 
 def _git_dir_of(path: Path) -> Path | None:
@@ -213,12 +220,12 @@ def _git_dir_of(path: Path) -> Path | None:
     return git_dir
 
 
-def _local_name(git_dir: Path) -> str:
-    from .config import DEFAULT_REPO_NAME
+def _origin_name(git_dir: Path) -> str | None:
+    """owner/name from the repository's origin remote, if it has one that names it."""
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "config", "--get", "remote.origin.url"],
                           capture_output=True)
     url = proc.stdout.decode().strip()
-    return (slug_from_url(url) if url else None) or DEFAULT_REPO_NAME
+    return slug_from_url(url) if url else None
 
 
 def _mirror_path(cache_dir: Path, url: str) -> Path:

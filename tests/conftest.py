@@ -49,6 +49,8 @@ class GitRepo:
         self.git("config", "user.email", "fixture@example.invalid")
         self.git("config", "user.name", "fixture")
         self.git("config", "commit.gpgsign", "false")
+        # A clone of burn names it through its origin remote, as the records and links must.
+        self.git("remote", "add", "origin", "https://github.com/tracel-ai/burn.git")
 
     def git(self, *args: str) -> str:
         return subprocess.run(["git", *args], cwd=self.path, check=True, capture_output=True,

@@ -63,7 +63,7 @@ def test_records_have_the_published_shape(cli, git_repo, tmp_path):
     assert len(rec) == 32
     assert re.fullmatch(r"[0-9a-f]{16}", rec["id"])
     assert rec["slug"] == "conv3d-unsupported-dtype--" + rec["id"][:6]
-    assert rec["repo"] == "tracel-ai/burn"  # no origin remote: the default target's name
+    assert rec["repo"] == "tracel-ai/burn"  # from the origin remote
     assert rec["filePath"] == "crates/burn-flex/src/ops/module.rs"
     assert rec["lineNumber"] == 11
     n_lines = FLEX_OPS.count("\n")  # the text ends with a newline: that many lines
@@ -191,12 +191,26 @@ def test_manifest_says_what_run_made_the_file(cli, git_repo, tmp_path):
 def test_repo_name_comes_from_origin_or_flag(cli, git_repo, tmp_path):
     git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
     git_repo.commit()
-    git_repo.git("remote", "add", "origin", "git@github.com:someone/burn-fork.git")
+    git_repo.git("remote", "set-url", "origin", "git@github.com:someone/burn-fork.git")
     recs = _extract(cli, git_repo, tmp_path / "a")
     assert recs[0]["record"]["repo"] == "someone/burn-fork"
     assert recs[0]["record"]["githubUrl"].startswith("https://github.com/someone/burn-fork/blob/")
     recs = _extract(cli, git_repo, tmp_path / "b", "--repo-name", "me/mine")
     assert recs[0]["record"]["repo"] == "me/mine"
+
+
+def test_a_repository_with_no_origin_is_named_as_the_default_target_with_a_warning(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    git_repo.git("remote", "remove", "origin")
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "a"))
+    assert res.code == 0, res.stderr
+    assert read_records(tmp_path / "a")[0]["record"]["repo"] == "tracel-ai/burn"
+    (warning,) = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
+    assert "no origin remote" in warning and "--repo-name OWNER/NAME" in warning
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "b"),
+              "--repo-name", "me/mine")
+    assert res.code == 0 and "warning:" not in res.stderr
 
 
 def test_operation_is_the_message_prefix_else_the_function(cli, git_repo, tmp_path):

@@ -624,7 +624,7 @@ def test_a_sha256_repository_is_refused_in_one_line(tmp_path):
 
 
 def test_an_origin_url_with_spaces_falls_back_to_the_default_name(crafted_repo, tmp_path):
-    crafted_repo.git("remote", "add", "origin", "https://github.com/own er/na me.git")
+    crafted_repo.git("remote", "set-url", "origin", "https://github.com/own er/na me.git")
     crafted_repo.commit()
     out = tmp_path / "o"
     res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))

@@ -27,6 +27,7 @@ class CliGroup(click.Group):
 
     def main(self, args=None, prog_name=None, **extra):
         args = list(sys.argv[1:] if args is None else args)
+        _WARNINGS.clear()
         debug = "--debug" in args or os.environ.get("BURN_ERRORS_DEBUG") == "1"
         try:
             rv = super().main(args=args, prog_name=prog_name or PROG, standalone_mode=False, **extra)
@@ -60,6 +61,8 @@ class CliGroup(click.Group):
                 raise
             _fail(f"internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback, and "
                   f"please report it)", 2)
+        for warning in _WARNINGS:  # said once the command has done its work, never beside an error
+            click.echo(warning, err=True)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -102,7 +105,22 @@ def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None
 
     cache_dir = None if no_cache else default_cache_dir()
     with git_progress() as progress:
-        return open_repository(repo, cache_dir, repo_name, progress=progress, want=want)
+        git_repo = open_repository(repo, cache_dir, repo_name, progress=progress, want=want)
+    if git_repo.name_assumed:
+        from ..safe import terminal_text
+        warn(terminal_text(f"warning: {repo} has no origin remote to name it; records and links say "
+                           f"{git_repo.name} (pass --repo-name OWNER/NAME for another repository)", one_line=True))
+    return git_repo
+
+
+# Warnings a command gathers while it works, printed after its output when it succeeds (an error
+# stays the one line on stderr).
+_WARNINGS: list[str] = []
+
+
+def warn(text: str) -> None:
+    if text not in _WARNINGS:
+        _WARNINGS.append(text)
 
 
 def open_cache(no_cache: bool):
