@@ -28,12 +28,11 @@ import uuid
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import ValidationError
 
 from .. import __version__
 from ..config import SCHEMA_VERSION
 from ..errors import UserError
-from ..record import Envelope, ErrorRecord
+from ..record import ErrorRecord
 from ..timestamps import utc_time
 
 INDEX = "index.json"
@@ -186,56 +185,3 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading envelopes back
-
-
-def envelope_files(folder: Path) -> list[Path]:
-    """The envelope files of a folder: those its index lists, in its order, else every visible
-    file but the index, by name."""
-    listed = folder / INDEX
-    if listed.is_file():
-        try:
-            head = json.loads(listed.read_text(encoding="utf-8"))
-            names = [row["file"] for row in head["records"]]
-        except (OSError, ValueError, RecursionError, KeyError, TypeError):
-            raise UserError(f"{listed} is not an index written by burn-errors export; remove it or export "
-                            f"again") from None
-        for name in names:
-            if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
-                raise UserError(f"{listed} lists {name!r}, which is not a file name in the folder")
-        return [folder / name for name in names]
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.name != INDEX and not p.name.startswith("."))
-
-
-def read_envelopes(path: str | Path) -> list[Envelope]:
-    """The envelopes of an exported folder (see `envelope_files`), or of a file holding one
-    envelope per line; any bad one is a UserError naming its file and line."""
-    where = Path(path)
-    if where.is_dir():
-        texts = [(f"{p}", read_text(p)) for p in envelope_files(where)]
-    else:
-        texts = [(f"{where}:{n}", raw) for n, raw in enumerate(read_text(where).split("\n"), start=1) if raw.strip()]
-    envelopes = []
-    for label, text in texts:
-        try:
-            envelopes.append(Envelope.model_validate_json(text))
-        except ValidationError as e:
-            first = e.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise UserError(f"{label}: {loc + ': ' if loc else ''}{first['msg']}; run `burn-errors validate "
-                            f"{path}` to list every problem") from None
-    return envelopes
-
-
-def read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"no such envelope file: {path}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not UTF-8 text") from None
-    except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror or e}") from None
