@@ -22,7 +22,6 @@ from .ids import arm_slot, assign_ids, site_key
 from .facts import FileFacts, SiteFacts
 from .parse import parse_file
 from .prefilter import OPS_HINT, has_enum_hint, has_panic_hint, plain_aliases
-from .ruleset import rules_hash  # noqa: F401  (re-exported: tests use it)
 from .source import GitRepository
 from .timestamps import utc_now
 
