@@ -60,16 +60,22 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
     timings: (files, manifest). None for a row of another shape (it is then made again)."""
     import json
 
-    from .jsonlines import dumps_line
+    from .jsonlines import string_members
     from .sinks import manifest
     from .timestamps import utc_now
 
-    now = utc_now()
+    # Kept lines are re-dated as text: each holds the three dates once, all set by the run that
+    # kept them (parsing and writing every line again as JSON cost ~15 ms of a ~0.12 s hit).
+    # firstSeenAt too: first seen by this run, as in the run that made the row.
+    stamp = json.dumps(utc_now())
+    dates = string_members("analyzedAt", "contentChangedAt", "firstSeenAt")
     try:
-        lines = [json.loads(raw) for raw in row["records"]]
-        for line in lines:
-            line["record"]["analyzedAt"] = line["record"]["contentChangedAt"] = now
-            line["analysis"]["firstSeenAt"] = now  # first seen by this run, as in the run that made the row
+        lines = []
+        for raw in row["records"]:
+            line, n = dates.subn(lambda m: f'"{m.group(1)}":{stamp}', raw)
+            if n != 3:
+                return None
+            lines.append(line)
         kept = dict(row["manifest"])
         scanned = int(kept["filesScanned"])
         sites = row["sites"]
@@ -79,7 +85,7 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
         return None
     kept.update(source=origin, command=command, cache={"hits": scanned, "misses": 0, "result": "hit"},
                 scan={"cached": scanned, "parsed": 0, "prefiltered": 0}, timings={"total": round(seconds, 3)})
-    files = {out / RECORDS_FILE: "".join(dumps_line(line) + "\n" for line in lines),
+    files = {out / RECORDS_FILE: "".join(line + "\n" for line in lines),
              out / MANIFEST_FILE: manifest.dumps(kept)}
     if all_sites:
         files[out / SITES_FILE] = sites

@@ -450,6 +450,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--burn-errors", dest="burn_errors", help="burn-errors command (default: the venv's)")
     ap.add_argument("--json", dest="json_out", help="also write every measurement to this JSON file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (printed)")
+    ap.add_argument("--compile-each-run", action="store_true",
+                    help="leave PYTHONDONTWRITEBYTECODE as it is: without bytecode files, every run "
+                         "compiles the analyzer's modules again (an installed package has them)")
     args = ap.parse_args(argv)
     try:
         return bench(args)
@@ -498,6 +501,19 @@ def bench(args) -> int:
 def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes, work: Path) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
+
+    # An installed package has its bytecode written at install time. Where the environment forbids
+    # bytecode files (PYTHONDONTWRITEBYTECODE), each run would compile every module again, which
+    # an installed user never pays: the burn-errors runs get a bytecode folder of their own that
+    # the untimed warm-up fills, and every timed run reads it.
+    bytecode_note = "bytecode: as the environment has it (--compile-each-run)"
+    if not args.compile_each_run:
+        pycache = work / "pycache"
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(pycache)
+        bytecode_note = (f"bytecode: the burn-errors runs read compiled modules from {pycache.name}/ "
+                         "(PYTHONPYCACHEPREFIX), filled by the untimed warm-up, as an installed package "
+                         "has them; --compile-each-run to compile at every run instead")
 
     tree = work / "tree"
     log(f"exporting {sha[:12]} to {tree}")
@@ -619,6 +635,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     print(f"{be_version}; {ag_version}; Python {platform.python_version()}; {os.cpu_count()} cores; "
           f"{platform.system()} {platform.machine()}; load average {load_before} before, {load_after} after"
           + (f"; other programs used {others:.0%} of the cores meanwhile" if others is not None else ""))
+    print(bytecode_note)
     print()
     for line in table([cold, cached, astg, diff, *half]):
         print(line)
@@ -684,13 +701,15 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         cmd += ["--history", args.history, "--history-rounds", str(args.history_rounds)]
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]
+    if args.compile_each_run:
+        cmd.append("--compile-each-run")
     print(f"command: {shlex.join(cmd)}")
     if args.json_out:
         data = {
             "repo": str(repo), "sha": sha, "base": base, "rounds": args.rounds, "rustFiles": n_rs,
             "rustBytes": rs_bytes, "cpus": os.cpu_count(), "burnErrors": be_version, "astGrep": ag_version,
             "ratios": results, "historyRatios": hist.ratios, "load": [load_before, load_after],
-            "othersCpuShare": others,
+            "othersCpuShare": others, "bytecode": bytecode_note,
             "series": {s.label: {"wall": [r.wall for r in s.runs], "cpu": [r.cpu for r in s.runs],
                                  "rssKb": [r.rss_kb for r in s.runs], "matches": s.matches, "note": s.note}
                        for s in (cold, cached, astg, diff, *half, *hist.series)},

@@ -165,6 +165,38 @@ def test_a_rerun_at_the_same_commit_is_served_whole_from_the_results_cache(git_r
 
 
 
+def test_a_served_rerun_redates_only_the_dates_even_where_a_message_spells_one(git_repo, tmp_path):
+    """Kept lines are re-dated as text: a message holding the words of a date member keeps them."""
+    from conftest import read_records, run_cli
+
+    git_repo.crate("burn-x", {"src/lib.rs": "fn f(x: T) { match x.dtype() { DType::F32 => 1, "
+                                            "_ => panic!(\"bad \\\"analyzedAt\\\":\\\"1999\\\" {:?}\", x) }; }\n"})
+    git_repo.commit()
+    args = ["extract", "--repo", str(git_repo.path), "--sha", "HEAD"]
+    first = run_cli(*args, "--out", str(tmp_path / "a"))
+    second = run_cli(*args, "--out", str(tmp_path / "b"))
+    assert first.code == second.code == 0, second.stderr
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["cache"]["result"] == "hit"
+    [a], [b] = read_records(tmp_path / "a"), read_records(tmp_path / "b")
+    assert b["record"]["errorMessage"] == a["record"]["errorMessage"] == 'bad "analyzedAt":"1999" {:?}'
+    assert b["record"]["analyzedAt"] == b["record"]["contentChangedAt"] == b["analysis"]["firstSeenAt"]
+    assert b["record"]["analyzedAt"] > a["record"]["analyzedAt"]
+    text_a = (tmp_path / "a" / "records.jsonl").read_text()
+    text_b = (tmp_path / "b" / "records.jsonl").read_text()
+    assert text_b == text_a.replace(a["record"]["analyzedAt"], b["record"]["analyzedAt"])
+
+
+def test_a_kept_line_without_its_three_dates_is_not_served(tmp_path):
+    from analyzer.results_cache import served_extract
+
+    manifest = {"filesScanned": 1}
+    line = '{"record":{"analyzedAt":"2020-01-01T00:00:00.000Z","contentChangedAt":"2020-01-01T00:00:00.000Z"},"analysis":{}}'
+    assert served_extract({"records": [line], "manifest": manifest, "sites": None}, "o", tmp_path, False, [], 0.1) is None
+    full = line.replace('"analysis":{}', '"analysis":{"firstSeenAt":"2020-01-01T00:00:00.000Z"}')
+    files, _ = served_extract({"records": [full], "manifest": manifest, "sites": None}, "o", tmp_path, False, [], 0.1)
+    assert "2020" not in files[tmp_path / "records.jsonl"]
+
+
 def test_a_change_to_code_that_shapes_the_outputs_is_a_results_cache_miss(git_repo, tmp_path, monkeypatch):
     """The results-cache key holds a hash of the package's modules: with another hash (as after
     an edit of the manifest sink), the same commit, rules and version are analysed afresh."""
