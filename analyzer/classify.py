@@ -177,6 +177,16 @@ class DtypeCatalog:
             if target in enums and alias not in enums:
                 enums[alias] = [DtypeEnum(alias, d.variants, d.crate, d.path, d.fields, d.gated) for d in enums[target]]
                 named.add(alias)
+        # Types a derive macro generates from a dtype enum of the tree, with its variants
+        # (cubecl's `#[derive(CubeType)]` on `enum Scalar { F32(..), .. }` makes `ScalarExpand`).
+        for suffix in rules["derived_suffixes"]:
+            for target in list(enums):
+                derived = target + suffix
+                if derived not in enums and derived not in by_name:
+                    enums[derived] = [DtypeEnum(derived, d.variants, d.crate, d.path, d.fields, d.gated)
+                                      for d in enums[target]]
+                    if target in named:
+                        named.add(derived)
         crates = {c.replace("-", "_") for _, c, _ in defs} | {c.replace("-", "_") for _, c, _, _ in aliases}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name)
 
