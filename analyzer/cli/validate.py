@@ -61,24 +61,19 @@ def read_documents(records: str):
         text = jsonl.read_text(path)
         if in_folder and jsonl.holds_no_record(text):
             continue
-        lines = [Document(str(path), n, raw) for n, raw in enumerate(text.split("\n"), start=1) if raw.strip()]
-        if len(lines) > 1 and lines[0].text.strip() in ("{", "["):
-            # One pretty-printed document (a published envelope file, or a JSON array of
-            # envelopes) rather than one per line.
-            items = None
-            if lines[0].text.strip() == "[":
-                try:
-                    items = json.loads(text)
-                except (ValueError, RecursionError):
-                    items = None
-            if isinstance(items, list):
-                documents += [Document(str(path), i, json.dumps(item, ensure_ascii=False))
-                              for i, item in enumerate(items, start=1)]
-                unit = "item" if not in_folder else unit
-            else:
-                documents.append(Document(str(path), 1, text))
-                unit = "file"
+        try:
+            whole = jsonl.single_document(text)
+        except (ValueError, RecursionError):  # JSON no reader takes: checked, and named, line by line
+            whole = None
+        if isinstance(whole, list):  # a JSON array of envelopes: one document per item
+            documents += [Document(str(path), i, json.dumps(item, ensure_ascii=False))
+                          for i, item in enumerate(whole, start=1)]
+            unit = unit if in_folder else "item"
+        elif whole is not None:  # one pretty-printed envelope
+            documents.append(Document(str(path), 1, text))
+            unit = "file"
         else:
-            documents += lines
+            documents += [Document(str(path), n, raw) for n, raw in enumerate(text.split("\n"), start=1)
+                          if raw.strip()]
     return documents, unit
 

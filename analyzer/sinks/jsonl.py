@@ -48,7 +48,7 @@ def validate_lines(text: str) -> tuple[list[RecordLine], list[tuple[int, str]]]:
     ones. JSONL, or else one JSON document (an envelope, or an array of them) at line 1."""
     good: list[RecordLine] = []
     bad: list[tuple[int, str]] = []
-    document = _single_document(text)
+    document = single_document(text)
     if document is not None:
         values = document if isinstance(document, list) else [document]
         for value in values:
@@ -74,7 +74,7 @@ def validate_lines(text: str) -> tuple[list[RecordLine], list[tuple[int, str]]]:
     return good, bad
 
 
-def _single_document(text: str) -> object | None:
+def single_document(text: str) -> object | None:
     """The text as one JSON document when it is not JSONL: its first non-blank line is not a JSON
     value of its own, yet the whole text is one (a pretty-printed envelope or array)."""
     first = next((raw for raw in text.split("\n") if raw.strip()), None)
@@ -150,7 +150,7 @@ def record_files(path: str | Path) -> list[Path]:
 
 def holds_no_record(text: str) -> bool:
     """A JSON object with no `record` key (an index or manifest beside the envelopes)."""
-    document = _single_document(text)
+    document = single_document(text)
     if document is None:
         first = next((raw for raw in text.split("\n") if raw.strip()), "")
         try:
