@@ -45,9 +45,6 @@ if TYPE_CHECKING:  # pydantic is imported when records are built
     from .record import RecordLine
     from .source import GitRepository
 
-# The fields a record's content is made of (the inputs of record.content_hash), in report order.
-CONTENT_FIELDS = ("message", "category", "macro", "scrutinee", "pattern", "handled", "rejected")
-
 # How a lineage ended.
 FIXED = "fixed"
 REMOVED_FROM_TREE = "removed-from-tree"
@@ -287,15 +284,6 @@ class State:
         return list(getattr(self, name)) if name in ("handled", "rejected") else getattr(self, name)
 
 
-def content_changes(before: State, after: State) -> tuple[str, ...]:
-    """The CONTENT_FIELDS that differ (dtype lists as sets): the same definition of a content
-    change as the one that sends a record back to annotation."""
-    def value(state: State, name: str) -> object:
-        v = state.field(name)
-        return sorted(v) if isinstance(v, list) else v
-    return tuple(f for f in CONTENT_FIELDS if value(before, f) != value(after, f))
-
-
 @dataclass(frozen=True, slots=True)
 class Removal:
     kind: str  # fixed | removed-from-tree | rewritten
@@ -309,7 +297,7 @@ class Event:
     kind: str  # added | changed | moved | removed
     state: State  # the record at that revision (for removed: its last state)
     before: State | None = None  # changed / moved: the state at the previous revision
-    fields: tuple[str, ...] = ()  # changed: CONTENT_FIELDS that differ
+    fields: tuple[str, ...] = ()  # changed: the record.CONTENT_FIELDS that differ
     link: str = ""  # changed / moved: how the two records were matched
     removal: Removal | None = None
     key: str = ""  # the lineage's key
@@ -617,6 +605,8 @@ class _Builder:
         return lineage
 
     def _follow(self, index: int, sha: str, lines: list[RecordLine], matrix: coverage.Matrix) -> dict[str, Lineage]:
+        from .record import content_changes  # pydantic is loaded once records exist
+
         links = _link(self._prev_lines, lines, git_repo=self.git_repo, base_sha=self._prev_sha, head_sha=sha,
                       cache=self.cache)
         opened: dict[str, Lineage] = {}
@@ -624,7 +614,8 @@ class _Builder:
         for link in links:
             lineage = self._open[link.base.record.id]
             before, after = lineage.state, State.of(link.head)
-            fields = content_changes(before, after)
+            # The one definition of a content change, as extract --previous and diff apply it.
+            fields = tuple(content_changes(link.base, link.head))
             if fields:
                 lineage.events.append(Event(index, "changed", after, before, fields, link.how, key=lineage.key))
             elif after.file != before.file:

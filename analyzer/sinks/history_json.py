@@ -8,8 +8,8 @@ import json
 from collections.abc import Callable, Iterator
 
 from .. import __version__
+from ..record import CONTENT_FIELDS
 from ..history import (
-    CONTENT_FIELDS,
     FLIP_KINDS,
     REMOVAL_KINDS,
     Event,
