@@ -21,7 +21,7 @@ from ..history import (
     describe,
 )
 from ..safe import md_link
-from .diff_markdown import code, contrast, dtypes, text
+from .diff_markdown import code, commit_link, contrast, delta, dtypes, text
 from .environment import environment
 
 MAX_MESSAGE = 100
@@ -47,11 +47,8 @@ def what_changed(e: Event) -> str:
     out = []
     for f in e.fields:
         if f in ("handled", "rejected"):
-            old_values, new_values = getattr(before, f), getattr(after, f)
-            gone = [v for v in old_values if v not in new_values]
-            new = [v for v in new_values if v not in old_values]
             label = "panics for" if f == "rejected" else "handles"
-            out.append(f"{label} " + text(dtypes([f"+{v}" for v in new] + [f"−{v}" for v in gone])))
+            out.append(f"{label} {delta(list(getattr(before, f)), list(getattr(after, f)))}")
         else:  # long values are cut so that the part that differs shows
             x, y = contrast(str(before.field(f)), str(after.field(f)), 50)
             out.append(f"{f} {code(x, 50)} → {code(y, 50)}")
@@ -66,7 +63,7 @@ def how_gone(e: Event) -> str:
 
 def commit(history: History, index: int) -> str:
     r = history.revisions[index]
-    return md_link(code(r.sha[:12]), f"https://github.com/{history.repo}/commit/{r.sha}")
+    return commit_link(history.repo, r.sha, r.label)
 
 
 def flip_rows(flips: list[Flip]) -> list[dict]:
