@@ -376,6 +376,19 @@ def test_unknown_bound_is_one_line_and_exit_2(cli, releases):
     assert res.code == 2 and "v9.9.9" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
+def test_tag_names_reach_the_terminal_without_control_codes(cli, releases):
+    """A fork can name a tag with a C1 control (CSI, U+009B, which git allows in a refname): the
+    progress, warning and summary lines print it without the control."""
+    repo, _ = releases
+    hostile = "v0.1.0\u009b2J"
+    repo.git("tag", hostile, "v0.1.0")
+    res = run_history(cli, repo, "--revs", f"{hostile},no-such-tag\u009b2J", "--revs", "v0.2.0", "--format", "json")
+    assert res.code == 0, res.stderr
+    assert "\u009b" not in res.stderr and "\x1b" not in res.stderr
+    # The whole escape sequence (CSI, its parameter and final byte) is gone, the rest stays.
+    assert "[1/3] v0.1.0 (" in res.stderr and "warning: skipped no-such-tag: unknown revision" in res.stderr
+
+
 def test_progress_line_per_revision_and_the_cache_serves_a_rerun(cli, releases):
     repo, _ = releases
     first = run_history(cli, repo, "--format", "json")

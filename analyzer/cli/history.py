@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from ..safe import rich_text, terminal_text
 from ..errors import UserError
 from ..sinks import HISTORY
 from .common import FormatChoice, open_cache, open_repo, repo_options
@@ -108,14 +109,15 @@ def _progress(total: int):
     """Callbacks for build_history: a progress bar over the revisions on a terminal (with the
     current revision's status), one plain line per revision elsewhere; skips always warned."""
     def warn(skip) -> None:
-        click.echo(f"warning: skipped {skip.label}: {skip.reason}", err=True)
+        click.echo(terminal_text(f"warning: skipped {skip.label}: {skip.reason}", one_line=True), err=True)
 
     if not sys.stderr.isatty():
         seen: list = []
 
         def done(revision, planned, analysed) -> None:
             seen.append(planned)
-            click.echo(f"[{len(seen)}/{total}] {_revision_line(revision, planned, analysed)}", err=True)
+            click.echo(terminal_text(f"[{len(seen)}/{total}] {_revision_line(revision, planned, analysed)}",
+                                     one_line=True), err=True)
 
         def skip_plain(s) -> None:
             seen.append(s)
@@ -138,37 +140,34 @@ def _progress(total: int):
         task = bar.add_task("history", total=total, status="")
 
         def start(i, n, planned) -> None:
-            bar.update(task, description=f"history: {planned.label}", status="")
+            bar.update(task, description=f"history: {rich_text(planned.label)}", status="")
 
         def status(text: str) -> None:
             bar.update(task, status=text)
 
         def done(revision, planned, analysed) -> None:
-            bar.console.print(f"[green]✓[/green] {_escape(_revision_line(revision, planned, analysed))}")
+            bar.console.print(f"[green]✓[/green] {rich_text(_revision_line(revision, planned, analysed))}")
             bar.advance(task)
 
         def skip(s) -> None:
-            bar.console.print(f"[yellow]warning:[/yellow] skipped {_escape(s.label)}: {_escape(s.reason)}")
+            bar.console.print(f"[yellow]warning:[/yellow] skipped {rich_text(s.label)}: {rich_text(s.reason)}")
             bar.advance(task)
         yield {"on_start": start, "on_status": status, "on_done": done, "on_skip": skip}
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-    return escape(text)
 
 
 def _summary(result, out_file: str | None) -> None:
     n = result.summary()
     first, last = result.revisions[0], result.revisions[-1]
-    click.echo(f"History of {result.repo} over {n['revisions']} revisions ({first.label} .. {last.label}"
-               + (f", {n['skipped']} skipped" if n["skipped"] else "") + f"): {n['lineages']} sites, "
-               f"{n['open']} still open, {n['fixed']} fixed, {n['removed-from-tree']} removed from the tree, "
-               f"{n['rewritten']} rewritten, {n['changes']} content changes; {n['cellsFixed']} coverage cells "
-               f"turned handled, {n['regressions']} regressed ({result.seconds:.2f}s)", err=True)
+    # Revision labels are the repository's tag names: whatever a fork put there.
+    click.echo(terminal_text(
+        f"History of {result.repo} over {n['revisions']} revisions ({first.label} .. {last.label}"
+        + (f", {n['skipped']} skipped" if n["skipped"] else "") + f"): {n['lineages']} sites, "
+        f"{n['open']} still open, {n['fixed']} fixed, {n['removed-from-tree']} removed from the tree, "
+        f"{n['rewritten']} rewritten, {n['changes']} content changes; {n['cellsFixed']} coverage cells "
+        f"turned handled, {n['regressions']} regressed ({result.seconds:.2f}s)", one_line=True), err=True)
     if result.left_out:
-        click.echo(f"note: {len(result.left_out)} earlier releases had no record and were left out "
-                   f"({result.left_out[0]} .. {result.left_out[-1]})", err=True)
+        click.echo(terminal_text(f"note: {len(result.left_out)} earlier releases had no record and were left out "
+                                 f"({result.left_out[0]} .. {result.left_out[-1]})", one_line=True), err=True)
     if out_file:
         click.echo(f"Wrote {out_file}", err=True)
     sys.stderr.flush()
