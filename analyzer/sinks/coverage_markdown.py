@@ -36,8 +36,8 @@ def dumps(matrix: Matrix) -> str:
         out.append("No dtype-dispatch sites: nothing to show.\n")
         return "\n".join(out)
     n_ops = sum(len(matrix.operations(crate)) for crate in crates)
-    out.append(f"{len(matrix.dispatches)} dtype-dispatch matches in {n_ops} operations of {len(crates)} "
-               f"backend{'s' * (len(crates) != 1)}. {LEGEND}.\n")
+    out.append(f"{len(matrix.dispatches)} dtype-dispatch matches in {n_ops} operations of "
+               f"{plural(len(crates), 'backend')}. {LEGEND}.\n")
     if len(crates) > 1:
         out.append("## Summary: operations that panic on each dtype\n")
         for group in matrix.groups:

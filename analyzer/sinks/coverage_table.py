@@ -26,6 +26,7 @@ from ..coverage import (
     short_path,
 )
 from ..safe import rich_text, terminal_text
+from ..wording import plural
 
 GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow"), NA: ("–", "dim"),
          UNKNOWN: ("?", "magenta")}
@@ -105,7 +106,7 @@ def _backend_heading(matrix: Matrix, crate: str) -> Text:
     counts = matrix.counts(crate)
     t = Text()
     t.append(_t(crate), style="bold cyan")
-    t.append(f"  {n_ops} operation{'s' * (n_ops != 1)}, {n_matches} dtype match{'es' * (n_matches != 1)}; cells:  ")
+    t.append(f"  {plural(n_ops, 'operation')}, {plural(n_matches, 'dtype match')}; cells:  ")
     t.append(f"{counts[HANDLED]} ✓", style="green")
     t.append("  ")
     t.append(f"{counts[PANICS]} ✗", style="red")

@@ -28,6 +28,7 @@ from ..safe import (
     md_one_line,
     md_paragraphs,
 )
+from ..wording import plural
 
 
 def html_paragraphs(text: str) -> Markup:
@@ -54,5 +55,6 @@ def environment() -> jinja2.Environment:
     env.filters.update(md=md_inline, md_line=md_one_line, md_paras=md_paragraphs,
                        md_code=lambda text: md_code_span(text, in_table=False), md_cell=md_cell,
                        md_cell_code=md_code_span, md_fence=md_fence, md_title=md_link_title, md_autolink=md_autolink,
-                       md_target=md_link_target, html_paras=html_paragraphs, url=https_url, page=page_href)
+                       md_target=md_link_target, html_paras=html_paragraphs, url=https_url, page=page_href,
+                       plural=plural)
     return env
