@@ -158,3 +158,14 @@ def cli():
 
 def read_records(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines() if line]
+
+
+def extract_by_message(cli, repo: GitRepo, out: Path, previous: Path | None = None) -> dict[str, dict]:
+    """`extract` at the repository's HEAD (with `--previous` when given), asserting it succeeds;
+    its records lines by message."""
+    args = ["extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out)]
+    if previous is not None:
+        args += ["--previous", str(previous)]
+    res = cli(*args)
+    assert res.code == 0, res.stderr
+    return {ln["record"]["errorMessage"]: ln for ln in read_records(out)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import read_records
+from conftest import extract_by_message
 
 OPS = r'''
 use burn_std::DType;
@@ -54,15 +54,6 @@ fn gather(x: Tensor) -> Tensor {
 MODULE = "crates/burn-flex/src/ops/module.rs"
 
 
-def _extract(cli, repo, out, previous=None):
-    args = ["extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out)]
-    if previous is not None:
-        args += ["--previous", str(previous)]
-    res = cli(*args)
-    assert res.code == 0, res.stderr
-    return {ln["record"]["errorMessage"]: ln for ln in read_records(out)}
-
-
 def _annotation(message: str) -> dict:
     """A distinct, complete annotation per record, so a mix-up between records would show."""
     return {
@@ -96,7 +87,7 @@ def _manifest_counts(out):
 def test_without_previous_every_record_is_new_and_the_manifest_has_no_counts(cli, git_repo, tmp_path):
     git_repo.crate("burn-flex", {"src/ops/module.rs": OPS})
     git_repo.commit()
-    recs = _extract(cli, git_repo, tmp_path / "a")
+    recs = extract_by_message(cli, git_repo, tmp_path / "a")
     assert len(recs) == 3
     assert {ln["analysis"]["annotationStatus"] for ln in recs.values()} == {"new"}
     assert _manifest_counts(tmp_path / "a") is None
@@ -105,7 +96,7 @@ def test_without_previous_every_record_is_new_and_the_manifest_has_no_counts(cli
 def test_unchanged_records_keep_annotations_and_content_date_when_lines_move(cli, git_repo, tmp_path):
     git_repo.crate("burn-flex", {"src/ops/module.rs": OPS})
     git_repo.commit()
-    first = _extract(cli, git_repo, tmp_path / "a")
+    first = extract_by_message(cli, git_repo, tmp_path / "a")
     annotated = _annotate_all(tmp_path / "a")
 
     # Lines inserted above every site and inside the functions (not in the arms): the window and
@@ -115,7 +106,7 @@ def test_unchanged_records_keep_annotations_and_content_date_when_lines_move(cli
         "    /// Cumulative sum.\n    fn cumsum(x: Tensor) -> Tensor {\n        let _n = 1;\n")
     git_repo.write(MODULE, moved)
     git_repo.commit()
-    second = _extract(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    second = extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
 
     assert set(second) == set(first)
     for msg, ln in second.items():
@@ -132,7 +123,7 @@ def test_unchanged_records_keep_annotations_and_content_date_when_lines_move(cli
 def test_a_new_dtype_arm_sends_the_record_back_to_annotation(cli, git_repo, tmp_path):
     git_repo.crate("burn-flex", {"src/ops/module.rs": OPS, "src/ops/gather.rs": GATHER})
     git_repo.commit()
-    _extract(cli, git_repo, tmp_path / "a")
+    extract_by_message(cli, git_repo, tmp_path / "a")
     before = _annotate_all(tmp_path / "a")
 
     # cumsum now handles F64 too (its rejected dtypes change); gather.rs goes away; a new site comes.
@@ -149,7 +140,7 @@ def test_a_new_dtype_arm_sends_the_record_back_to_annotation(cli, git_repo, tmp_
     git_repo.write(MODULE, changed)
     git_repo.remove("crates/burn-flex/src/ops/gather.rs")
     git_repo.commit()
-    after = _extract(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    after = extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
 
     cumsum = after["cumsum: unsupported dtype {:?}"]
     old = before["cumsum: unsupported dtype {:?}"]
@@ -173,13 +164,13 @@ def test_a_new_dtype_arm_sends_the_record_back_to_annotation(cli, git_repo, tmp_
 def test_content_date_survives_several_runs_and_moves_only_when_content_changes(cli, git_repo, tmp_path):
     git_repo.crate("burn-flex", {"src/ops/module.rs": OPS})
     git_repo.commit()
-    a = _extract(cli, git_repo, tmp_path / "a")
+    a = extract_by_message(cli, git_repo, tmp_path / "a")
     git_repo.write(MODULE, OPS.replace("DType::F64 => pool3d_f64(x),", "DType::F16 => pool3d_f16(x),"))
     git_repo.commit()
-    b = _extract(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    b = extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
     git_repo.write(MODULE, "\n\n" + OPS.replace("DType::F64 => pool3d_f64(x),", "DType::F16 => pool3d_f16(x),"))
     git_repo.commit()
-    c = _extract(cli, git_repo, tmp_path / "c", previous=tmp_path / "b" / "records.jsonl")
+    c = extract_by_message(cli, git_repo, tmp_path / "c", previous=tmp_path / "b" / "records.jsonl")
 
     pool, resize = "pool3d: unsupported dtype {:?}", "not implemented: area resize is not supported"
     assert b[pool]["analysis"]["annotationStatus"] == "changed"
@@ -194,11 +185,11 @@ def test_content_date_survives_several_runs_and_moves_only_when_content_changes(
 def test_an_edited_message_marks_the_record_changed(cli, git_repo, tmp_path):
     git_repo.crate("burn-flex", {"src/ops/module.rs": OPS})
     git_repo.commit()
-    _extract(cli, git_repo, tmp_path / "a")
+    extract_by_message(cli, git_repo, tmp_path / "a")
     _annotate_all(tmp_path / "a")
     git_repo.write(MODULE, OPS.replace('"pool3d: unsupported dtype {:?}"', '"pool3d: dtype {:?} is not supported"'))
     git_repo.commit()
-    after = _extract(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    after = extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
     edited = after["pool3d: dtype {:?} is not supported"]
     assert edited["analysis"]["annotationStatus"] == "changed"
     assert edited["record"]["documentation"] is None
@@ -220,7 +211,7 @@ def test_a_broken_previous_file_is_a_clear_error_and_writes_nothing(cli, git_rep
 def test_tags_an_annotator_added_are_kept_with_the_tools_own(cli, git_repo, tmp_path):
     git_repo.crate("burn-flex", {"src/ops/module.rs": OPS})
     git_repo.commit()
-    _extract(cli, git_repo, tmp_path / "a")
+    extract_by_message(cli, git_repo, tmp_path / "a")
     path = tmp_path / "a" / "records.jsonl"
     lines = [json.loads(raw) for raw in path.read_text().splitlines() if raw]
     for ln in lines:
@@ -230,7 +221,7 @@ def test_tags_an_annotator_added_are_kept_with_the_tools_own(cli, git_repo, tmp_
     git_repo.write(MODULE, OPS.replace("            DType::F64 => pool3d_f64(x),\n",
                                        "            DType::F64 => pool3d_f64(x),\n            DType::F16 => pool3d_f16(x),\n"))
     git_repo.commit()
-    after = _extract(cli, git_repo, tmp_path / "b", previous=path)
+    after = extract_by_message(cli, git_repo, tmp_path / "b", previous=path)
     before = {ln["record"]["errorMessage"]: ln for ln in lines}
     for msg, ln in after.items():
         assert ln["record"]["tags"] == before[msg]["record"]["tags"]

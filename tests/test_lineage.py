@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import read_records
+from conftest import extract_by_message
 from published import annotation_for, line_of, published_record, write_envelope_folder
 
 from analyzer.ids import arm_slot, site_key
@@ -73,15 +73,6 @@ def _published(sha: str) -> list[dict]:
     ]
 
 
-def _extract(cli, repo, out, previous=None):
-    args = ["extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out)]
-    if previous is not None:
-        args += ["--previous", str(previous)]
-    res = cli(*args)
-    assert res.code == 0, res.stderr
-    return {ln["record"]["errorMessage"]: ln for ln in read_records(out)}
-
-
 @pytest.mark.parametrize("refactor", [*REFACTORS, "previous-sha-absent"])
 def test_published_record_keeps_id_slug_annotations_and_tags(cli, git_repo, tmp_path, refactor):
     git_repo.crate("burn-ndarray", {"src/ops/module.rs": OPS})
@@ -99,7 +90,7 @@ def test_published_record_keeps_id_slug_annotations_and_tags(cli, git_repo, tmp_
         git_repo.git("mv", OPS_PATH, path)
     git_repo.write(path, text, dedent=False)
     git_repo.commit()
-    after = _extract(cli, git_repo, tmp_path / "out", previous=folder)
+    after = extract_by_message(cli, git_repo, tmp_path / "out", previous=folder)
 
     for old in published:
         new = after[old["errorMessage"]]
@@ -130,7 +121,7 @@ def test_history_follows_a_line_rewritten_in_place_and_a_renamed_file(cli, git_r
     git_repo.write("crates/burn-ndarray/src/ops/pooling.rs", "\n" + OPS.replace("ScaleKind", "ScaleFormat"),
                    dedent=False)
     git_repo.commit()
-    after = _extract(cli, git_repo, tmp_path / "out", previous=folder)
+    after = extract_by_message(cli, git_repo, tmp_path / "out", previous=folder)
     assert {after[m]["analysis"]["lineage"] for m in (POOL_MSG, SCALE_MSG)} == {"history"}
 
 
@@ -151,7 +142,7 @@ def test_lost_records_are_listed_and_new_sites_get_structural_ids(cli, git_repo,
     fn scale_bytes(''')
     git_repo.write(OPS_PATH, text, dedent=False)
     git_repo.commit()
-    after = _extract(cli, git_repo, tmp_path / "out", previous=folder)
+    after = extract_by_message(cli, git_repo, tmp_path / "out", previous=folder)
     assert set(after) == {POOL_MSG, "max_pool1d: dtype {:?} has no kernel"}
     new = after["max_pool1d: dtype {:?} has no kernel"]
     assert new["analysis"]["lineage"] == "new" and new["record"]["id"] not in (POOL_ID, SCALE_ID)
@@ -167,14 +158,14 @@ def test_lost_records_are_listed_and_new_sites_get_structural_ids(cli, git_repo,
 def test_first_seen_is_carried_across_runs_of_the_tools_own_records(cli, git_repo, tmp_path):
     git_repo.crate("burn-ndarray", {"src/ops/module.rs": OPS})
     first = git_repo.commit()
-    a = _extract(cli, git_repo, tmp_path / "a")
+    a = extract_by_message(cli, git_repo, tmp_path / "a")
     assert {ln["analysis"]["firstSeenSha"] for ln in a.values()} == {first}
     git_repo.write(OPS_PATH, "\n" + OPS, dedent=False)
     git_repo.commit()
-    b = _extract(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    b = extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
     git_repo.write(OPS_PATH, "\n\n" + OPS.replace("ScaleKind", "ScaleFormat"), dedent=False)
     git_repo.commit()
-    c = _extract(cli, git_repo, tmp_path / "c", previous=tmp_path / "b" / "records.jsonl")
+    c = extract_by_message(cli, git_repo, tmp_path / "c", previous=tmp_path / "b" / "records.jsonl")
     for msg in (POOL_MSG, SCALE_MSG):
         assert c[msg]["analysis"]["firstSeenSha"] == first
         assert c[msg]["analysis"]["firstSeenAt"] == a[msg]["record"]["analyzedAt"]
@@ -220,7 +211,7 @@ def test_diff_and_previous_agree_on_a_handled_dtype_that_grew(cli, git_repo, tmp
     fails --fail-on changed), and sends the record back to annotation with --previous."""
     git_repo.crate("burn-ndarray", {"src/ops/module.rs": OPS})
     base = git_repo.commit()
-    _extract(cli, git_repo, tmp_path / "a")
+    extract_by_message(cli, git_repo, tmp_path / "a")
     git_repo.write(OPS_PATH, OPS.replace("            DType::F64 => avg_pool3d_f64(x, size),\n",
                                          "            DType::F64 => avg_pool3d_f64(x, size),\n"
                                          "            DType::F16 => avg_pool3d_f16(x, size),\n"), dedent=False)
@@ -229,7 +220,7 @@ def test_diff_and_previous_agree_on_a_handled_dtype_that_grew(cli, git_repo, tmp
     assert res.code == 1
     (change,) = json.loads(res.stdout)["changed"]
     assert change["fields"] == ["handled", "rejected", "line"]
-    after = _extract(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    after = extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
     assert after[POOL_MSG]["analysis"]["annotationStatus"] == "changed"
     assert after[SCALE_MSG]["analysis"]["annotationStatus"] == "unchanged"
 
@@ -322,7 +313,7 @@ def test_a_site_whose_crate_was_renamed_keeps_its_id_by_function_and_message(cli
     moved = "// The CPU backend, split out of the ndarray crate.\n\n" + OPS.replace("NdTensor", "CpuTensor")
     git_repo.crate("burn-cpu", {"src/module_ops.rs": moved})
     git_repo.commit()
-    after = _extract(cli, git_repo, tmp_path / "out", previous=folder)
+    after = extract_by_message(cli, git_repo, tmp_path / "out", previous=folder)
     for rid, message in ((POOL_ID, POOL_MSG), (SCALE_ID, SCALE_MSG)):
         rec, an = after[message]["record"], after[message]["analysis"]
         assert rec["id"] == rid and rec["filePath"] == "crates/burn-cpu/src/module_ops.rs"
