@@ -25,6 +25,11 @@ _TABLES = (
     "data BLOB NOT NULL, PRIMARY KEY (key, tag))",
 )
 _MISSING = object()
+# A blob's facts are kept as two rows, told apart by a suffix of the tag: its site facts, which
+# every command reads, and the code facts only the coverage audit reads (FileFacts.code_part),
+# which take a whole-file parse that extract does without.
+SITES = ""
+CODE = "+code"
 
 
 def encode(facts: dict) -> bytes:
@@ -109,9 +114,10 @@ class FactsCache:
             if p.exists():
                 p.replace(Path(str(self.path) + f".corrupt-{stamp}{suffix}"))
 
-    def get_many(self, blobs: list[str], build: Callable[[dict], Any] | None = None) -> dict[str, Any]:
-        """The cached facts of `blobs` (those the cache holds), as JSON dicts, or as `build(d)`
-        when given. Identical rows (every file without facts stores the same few bytes) are
+    def get_many(self, blobs: list[str], build: Callable[[dict], Any] | None = None,
+                 facet: str = SITES) -> dict[str, Any]:
+        """The cached facts of `blobs` (those the cache holds) in one facet, as JSON dicts, or as
+        `build(d)` when given. Identical rows (every file without facts stores the same few bytes) are
         decoded and built once and shared, so callers must not mutate what they get. A row
         that does not decode or build is a miss; the caller parses that file again."""
         out: dict[str, Any] = {}
@@ -120,8 +126,8 @@ class FactsCache:
             for i in range(0, len(blobs), 500):
                 chunk = blobs[i:i + 500]
                 marks = ",".join("?" * len(chunk))
-                for blob, data in self.db.execute(
-                        f"SELECT blob, data FROM facts WHERE tag = ? AND blob IN ({marks})", (self.tag, *chunk)):
+                query = f"SELECT blob, data FROM facts WHERE tag = ? AND blob IN ({marks})"
+                for blob, data in self.db.execute(query, (self.tag + facet, *chunk)):
                     value = memo.get(data, _MISSING)
                     if value is _MISSING:
                         try:
@@ -143,9 +149,9 @@ class FactsCache:
     def put_many(self, items: dict[str, dict]) -> None:
         self.put_encoded({b: encode(d) for b, d in items.items()})
 
-    def put_encoded(self, items: dict[str, bytes]) -> None:
+    def put_encoded(self, items: dict[str, bytes], facet: str = SITES) -> None:
         """Store rows already made by `encode` (parser processes encode their own results)."""
-        rows = [(b, self.tag, data) for b, data in items.items()]
+        rows = [(b, self.tag + facet, data) for b, data in items.items()]
         for attempt in (1, 2):
             try:
                 with self.db:

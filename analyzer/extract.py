@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from collections.abc import Callable
 
 from .classify import BACKGROUND_TAG, CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
@@ -124,10 +124,11 @@ def operation_of(message: str, function: str, in_macro: str, impl: str = "") -> 
 # -- parse stage: blobs to facts, across processes --------------------------------------------
 #
 # Cold, the parent streams the blobs from one `git cat-file --batch`, keeps back every file that
-# holds no panic-family call, no enum and no ops trait or impl (the hint regexes, tried only where
-# their words occur; most of the tree; its plain type aliases, if any, are read with another
-# regex), and hands the rest to parser processes in chunks as it reads, biggest files first so
-# they finish together. A worker returns each file's encoded cache row only; the parent decodes
+# holds no panic-family call and no enum (nor, for the coverage audit, an ops trait or impl: the
+# hint regexes, tried only where their words occur; most of the tree; its plain type aliases, if
+# any, are read with another regex), and hands the rest to parser processes in chunks as it reads,
+# biggest files first so they finish together. A parser reads only the items of a file that hold
+# a call or an enum (analyzer/regions.py). A worker returns each file's encoded cache row only; the parent decodes
 # it into FileFacts as a cached run does, so a cold run sees exactly what a cached run sees.
 # Contents are not kept: the record stage reads again the few files that hold records, so memory
 # does not grow with the tree.
@@ -142,28 +143,47 @@ CHUNK_BYTES = 256_000
 CHUNK_FILES = 64
 
 
-def _prefilter() -> Callable[[bytes], bool]:
-    """Whether a file may hold a panic-family call, an enum or an ops trait or impl (plain
-    aliases are read without a parse): PANIC_HINT or ENUM_HINT, each tried only where one of the
-    words it matches occurs (see matches_at_a_word: a regex over every byte cost ~8 ns a byte), or
-    OPS_HINT (it starts with a literal, which the regex engine finds by a fast scan)."""
-    return lambda data: has_panic_hint(data) or has_enum_hint(data) or OPS_HINT.search(data) is not None
+def _prefilter(code: bool) -> Callable[[bytes], bool]:
+    """Whether a file may hold a panic-family call or an enum, or (with `code`, for the coverage
+    audit) an ops trait or impl; plain aliases are read without a parse. PANIC_HINT and
+    ENUM_HINT are tried only where one of the words they match occurs (see matches_at_a_word: a
+    regex over every byte cost ~8 ns a byte); OPS_HINT starts with a literal, which the regex
+    engine finds by a fast scan."""
+    if code:
+        return lambda data: has_panic_hint(data) or has_enum_hint(data) or OPS_HINT.search(data) is not None
+    return lambda data: has_panic_hint(data) or has_enum_hint(data)
 
 
-def _parse_blob(data: bytes) -> tuple[FileFacts, bytes]:
-    """Facts of one file, and its cache row. The facts are rebuilt from the JSON the row holds,
-    so a cold run and a cached run classify the very same values."""
+class Parsed(NamedTuple):
+    """One blob's facts and cache rows: its site facts, and with `code` its code facts."""
+
+    sites: FileFacts
+    sites_row: bytes
+    code: FileFacts | None = None
+    code_row: bytes | None = None
+
+
+def _rows(facts: FileFacts, code: bool) -> tuple[bytes, bytes | None]:
     from .cache import encode
-    d = parse_file(data).to_json()
-    return FileFacts.from_json(d), encode(d)
+    return encode(facts.site_part().to_json()), encode(facts.code_part().to_json()) if code else None
 
 
-def _parse_chunk(items: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
-    """A worker's part: the cache row of each file, which is all it sends back. The parent turns
-    the row into facts as a cached run does; pickling the facts objects instead cost more than
+def _parsed(site_row: bytes, code_row: bytes | None) -> Parsed:
+    """Facts rebuilt from the rows, so a cold run and a cached run see the very same values."""
+    from .cache import decode
+    return Parsed(FileFacts.from_json(decode(site_row)), site_row,
+                  FileFacts.from_json(decode(code_row)) if code_row is not None else None, code_row)
+
+
+def _parse_blob(data: bytes, code: bool) -> Parsed:
+    return _parsed(*_rows(parse_file(data, code), code))
+
+
+def _parse_chunk(items: list[tuple[str, bytes]], code: bool) -> list[tuple[str, bytes, bytes | None]]:
+    """A worker's part: the cache rows of each file, which is all it sends back. The parent turns
+    the rows into facts as a cached run does; pickling the facts objects instead cost more than
     parsing the rows again (~100 ms against ~60 ms of CPU on burn)."""
-    from .cache import encode
-    return [(oid, encode(parse_file(data).to_json())) for oid, data in items]
+    return [(oid, *_rows(parse_file(data, code), code)) for oid, data in items]
 
 
 def _pool(jobs: int):
@@ -225,12 +245,10 @@ def _exit_with_parent(parent: int) -> None:
 
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
                progress: Callable[[str], None] | None = None,
-               prefiltered: set[str] | None = None) -> dict[str, tuple[FileFacts, bytes]]:
-    """Read and parse the blobs `oids`; (facts, cache row) per blob. Across `jobs` processes
+               prefiltered: set[str] | None = None, code: bool = False) -> dict[str, Parsed]:
+    """Read and parse the blobs `oids`: facts and cache rows per blob. Across `jobs` processes
     when there is enough to read to pay for them. The blobs the prefilter kept from the parser
     are added to `prefiltered`."""
-    from .cache import decode, encode
-
     order = sorted(oids, key=lambda o: (-sizes.get(o, 0), o))  # biggest first
     total = sum(sizes.get(o, 0) for o in oids)
     pool = _pool(jobs) if jobs > 1 and total >= PARALLEL_MIN_BYTES else None
@@ -239,9 +257,9 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
         # the parsers work. Only after the fork: a child forked while a thread holds the import
         # lock would deadlock on its first import.
         threading.Thread(target=_import_record_stage, daemon=True).start()
-    worth_parsing = _prefilter()
-    out: dict[str, tuple[FileFacts, bytes]] = {}
-    unparsed: dict[tuple, tuple[FileFacts, bytes]] = {}
+    worth_parsing = _prefilter(code)
+    out: dict[str, Parsed] = {}
+    unparsed: dict[tuple, Parsed] = {}
     futures = []
     chunk: list[tuple[str, bytes]] = []
     chunk_bytes = 0
@@ -251,7 +269,7 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
             progress(f"reading {len(oids)} files")
         for oid, data in repo.read_blobs(order):
             if not worth_parsing(data):
-                # No call and no enum: the facts are its plain aliases, if any, without a parse.
+                # Nothing to parse for: the facts are its plain aliases, if any, without a parse.
                 # Most such files have none and share one row.
                 if prefiltered is not None:
                     prefiltered.add(oid)
@@ -259,27 +277,26 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
                 aliases = plain_aliases(data)
                 key = (bad, tuple(aliases))
                 if key not in unparsed:
-                    d = FileFacts([], [], False, bad, aliases).to_json()
-                    unparsed[key] = (FileFacts.from_json(d), encode(d))
+                    unparsed[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases), code))
                 out[oid] = unparsed[key]
                 continue
             n_parse += 1
             if pool is None:
-                out[oid] = _parse_blob(data)
+                out[oid] = _parse_blob(data, code)
                 continue
             chunk.append((oid, data))
             chunk_bytes += len(data)
             if chunk_bytes >= CHUNK_BYTES or len(chunk) >= CHUNK_FILES:
-                futures.append(pool.submit(_parse_chunk, chunk))
+                futures.append(pool.submit(_parse_chunk, chunk, code))
                 chunk, chunk_bytes = [], 0
         if pool is not None:
             if chunk:
-                futures.append(pool.submit(_parse_chunk, chunk))
+                futures.append(pool.submit(_parse_chunk, chunk, code))
             if progress:
                 progress(f"parsing {n_parse} files")
             for f in futures:
-                for oid, row in f.result():
-                    out[oid] = (FileFacts.from_json(decode(row)), row)
+                for oid, site_row, code_row in f.result():
+                    out[oid] = _parsed(site_row, code_row)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -288,7 +305,10 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
 
 def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
             now: str | None = None, jobs: int | None = None,
-            progress: Callable[[str], None] | None = None) -> Extraction:
+            progress: Callable[[str], None] | None = None, code: bool = False) -> Extraction:
+    """The records at `sha`. With `code`, also the code facts the coverage audit's call graph
+    reads (`Extraction.code`), which cost a whole-file parse of every file with a panic-family
+    call or an ops trait or impl; extract itself parses only the items that hold its sites."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     now = now or utc_now()
@@ -310,20 +330,29 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     # -- parse (cached per blob) ---------------------------------------------------------
     t1 = time.perf_counter()
     oids = sorted({b.oid for b in rust})
-    # The cache counts over its whole life (a diff shares one); this run's share is the difference.
-    hits0, misses0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
-    facts: dict[str, FileFacts] = cache.get_many(oids, FileFacts.from_json) if cache is not None else {}
-    missing = [o for o in oids if o not in facts]
-    from_cache = set(facts)
+    facts: dict[str, FileFacts] = {}
+    code_facts: dict[str, FileFacts] = {}
+    if cache is not None:
+        from .cache import CODE
+        facts = cache.get_many(oids, FileFacts.from_json)
+        if code:
+            code_facts = cache.get_many(oids, FileFacts.from_json, facet=CODE)
+    missing = [o for o in oids if o not in facts or (code and o not in code_facts)]
+    from_cache = set(oids) - set(missing)
     prefiltered: set[str] = set()
     contents: dict[str, bytes] = {}  # the record stage reads the files it needs
     if missing:
         sizes = {b.oid: b.size for b in rust}
         fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress,
-                           prefiltered)
-        facts.update((oid, f) for oid, (f, _) in fresh.items())
+                           prefiltered, code)
+        facts.update((oid, p.sites) for oid, p in fresh.items())
         if cache is not None:
-            cache.put_encoded({oid: row for oid, (_, row) in fresh.items()})
+            from .cache import CODE
+            cache.put_encoded({oid: p.sites_row for oid, p in fresh.items()})
+            if code:
+                cache.put_encoded({oid: p.code_row for oid, p in fresh.items() if p.code_row is not None}, facet=CODE)
+        if code:
+            code_facts.update((oid, p.code) for oid, p in fresh.items() if p.code is not None)
     timings["parse"] = time.perf_counter() - t1
 
     # -- classify ------------------------------------------------------------------------
@@ -367,18 +396,20 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
 
-    code = [(b.path, crates[b.path], facts[b.oid]) for b in sorted(rust, key=lambda b: b.path)
-            if facts[b.oid].functions or facts[b.oid].traits or facts[b.oid].impls or facts[b.oid].macro_defs]
+    code_files = [(b.path, crates[b.path], code_facts[b.oid]) for b in sorted(rust, key=lambda b: b.path)
+                  if code and (code_facts[b.oid].functions or code_facts[b.oid].traits or code_facts[b.oid].impls
+                               or code_facts[b.oid].macro_defs)]
     parsed = [b for b in rust if facts[b.oid].sites or facts[b.oid].enums or facts[b.oid].parse_errors
-              or facts[b.oid].functions or facts[b.oid].traits or facts[b.oid].impls]
+              or (code and (code_facts[b.oid].functions or code_facts[b.oid].traits or code_facts[b.oid].impls))]
     return Extraction(
         repo=repo.name, sha=sha, lines=lines, audit=audit, catalog=catalog,
         files_scanned=len(rust), files_parsed=len(parsed),
         parse_errors=sorted(b.path for b in rust if facts[b.oid].parse_errors),
         not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
-        cache_hits=cache.hits - hits0 if cache is not None else 0,
-        cache_misses=cache.misses - misses0 if cache is not None else len(oids),
-        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts, code=code,
+        # Per blob: served whole from the cache (every facet this run needs), or read again.
+        cache_hits=len(from_cache) if cache is not None else 0,
+        cache_misses=len(missing),
+        timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts, code=code_files,
         scan=_scan_counts(rust, from_cache, prefiltered),
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 2
+FACTS_VERSION = 3
 
 
 @dataclass
@@ -171,6 +171,17 @@ class FileFacts:
     functions: list[FnFacts] = field(default_factory=list)
     macro_defs: list[MacroDefFacts] = field(default_factory=list)
     skipped: str = ""  # why the file was not read (past a budget, nested too deep); "" when read
+
+    def site_part(self) -> FileFacts:
+        """What extract reads: the calls, enums and aliases, and how the file was read."""
+        return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped)
+
+    def code_part(self) -> FileFacts:
+        """What only the coverage audit reads: ops traits, their impls, every function's calls and
+        macro invocations, macro definitions. Kept in a cache row of its own, so that extract
+        neither computes nor decodes it."""
+        return FileFacts([], [], False, False, [], self.traits, self.impls, self.functions, self.macro_defs,
+                         skipped=self.skipped)
 
     def to_json(self) -> dict:
         # A direct walk: the same dict as dataclasses.asdict, a third of its cost (measured).

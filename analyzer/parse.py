@@ -7,12 +7,13 @@ calls are records happens later, in `classify`, because it needs the dtype enums
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from functools import cache
 
 import tree_sitter_rust
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Range
 
 from .facts import (
     ArmFacts,
@@ -26,6 +27,7 @@ from .facts import (
     TraitFacts,
     VariantRef,
 )
+from . import regions
 from .messages import LiteralError, build_message, decode_string_literal
 from .prefilter import OPS_HINT, PANIC_HINT, PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases
 from .ruleset import queries_root
@@ -449,13 +451,18 @@ MAX_FILE_BYTES = 4_000_000
 MAX_ARM_FACTS = 200_000
 
 
-def parse_file(source: bytes) -> FileFacts:
-    """All facts of one Rust file, or none with `skipped` saying why (see the budgets above; a
-    file nested deeper than Python's recursion limit is skipped too)."""
+def parse_file(source: bytes, code: bool = False) -> FileFacts:
+    """The facts of one Rust file, or none with `skipped` saying why (see the budgets above; a
+    file nested deeper than Python's recursion limit is skipped too).
+
+    Without `code`, its site facts: the panic-family calls, the enums and plain aliases, read from
+    the items that hold them (analyzer/regions.py). With `code`, also what the coverage audit's call
+    graph needs of every function, ops trait and impl (FileFacts.code_part), which takes a parse of
+    the whole file; the site facts are the same either way."""
     if len(source) > MAX_FILE_BYTES:
         return FileFacts([], [], False, False, [], skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
     try:
-        facts = _parse_file(source)
+        facts = _parse_file(source, code)
     except RecursionError:
         return FileFacts([], [], False, False, [], skipped="nested too deep to read")
     if sum(len(s.arms) for s in facts.sites) > MAX_ARM_FACTS:
@@ -465,35 +472,132 @@ def parse_file(source: bytes) -> FileFacts:
     return facts
 
 
-def _parse_file(source: bytes) -> FileFacts:
-    """All facts of one Rust file. A file with no panic-family call is read only for its enums:
-    each `enum` item is parsed on its own, not the whole file."""
+def _parse_file(source: bytes, code: bool) -> FileFacts:
     not_utf8 = False
     try:
         source.decode("utf-8")
     except UnicodeDecodeError:
         not_utf8 = True
     aliases = plain_aliases(source)
-    has_ops = OPS_HINT.search(source) is not None
     has_panic = has_panic_hint(source)
-    if not has_ops and not has_panic:
+    whole = None
+    if code and (has_panic or OPS_HINT.search(source) is not None):
+        whole = _parser().parse(source)
+    if whole is not None and not whole.root_node.has_error:
+        # A file that parses cleanly whole gives, from the whole tree, the very site facts its
+        # planned items give (each item parses alike alone): no second parse.
+        facts = _site_facts(whole.root_node, source, False, not_utf8, aliases, has_panic)
+    else:
+        facts = _site_facts_alone(source, not_utf8, aliases, has_panic)
+    if whole is not None:
+        tree = _repaired(source, whole) if whole.root_node.has_error else whole
+        _code_facts(tree.root_node, source, facts)
+    return facts
+
+
+def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, str]], has_panic: bool) -> FileFacts:
+    """Site facts from as little parsing as gives them exactly. A file with no panic-family call
+    is read only for its enums, each `enum` item parsed on its own; one with calls, as the items
+    that hold a call or an enum (analyzer/regions.py). Either falls back to the whole file when its
+    cut cannot be trusted, and only then does a parse error elsewhere in the file count."""
+    if not has_panic:
         items = _enum_items(source)
         if items is not None:
             return FileFacts([], items, False, not_utf8, aliases)
+    else:
+        hits = [start for start, _ in _word_spans(source, _SITE_WORDS, 0, len(source))]
+        tree = _planned_tree(source, hits)
+        if tree is not None:
+            return _site_facts(tree.root_node, source, False, not_utf8, aliases, has_panic)
     tree = _parser().parse(source)
     parse_errors = tree.root_node.has_error
     if parse_errors:
         tree = _repaired(source, tree)
+    return _site_facts(tree.root_node, source, parse_errors, not_utf8, aliases, has_panic)
+
+
+def _site_facts(root: Node, source: bytes, parse_errors: bool, not_utf8: bool, aliases: list[tuple[str, str]],
+                has_panic: bool) -> FileFacts:
     sites: list[SiteFacts] = []
     enums: list[EnumFacts] = []
     if has_enum_hint(source):
-        enums = _enums(tree.root_node, source)
+        enums = _enums(root, source)
     if has_panic:
-        _collect_sites(tree.root_node, source, 0, "", None, sites, 0)
+        _collect_sites(root, source, 0, "", None, sites, 0)
     sites.sort(key=lambda s: (s.start_byte, s.line))
-    facts = FileFacts(sites, enums, parse_errors, not_utf8, aliases)
-    _code_facts(tree.root_node, source, facts)
-    return facts
+    return FileFacts(sites, enums, parse_errors, not_utf8, aliases)
+
+
+# The words whose items hold every site fact: the calls' macro names, and `enum`.
+_SITE_WORDS = (*PANIC_WORDS, b"enum")
+_CONTAINER_TYPES = ("impl_item", "mod_item", "trait_item")
+
+
+@cache
+def _ranged_parser() -> Parser:
+    """The parser of planned ranges. Included ranges are parser state, so it is not the parser
+    the whole-file and token-tree (shadow) parses use."""
+    return Parser(LANGUAGE)
+
+
+def _planned_tree(source: bytes, hits: list[int]):
+    """The tree of the items that hold `hits`, or None when the file has no plan or the ranges do
+    not parse into the items planned (then the caller parses the whole file)."""
+    plan = regions.plan(source, hits)
+    if plan is None or not plan.ranges:
+        return None
+    parser = _ranged_parser()
+    parser.included_ranges = _points(source, plan.ranges)
+    tree = parser.parse(source)
+    if tree.root_node.has_error or not _fits(tree.root_node, plan):
+        return None
+    return tree
+
+
+def _points(source: bytes, ranges: list[tuple[int, int]]) -> list[Range]:
+    """Byte ranges as tree-sitter ranges (rows and byte columns of the file). Each byte is
+    scanned a bounded number of times: rows are counted on from the last range, and a column's
+    line start is searched for back only as far as the last range (a file of one long line with
+    many ranges would otherwise be scanned again per range)."""
+    out = []
+    row, counted, line_start = 0, 0, 0
+    for start, end in ranges:
+        row += source.count(b"\n", counted, start)
+        newline = source.rfind(b"\n", counted, start)
+        if newline >= 0:
+            line_start = newline + 1
+        start_point = (row, start - line_start)
+        row += source.count(b"\n", start, end)
+        newline = source.rfind(b"\n", start, end)
+        if newline >= 0:
+            line_start = newline + 1
+        out.append(Range(start_point, (row, end - line_start), start, end))
+        counted = end
+    return out
+
+
+def _fits(root: Node, plan: regions.Plan) -> bool:
+    """Whether the planned ranges parsed into what the plan says they hold: every top-level item
+    within one range, but for each cut container, which must be an impl, module or trait whose
+    body opens and closes at the planned braces, with every member of it within one range. (A
+    brace of a const generic in a header, a `fn` taken for a container, a `}` inside top-level
+    parentheses: any such miscut shows here, or as a parse error.)"""
+    starts = [start for start, _ in plan.ranges]
+    cut = {open_at: close for _, open_at, close in plan.containers}
+
+    def within(node: Node) -> bool:
+        i = bisect.bisect_right(starts, node.start_byte) - 1
+        return i >= 0 and node.end_byte <= plan.ranges[i][1]
+
+    # A container planned but not found is an item across its ranges, refused below.
+    for item in root.children:
+        body = item.child_by_field_name("body") if item.type in _CONTAINER_TYPES else None
+        if body is not None and cut.get(body.start_byte, -1) == body.end_byte - 1:
+            if not all(within(member) for member in body.children):
+                return False
+        elif not within(item):
+            return False
+    return True
 
 
 _ENUM_ITEM = re.compile(rb"\benum\s+[A-Za-z_]\w*")

@@ -29,10 +29,11 @@ def queries_root():
                     "reinstall burn-errors")
 
 
-# The modules whose code decides what is found: the parse facts, the messages, the classifier and
-# its rule list (classify.RULE_ORDER), the ids, the record shape and the extraction.
-HASHED_MODULES = ("prefilter.py", "parse.py", "facts.py", "messages.py", "classify.py", "ids.py", "record.py",
-                  "extract.py")
+# The modules whose code decides what is found: the parse facts (and which bytes are parsed), the
+# messages, the classifier and its rule list (classify.RULE_ORDER), the ids, the record shape and
+# the extraction.
+HASHED_MODULES = ("prefilter.py", "regions.py", "parse.py", "facts.py", "messages.py", "classify.py", "ids.py",
+                  "record.py", "extract.py")
 
 
 @cache

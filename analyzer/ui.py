@@ -70,7 +70,7 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
     else:
         scan = manifest.get("scan") or {}
         how = (f"{scan.get('parsed', 0)} parsed, {scan.get('cached', 0)} from the cache, "
-               f"{scan.get('prefiltered', 0)} without a panic-family call, enum or ops trait, not parsed")
+               f"{scan.get('prefiltered', 0)} without a panic-family call or enum, not parsed")
     click.echo(f"Analysed {manifest['repo']}@{manifest['sha'][:12]} in {manifest['timings'].get('total', 0):.2f}s: "
                f"{calls} ({how})", err=True)
     bad = manifest.get("filesWithParseErrors") or []

@@ -49,6 +49,7 @@ def many_files(git_repo):
     files.update({f"src/plain{n}.rs": PLAIN_RS.format(n=n) for n in range(40)})
     git_repo.crate("burn-flex", files)
     git_repo.write_bytes("crates/burn-flex/src/latin1.rs", b"// caf\xe9\npub fn f() {}\n")
+    git_repo.write("crates/burn-flex/src/ops.rs", OPS_RS)  # an ops trait and impl, no call, no enum
     sha = git_repo.commit("many")
     return open_repository(str(git_repo.path), None), sha
 
@@ -78,6 +79,39 @@ def test_a_cached_run_gives_what_a_cold_run_gives(many_files, tmp_path):
     warm = extract(repo, sha, cache=warm_cache, jobs=1, now="2026-01-01T00:00:00.000Z")
     assert (warm.cache_hits, warm.cache_misses) == (cold.cache_misses, 0)
     assert _summary(cold) == _summary(warm)
+
+
+OPS_RS = """\
+pub trait FloatTensorOps<B: Backend> {
+    fn float_add(lhs: u8) -> u8;
+}
+
+impl FloatTensorOps<Self> for Flex {
+    fn float_add(lhs: u8) -> u8 {
+        conv1(lhs)
+    }
+}
+"""
+
+
+def test_code_facts_are_a_cache_facet_only_the_coverage_audit_fills(many_files, tmp_path):
+    repo, sha = many_files
+    now = "2026-01-01T00:00:00.000Z"
+    cache = FactsCache(tmp_path / "c", rules_hash(), __version__)
+    plain = extract(repo, sha, cache=cache, jobs=1, now=now)
+    blobs = plain.cache_misses
+    assert plain.code == [] and plain.cache_hits == 0
+    # The site facts are cached; the code facts are not, so every blob is read again, once.
+    with_code = extract(repo, sha, cache=cache, jobs=1, now=now, code=True)
+    assert (with_code.cache_hits, with_code.cache_misses) == (0, blobs)
+    again = extract(repo, sha, cache=cache, jobs=1, now=now, code=True)
+    assert (again.cache_hits, again.cache_misses) == (blobs, 0)
+    uncached = extract(repo, sha, jobs=1, now=now, code=True)
+    for run in (with_code, again, uncached):
+        assert _summary(run)[:2] == _summary(plain)[:2]  # the same sites, decisions and records
+        assert run.code == uncached.code
+    assert "crates/burn-flex/src/ops.rs" in [path for path, _, _ in uncached.code]
+    assert extract(repo, sha, cache=cache, jobs=1, now=now).cache_hits == blobs
 
 
 def test_facts_survive_the_json_the_cache_keeps():
@@ -262,7 +296,7 @@ def test_cached_facts_are_exactly_what_dataclasses_give():
         data = tomllib.loads(f.read_text())
         snippets += [c["code"] for kind in ("valid", "invalid") for c in data.get(kind, [])]
     for code in snippets:
-        facts = parse_file(code.encode())
+        facts = parse_file(code.encode(), code=True)
         as_json = json.loads(json.dumps(facts.to_json()))
         assert as_json == json.loads(json.dumps(dataclasses.asdict(facts)))
         assert FileFacts.from_json(as_json) == facts

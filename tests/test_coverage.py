@@ -789,7 +789,7 @@ mod tests {
     fn only_in_tests() { never_reached() }
 }
 '''
-    facts = parse_file(src)
+    facts = parse_file(src, code=True)
     assert [(t.name, t.methods) for t in facts.traits] == [("IntTensorOps", ["int_abs"])]
     assert "Backend" in facts.traits[0].header
     assert [(i.trait, i.type, [m for m, _ in i.methods]) for i in facts.impls] == [("IntTensorOps", "Fix", ["int_abs"])]

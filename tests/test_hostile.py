@@ -362,6 +362,42 @@ def test_enum_items_scan_each_byte_a_bounded_number_of_times():
     assert CountingBytes.scanned <= 10 * len(src), CountingBytes.scanned
 
 
+def test_planned_ranges_on_one_long_line_scan_each_byte_a_bounded_number_of_times():
+    """Items holding a call alternate with items that hold none, all on one line: the rows and
+    columns of each range are counted on from the last one, never again from the line start."""
+    from analyzer import parse, regions
+    src = b'fn a() { panic!("a") } fn b() { c() } ' * 5000
+    plan = regions.plan(src, [i for i in range(len(src)) if src.startswith(b"panic", i)])
+    assert len(plan.ranges) == 5000
+    counting = CountingBytes(src)
+    CountingBytes.scanned = 0
+    points = parse._points(counting, plan.ranges)
+    assert CountingBytes.scanned <= 4 * len(src), CountingBytes.scanned
+    assert points[-1].start_point == (0, plan.ranges[-1][0])
+    assert len(parse.parse_file(src).sites) == 5000
+
+
+class ScanningBytes(bytes):
+    """Bytes that count how far their find calls read: up to the match, or the end when none."""
+
+    scanned = 0
+
+    def find(self, sub, start=0, end=None):
+        end = len(self) if end is None else end
+        hit = bytes.find(self, sub, start, end)
+        ScanningBytes.scanned += (hit + len(sub) if hit >= 0 else end) - start
+        return hit
+
+
+def test_the_brace_lexer_reads_each_raw_string_and_comment_once():
+    from analyzer import regions
+    src = ScanningBytes((b'fn f() { let s = r#"} \" {"#; } // } r#" {\n' + b"/* { */\n") * 20_000)
+    ScanningBytes.scanned = 0
+    lexed = regions.braces(src)
+    assert lexed is not None and len(lexed.ends) == 20_000
+    assert ScanningBytes.scanned <= 2 * len(src), ScanningBytes.scanned
+
+
 def test_enum_items_are_still_found_after_comments_and_strings():
     from analyzer.parse import parse_file
     src = (b'// enum Fake { A }\nconst S: &str = "enum Quoted { B }";\n'

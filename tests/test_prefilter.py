@@ -38,12 +38,14 @@ def test_hints_find_a_call_after_a_word_that_is_not_one():
     assert not has_enum_hint(b"for (i, x) in xs.iter().enumerate() {}")
 
 
-def test_prefilter_keeps_calls_enums_and_ops_traits_only():
-    worth = _prefilter()
-    assert worth(b"fn f() { unimplemented!() }")
-    assert worth(b"pub enum E { A }")
-    assert worth(b"impl<B: Backend> FloatTensorOps<Self> for Flex<B> {}")
-    assert not worth(b"fn f() { xs.iter().enumerate(); let panicked = true; }\n// todo\n")
+def test_prefilter_keeps_calls_and_enums_and_for_the_coverage_audit_ops_traits():
+    for code in (False, True):
+        worth = _prefilter(code)
+        assert worth(b"fn f() { unimplemented!() }")
+        assert worth(b"pub enum E { A }")
+        assert not worth(b"fn f() { xs.iter().enumerate(); let panicked = true; }\n// todo\n")
+    ops_only = b"impl<B: Backend> FloatTensorOps<Self> for Flex<B> {}"
+    assert _prefilter(True)(ops_only) and not _prefilter(False)(ops_only)
 
 
 def test_plain_aliases_one_per_line_at_the_line_start():

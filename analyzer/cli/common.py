@@ -149,20 +149,20 @@ def opened(repo: str, rev: str, repo_name: str | None, no_cache: bool):
             cache.close()
 
 
-def analyse(git_repo, sha: str, cache, jobs: int | None = None, previous=None):
-    """Extract at `sha`, with a status line on a terminal."""
+def analyse(git_repo, sha: str, cache, jobs: int | None = None, previous=None, code: bool = False):
+    """Extract at `sha`, with a status line on a terminal; `code` for the coverage audit."""
     from ..extract import extract
     from ..ui import status
 
     with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
-        return extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say)
+        return extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say, code=code)
 
 
 def run_extract(repo: str, rev: str, repo_name: str | None, no_cache: bool, jobs: int | None = None,
-                previous=None):
+                previous=None, code: bool = False):
     """Open the repository, resolve the revision and extract; shared by every command."""
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
-        return git_repo, analyse(git_repo, sha, cache, jobs, previous)
+        return git_repo, analyse(git_repo, sha, cache, jobs, previous, code)
 
 
 class FormatChoice(click.Choice):

@@ -78,7 +78,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         matrix = cov.build(lines, collapse=not expand)
         source = records_path
     else:
-        _, ex = run_extract(repo, rev, repo_name, no_cache)
+        _, ex = run_extract(repo, rev, repo_name, no_cache, code=True)
         matrix = cov.build_operations(ex, collapse=not expand)
         matrix.repo = matrix.repo or ex.repo
         matrix.sha = matrix.sha or ex.sha
