@@ -148,11 +148,17 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 def parse_diff(text: str) -> dict[str, _FileChange]:
     """The files `git diff -M --unified=0` reports, by old path: where each went and its hunks.
-    A file not listed is at the same path with the same lines."""
+    A file not listed is at the same path with the same lines. A hunk's changed lines are passed
+    over by its counts (`-a,b +c,d`: b removed, d added), never read as headers: a removed line
+    that reads `-- x` is `--- x` in the diff."""
     out: dict[str, _FileChange] = {}
     old_path: str | None = None
     current: _FileChange | None = None
-    for raw in text.split("\n"):
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        i += 1
         if raw.startswith("diff --git "):
             old_path, current = None, None
         elif raw.startswith("--- "):
@@ -169,9 +175,41 @@ def parse_diff(text: str) -> dict[str, _FileChange]:
             m = _HUNK.match(raw)
             if m:
                 a, b, c, d = m.groups()
-                current.hunks.append((int(a), int(b) if b is not None else 1,
-                                      int(c), int(d) if d is not None else 1))
+                removed, added = int(b) if b is not None else 1, int(d) if d is not None else 1
+                current.hunks.append((int(a), removed, int(c), added))
+                i = _past_lines(lines, i, removed)
+                i = _past_lines(lines, i, added)
     return out
+
+
+def _past_lines(lines: list[str], i: int, count: int) -> int:
+    """Past `count` changed lines and the `\\ No newline at end of file` that may follow them."""
+    i += count
+    return i + 1 if i < len(lines) and lines[i].startswith("\\") else i
+
+
+# Past this many files to diff, the narrowed diff's command line is not worth building: the whole
+# tree's diff is read instead (the same answer).
+_NARROW_MAX_FILES = 2000
+
+
+def file_changes(repo: GitRepository, old: str, new: str, paths: set[str]) -> dict[str, _FileChange]:
+    """What parse_diff of the tree's whole `git diff -M` says of the files `paths` at `old` (those
+    that hold earlier records), without diffing the contents of every other file: the changed
+    files are listed first (renames found across the whole tree), then only those among `paths`
+    are diffed, each renamed one with the path it went to. If the narrowed diff pairs renames
+    otherwise than the listing, the whole diff decides."""
+    listed = [(status, a, b) for status, a, b in repo.changed_files(old, new, "*.rs") if a in paths]
+    renames = {a: b for status, a, b in listed if status == "R"}
+    to_diff = sorted({p for _, a, b in listed for p in (a, b)})
+    if not to_diff:
+        return {}
+    if len(to_diff) > _NARROW_MAX_FILES:
+        return parse_diff(repo.diff_text(old, new, "*.rs"))
+    changes = parse_diff(repo.diff_text(old, new, *(f":(literal){p}" for p in to_diff)))
+    if {a: c.new_path for a, c in changes.items() if c.new_path not in (a, None)} != renames:
+        return parse_diff(repo.diff_text(old, new, "*.rs"))
+    return changes
 
 
 def _diff_path(text: str, prefix: str) -> str | None:
@@ -227,7 +265,7 @@ def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
         elif repo.try_resolve(old_sha) is None:
             continue  # the earlier commit is not in this repository: other tiers decide
         else:
-            changes = parse_diff(repo.diff_text(old_sha, sha, "*.rs"))
+            changes = file_changes(repo, old_sha, sha, {st.previous[p].record.filePath for p in members})
         stretches: dict[tuple[str, int, int], list[int]] = defaultdict(list)
         for p in sorted(members, key=lambda i: (st.previous[i].record.filePath, st.previous[i].record.lineNumber)):
             r = st.previous[p].record

@@ -98,6 +98,24 @@ class GitRepository:
                         old, new, "--", *pathspec)
         return out.decode("utf-8", "replace")
 
+    def changed_files(self, old: str, new: str, *pathspec: str) -> list[tuple[str, str, str]]:
+        """`git diff -M --name-status` from `old` to `new`: (status letter, old path, new path) per
+        file that differs; the two paths are one but for a rename (R). No file contents are
+        diffed, only trees, and the added and deleted files for renames."""
+        out = self._git("diff", "-M", "--name-status", "-z", "--no-color", old, new, "--", *pathspec)
+        fields = out.split(b"\0")
+        files = []
+        i = 0
+        while i + 1 < len(fields):
+            status = fields[i].decode("ascii", "replace")[:1]
+            if status in ("R", "C") and i + 2 < len(fields):
+                files.append((status, _path(fields[i + 1]), _path(fields[i + 2])))
+                i += 3
+            else:
+                files.append((status, _path(fields[i + 1]), _path(fields[i + 1])))
+                i += 2
+        return files
+
     def commit_date(self, sha: str) -> str:
         return self._git("show", "-s", "--format=%cI", sha).decode().strip()
 
@@ -166,6 +184,11 @@ class GitRepository:
 
 
 Progress = Callable[[str, int, int | None], None]
+
+
+def _path(raw: bytes) -> str:
+    """A path as git gives it, decoded as tree listings are (records only hold UTF-8 paths)."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Where a cold `burn-errors extract` spends its time, stage by stage, in one process, against the
 floor: reading every Rust blob of the revision plus tree-sitter parsing exactly what has to be
-parsed (whole files that may hold a panic-family call or an ops trait or impl; the enum items of
-files that only define enums). Nothing else is timed in the floor: no regex beyond the prefilter
-that picks those files, no query, no facts.
+parsed (the planned items of files that may hold a panic-family call, see analyzer/regions.py;
+the enum items of files that only define enums). Nothing else is timed in the floor: no lexer, no
+regex beyond the prefilter that picks those files, no query, no facts.
 
     python bench/floor.py --repo ../burn --sha 2c06be351006 --rounds 5
 
@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from analyzer import parse as P
+from analyzer import regions
 from analyzer.cache import decode, encode
 from analyzer.classify import DtypeCatalog, classify
 from analyzer.extract import _prefilter, crates_of, extract
@@ -71,14 +72,29 @@ def main() -> None:
     rust = [b for b in repo.tree(sha) if b.path.endswith(".rs")]
     oids = sorted({b.oid for b in rust})
     blobs = dict(repo.read_blobs(oids))
-    worth = _prefilter()
-    whole = [o for o in oids if worth(blobs[o]) and (P.has_panic_hint(blobs[o]) or P.OPS_HINT.search(blobs[o]))]
-    enum_only = [o for o in oids if worth(blobs[o]) and o not in set(whole)]
+    worth = _prefilter(False)
+    calls = [o for o in oids if worth(blobs[o]) and P.has_panic_hint(blobs[o])]
+    enum_only = [o for o in oids if worth(blobs[o]) and o not in set(calls)]
     parser = P._parser()
+    ranged = P._ranged_parser()
     for name in ("panic_calls.scm", "token_trees.scm", "enums.scm"):
         P.query(name)
     r = args.rounds
     rows: list[tuple[str, float]] = []
+
+    def hits(data: bytes) -> list[int]:
+        return [start for start, _ in P._word_spans(data, P._SITE_WORDS, 0, len(data))]
+
+    plans = {o: regions.plan(blobs[o], hits(blobs[o])) for o in calls}
+    planned = {o: P._points(blobs[o], p.ranges) for o, p in plans.items() if p is not None and p.ranges}
+
+    def parse_planned() -> None:
+        for o in calls:
+            if o in planned:
+                ranged.included_ranges = planned[o]
+                ranged.parse(blobs[o])
+            else:  # no plan: the whole file, as parse_file does
+                parser.parse(blobs[o])
 
     rows.append(("start-up: python -c pass (wall)", child_wall(r, "pass")))
     rows.append(("start-up: the imports extract makes (wall, with the interpreter)", child_wall(r, IMPORTS)))
@@ -87,16 +103,22 @@ def main() -> None:
                  best_wall(r, lambda: list(repo.read_blobs(oids)))))
     rows.append(("prefilter + plain aliases of every blob",
                  best(r, lambda: [(worth(d), P.plain_aliases(d)) for d in blobs.values()])))
-    whole_mb = sum(len(blobs[o]) for o in whole) / 1e6
-    parse_whole = best(r, lambda: [parser.parse(blobs[o]) for o in whole])
-    rows.append((f"tree-sitter parse of {len(whole)} files with a call or ops hint ({whole_mb:.2f} MB)", parse_whole))
+    calls_mb = sum(len(blobs[o]) for o in calls) / 1e6
+    planned_mb = sum(plans[o].size if o in planned else len(blobs[o]) for o in calls) / 1e6
+    rows.append((f"for comparison: tree-sitter parse of the {len(calls)} files with a call, whole ({calls_mb:.2f} MB)",
+                 best(r, lambda: [parser.parse(blobs[o]) for o in calls])))
+    rows.append(("brace lexer + plan of those files", best(r, lambda: [regions.plan(blobs[o], hits(blobs[o]))
+                                                                          for o in calls])))
+    parse_items = best(r, parse_planned)
+    rows.append((f"tree-sitter parse of their planned items ({planned_mb:.2f} MB; {len(calls) - len(planned)} whole)",
+                 parse_items))
     enum_items = best(r, lambda: [P._enum_items(blobs[o]) for o in enum_only])
     rows.append((f"enum items of {len(enum_only)} files with enums only (parse + facts)", enum_items))
-    facts_all = best(r, lambda: [P.parse_file(blobs[o]) for o in whole])
-    rows.append(("facts of those files (parse_file: parse + sites + enums + code facts)", facts_all))
+    rows.append(("site facts of the files with a call (parse_file: plan + parse + sites + enums)",
+                 best(r, lambda: [P.parse_file(blobs[o]) for o in calls])))
     facts = {o: P.parse_file(blobs[o]) for o in oids}
     rows.append(("cache rows of those files: encode + decode",
-                 best(r, lambda: [P.FileFacts.from_json(decode(encode(facts[o].to_json()))) for o in whole])))
+                 best(r, lambda: [P.FileFacts.from_json(decode(encode(facts[o].to_json()))) for o in calls])))
     crate_roots: list[str] = []
     crates = crates_of([b.path for b in rust], crate_roots)
 
@@ -110,7 +132,7 @@ def main() -> None:
     rows.append(("extract() in one process (--jobs 1, no cache), all stages",
                  best(min(r, 3), lambda: extract(repo, sha, jobs=1))))
 
-    floor = rows[3][1] + parse_whole + enum_items
+    floor = rows[3][1] + parse_items + enum_items
     width = max(len(label) for label, _ in rows)
     print(f"{args.repo} @ {sha[:12]}: {len(rust)} Rust files, {len(oids)} blobs")
     for label, secs in rows:

@@ -245,6 +245,53 @@ def test_parse_diff_and_follow_line(git_repo):
     assert follow_line(changes.get("c.rs"), "c.rs", 4) == ("c.rs", 4, 4)  # untouched file
 
 
+def test_changed_lines_are_never_read_as_diff_headers(git_repo):
+    # Removed and added lines that begin `-- ` and `++ ` read `--- ` and `+++ ` in a diff; the
+    # file after them keeps its own hunks, and a last line without a newline is passed over too.
+    git_repo.write("a.rs", "keep\n-- old\nkeep\n", dedent=False)
+    git_repo.write("z.rs", "one\ntwo", dedent=False)
+    old = git_repo.commit()
+    git_repo.write("a.rs", "keep\n++ new\nkeep\n", dedent=False)
+    git_repo.write("z.rs", "one\n2\nthree", dedent=False)
+    new = git_repo.commit()
+    from analyzer.source import open_repository
+    changes = parse_diff(open_repository(str(git_repo.path), None).diff_text(old, new, "*.rs"))
+    assert sorted(changes) == ["a.rs", "z.rs"]
+    assert (changes["a.rs"].new_path, changes["a.rs"].hunks) == ("a.rs", [(2, 1, 2, 1)])
+    assert (changes["z.rs"].new_path, changes["z.rs"].hunks) == ("z.rs", [(2, 1, 2, 2)])
+
+
+def test_file_changes_are_the_whole_diff_narrowed_to_the_files_asked_for(git_repo):
+    """Only the files that hold earlier records are diffed; renames are still found across the
+    whole tree, and a path with glob characters is taken literally."""
+    from analyzer.lineage import file_changes
+    from analyzer.source import open_repository
+    def body(name: str) -> str:
+        return "".join(f"fn {name}{i}() {{ todo!() }}\n" for i in range(30))
+    for name in ("moved", "edited", "gone", "same", "[x]", "x", "other"):
+        git_repo.write(f"src/{name}.rs", body(name.strip("[]") + "_"), dedent=False)
+    old = git_repo.commit()
+    git_repo.git("mv", "src/moved.rs", "src/elsewhere.rs")
+    git_repo.write("src/elsewhere.rs", "// moved\n" + body("moved_"), dedent=False)
+    git_repo.write("src/edited.rs", body("edited_").replace("edited_3()", "edited_3b()"), dedent=False)
+    git_repo.remove("src/gone.rs")
+    git_repo.write("src/[x].rs", "// edited\n" + body("x_"), dedent=False)
+    git_repo.write("src/other.rs", "// not asked for\n" + body("other_"), dedent=False)
+    new = git_repo.commit()
+    repo = open_repository(str(git_repo.path), None)
+    asked = {"src/moved.rs", "src/edited.rs", "src/gone.rs", "src/same.rs", "src/[x].rs", "src/x.rs"}
+    whole = parse_diff(repo.diff_text(old, new, "*.rs"))
+    diffed: list[tuple[str, ...]] = []
+    real = repo.diff_text
+    repo.diff_text = lambda a, b, *paths: diffed.append(paths) or real(a, b, *paths)  # type: ignore[method-assign]
+    narrowed = file_changes(repo, old, new, asked)
+    assert diffed == [tuple(f":(literal)src/{n}.rs" for n in ("[x]", "edited", "elsewhere", "gone", "moved"))]
+    assert narrowed == {path: change for path, change in whole.items() if path in asked}
+    assert narrowed["src/moved.rs"].new_path == "src/elsewhere.rs" and narrowed["src/gone.rs"].new_path is None
+    assert "src/x.rs" not in narrowed and "src/same.rs" not in narrowed  # unchanged
+    assert narrowed["src/[x].rs"].hunks == [(0, 0, 1, 1)]
+
+
 def _line(rid: str, message: str, line: int) -> RecordLine:
     return RecordLine.model_validate({"record": _plain_record(rid, message, line)})
 
