@@ -64,7 +64,7 @@ class Extraction:
     # parsed. The three add up to files_scanned.
     scan: dict[str, int] = field(default_factory=dict)
     # (path, crate, facts) of every file with code facts (functions, ops traits or impls, macro
-    # definitions), for the coverage audit's call graph.
+    # definitions), for the coverage audit's call graph; empty unless extract() was asked for them.
     code: list[tuple[str, str, FileFacts]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # files not read: {path, reason}
 
