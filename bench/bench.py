@@ -172,17 +172,32 @@ def has_diff_command(burn_errors: list[str]) -> bool:
 
 
 def export_tree(repo: Path, sha: str, dest: Path) -> None:
-    """`git archive` of the revision, unpacked into dest (what ast-grep scans)."""
+    """`git archive` of the revision, unpacked into dest (what ast-grep scans). A repository that
+    lacks some blob of the revision (a snapshot or partial clone often keeps old images out) gives
+    the Rust files alone, which is all ast-grep's rule reads, with a note."""
+    try:
+        _archive(repo, sha, dest)
+    except (BenchError, tarfile.TarError):
+        shutil.rmtree(dest, ignore_errors=True)
+        _archive(repo, sha, dest, ":(glob)**/*.rs")
+        print(f"note: {repo} lacks some files of {sha[:12]}; ast-grep scans its Rust files alone", file=sys.stderr)
+
+
+def _archive(repo: Path, sha: str, dest: Path, *pathspec: str) -> None:
     dest.mkdir(parents=True)
-    proc = subprocess.Popen(["git", "-C", str(repo), "archive", "--format=tar", sha], stdout=subprocess.PIPE)
+    proc = subprocess.Popen(["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *pathspec],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdout is not None
-    with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(dest, filter="data")
-        else:  # pragma: no cover - Python < 3.11.4
-            tar.extractall(dest)
-    if proc.wait() != 0:
-        raise BenchError(f"git archive {sha} failed in {repo}")
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(dest, filter="data")
+            else:  # pragma: no cover - Python < 3.11.4
+                tar.extractall(dest)
+    finally:
+        proc.stdout.close()  # git, if still writing, ends on the closed pipe
+        if proc.wait() != 0:
+            raise BenchError(f"git archive {sha} failed in {repo}")
 
 
 def rust_stats(repo: Path, sha: str) -> tuple[int, int]:
