@@ -86,3 +86,18 @@ def test_bench_rejects_an_unknown_revision(bench_repo):
     out = bench("--repo", str(repo.path), "--sha", "no-such-rev", "--rounds", "1")
     assert out.returncode == 2
     assert "no-such-rev" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.skipif(not have_ast_grep(), reason="ast-grep is not installed (pip install '.[test]' or '.[bench]')")
+def test_bench_exports_the_rust_files_alone_when_the_repository_lacks_a_blob(git_repo):
+    """A snapshot without the old images of a revision: `git archive` of the whole tree fails, the
+    Rust files are exported alone and both tools still read the same three files."""
+    git_repo.crate("burn-flex", {"src/ops.rs": DISPATCH_RS, "src/more.rs": DISPATCH_RS.replace("conv", "deform")})
+    git_repo.write_bytes("docs/picture.png", b"\x89PNG not really")
+    head = git_repo.commit("with a picture")
+    oid = git_repo.git("rev-parse", f"{head}:docs/picture.png")
+    (git_repo.path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    out = bench("--repo", str(git_repo.path), "--sha", head, "--rounds", "1")
+    assert out.returncode == 0, out.stderr
+    assert "ast-grep scans its Rust files alone" in out.stderr
+    assert "files scanned: burn-errors 3, ast-grep 3" in out.stdout
