@@ -9,7 +9,8 @@ sees only what the earlier tiers left unmatched:
              `analyzedSha` to the new revision, as `git log -L` would: renamed files, lines added
              or removed above; a rewritten stretch is aligned with what replaced it by message,
              and after the key tiers below, one record left in it pairs with the one site left in
-             what replaced it (needs the earlier commit in the repository);
+             what replaced it (needs the earlier commit in the repository; only the files that
+             hold earlier records are diffed, see file_changes);
 - `function` the same crate, function and message, unique among the unmatched on both sides;
 - `message`  the same file and message, unique on both sides; then the same crate and message;
 - `function` again, tree-wide: the same function and message, unique in each tree (a crate renamed
