@@ -128,8 +128,9 @@ def operation_of(message: str, function: str, in_macro: str, impl: str = "") -> 
 # hint regexes, tried only where their words occur; most of the tree; its plain type aliases, if
 # any, are read with another regex), and hands the rest to parser processes in chunks as it reads,
 # biggest files first so they finish together. A parser reads only the items of a file that hold
-# a call or an enum (analyzer/regions.py). A worker returns each file's encoded cache row only; the parent decodes
-# it into FileFacts as a cached run does, so a cold run sees exactly what a cached run sees.
+# a call or an enum (analyzer/regions.py). A worker returns each file's encoded cache rows only;
+# the parent decodes them into FileFacts as a cached run does, so a cold run sees exactly what a
+# cached run sees.
 # Contents are not kept: the record stage reads again the few files that hold records, so memory
 # does not grow with the tree.
 
@@ -347,7 +348,6 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
                            prefiltered, code)
         facts.update((oid, p.sites) for oid, p in fresh.items())
         if cache is not None:
-            from .cache import CODE
             cache.put_encoded({oid: p.sites_row for oid, p in fresh.items()})
             if code:
                 cache.put_encoded({oid: p.code_row for oid, p in fresh.items() if p.code_row is not None}, facet=CODE)

@@ -480,39 +480,44 @@ def _parse_file(source: bytes, code: bool) -> FileFacts:
         not_utf8 = True
     aliases = plain_aliases(source)
     has_panic = has_panic_hint(source)
-    whole = None
-    if code and (has_panic or OPS_HINT.search(source) is not None):
-        whole = _parser().parse(source)
-    if whole is not None and not whole.root_node.has_error:
+    if not code or not (has_panic or OPS_HINT.search(source) is not None):
+        return _site_facts_alone(source, not_utf8, aliases, has_panic)
+    whole, parse_errors = _whole_tree(source)
+    if not parse_errors:
         # A file that parses cleanly whole gives, from the whole tree, the very site facts its
         # planned items give (each item parses alike alone): no second parse.
         facts = _site_facts(whole.root_node, source, False, not_utf8, aliases, has_panic)
     else:
-        facts = _site_facts_alone(source, not_utf8, aliases, has_panic)
-    if whole is not None:
-        tree = _repaired(source, whole) if whole.root_node.has_error else whole
-        _code_facts(tree.root_node, source, facts)
+        facts = _site_facts_alone(source, not_utf8, aliases, has_panic, (whole, parse_errors))
+    _code_facts(whole.root_node, source, facts)
     return facts
 
 
-def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, str]], has_panic: bool) -> FileFacts:
+def _whole_tree(source: bytes):
+    """The whole file's tree, repaired where tree-sitter rejects valid Rust (see _repaired), and
+    whether the first parse had errors."""
+    tree = _parser().parse(source)
+    parse_errors = tree.root_node.has_error
+    return (_repaired(source, tree) if parse_errors else tree), parse_errors
+
+
+def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, str]], has_panic: bool,
+                      whole=None) -> FileFacts:
     """Site facts from as little parsing as gives them exactly. A file with no panic-family call
     is read only for its enums, each `enum` item parsed on its own; one with calls, as the items
     that hold a call or an enum (analyzer/regions.py). Either falls back to the whole file when its
-    cut cannot be trusted, and only then does a parse error elsewhere in the file count."""
+    cut cannot be trusted, and only then does a parse error elsewhere in the file count. `whole`
+    is the file's _whole_tree when the caller has it already."""
     if not has_panic:
         items = _enum_items(source)
         if items is not None:
             return FileFacts([], items, False, not_utf8, aliases)
     else:
         hits = [start for start, _ in _word_spans(source, _SITE_WORDS, 0, len(source))]
-        tree = _planned_tree(source, hits)
-        if tree is not None:
-            return _site_facts(tree.root_node, source, False, not_utf8, aliases, has_panic)
-    tree = _parser().parse(source)
-    parse_errors = tree.root_node.has_error
-    if parse_errors:
-        tree = _repaired(source, tree)
+        planned = _planned_tree(source, hits)
+        if planned is not None:
+            return _site_facts(planned.root_node, source, False, not_utf8, aliases, has_panic)
+    tree, parse_errors = whole if whole is not None else _whole_tree(source)
     return _site_facts(tree.root_node, source, parse_errors, not_utf8, aliases, has_panic)
 
 
