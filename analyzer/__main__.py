@@ -1,3 +1,3 @@
-from .cli import main
+from analyzer.cli import main
 
 main()

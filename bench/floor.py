@@ -22,14 +22,15 @@ import sys
 import time
 from pathlib import Path
 
-from analyzer import parse as P
-from analyzer import regions
-from analyzer.cache import decode, encode
-from analyzer.classify import DtypeCatalog, classify
-from analyzer.extract import _prefilter, crates_of, extract
-from analyzer.source import GitRepository
+from analyzer.facts import parse as P
+from analyzer.facts import regions
+from analyzer.pipeline.cache import decode, encode
+from analyzer.decisions.classify import DtypeCatalog, classify
+from analyzer.pipeline.extract import _prefilter, crates_of, extract
+from analyzer.source.repository import GitRepository
 
-IMPORTS = "import analyzer.cli, analyzer.extract, analyzer.sinks.audit, analyzer.sinks.jsonl, analyzer.sinks.manifest"
+IMPORTS = ("import analyzer.cli, analyzer.pipeline.extract, analyzer.sinks.audit, analyzer.records.reader, "
+           "analyzer.pipeline.manifest")
 
 
 def best(rounds: int, fn, clock=time.process_time) -> float:

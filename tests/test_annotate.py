@@ -8,8 +8,8 @@ import pytest
 
 from conftest import read_records
 
-from analyzer.annotate import FIELD_GUIDE
-from analyzer.record import ANNOTATION_FIELDS, Annotation
+from analyzer.features.annotate import FIELD_GUIDE
+from analyzer.records.model import ANNOTATION_FIELDS, Annotation
 
 OPS = r'''
 use burn_std::DType;
@@ -377,7 +377,7 @@ def test_the_prompt_links_the_source_url_exactly(cli, records, tmp_path):
 
 
 def test_autolink_encodes_what_would_end_it():
-    from analyzer.safe import md_autolink
+    from analyzer.core.safe import md_autolink
 
     assert md_autolink('https://x.test/a<b>"c') == "<https://x.test/a%3Cb%3E%22c>"
     # A URL the one URL policy refuses (a space in it) is shown as code, never linked.

@@ -167,8 +167,8 @@ def test_an_interrupted_run_leaves_the_previous_output_as_it_was(repo_with_site,
     next run into the folder."""
     import time
 
-    from analyzer.extract import HOLD_AFTER_POOL, PARALLEL_MIN_BYTES
-    from analyzer.outputs import HOLD_BEFORE_RENAME
+    from analyzer.pipeline.extract import HOLD_AFTER_POOL, PARALLEL_MIN_BYTES
+    from analyzer.core.outputs import HOLD_BEFORE_RENAME
     from conftest import _command, subprocess_env
 
     out = tmp_path / "o"

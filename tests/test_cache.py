@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from analyzer import __version__
-from analyzer import extract as ex
-from analyzer.cache import FactsCache, encode
-from analyzer.extract import extract
-from analyzer.facts import FileFacts
-from analyzer.parse import parse_file
-from analyzer.ruleset import rules_hash
-from analyzer.source import open_repository
+from analyzer.pipeline import extract as ex
+from analyzer.pipeline.cache import FactsCache, encode
+from analyzer.pipeline.extract import extract
+from analyzer.facts.model import FileFacts
+from analyzer.facts.parse import parse_file
+from analyzer.pipeline.ruleset import rules_hash
+from analyzer.source.repository import open_repository
 
 DISPATCH_RS = """\
 use burn_std::DType;
@@ -221,7 +221,7 @@ def test_a_served_rerun_redates_only_the_dates_even_where_a_message_spells_one(g
 
 
 def test_a_kept_line_without_its_three_dates_is_not_served(tmp_path):
-    from analyzer.results_cache import served_extract
+    from analyzer.pipeline.results_cache import served_extract
 
     manifest = {"filesScanned": 1}
     line = '{"record":{"analyzedAt":"2020-01-01T00:00:00.000Z","contentChangedAt":"2020-01-01T00:00:00.000Z"},"analysis":{}}'
@@ -236,7 +236,7 @@ def test_a_change_to_code_that_shapes_the_outputs_is_a_results_cache_miss(git_re
     an edit of the manifest sink), the same commit, rules and version are analysed afresh."""
     from conftest import run_cli
 
-    from analyzer import results_cache
+    from analyzer.pipeline import results_cache
 
     git_repo.crate("burn-x", {"src/lib.rs": "fn f(x: T) { match x.dtype() { DType::F32 => 1, _ => panic!(\"no\") }; }\n"})
     git_repo.commit()
@@ -257,10 +257,10 @@ def test_a_change_to_code_that_shapes_the_outputs_is_a_results_cache_miss(git_re
 def test_the_code_hash_changes_with_any_module_of_the_package(tmp_path, monkeypatch):
     import shutil
 
-    from analyzer import results_cache
+    from analyzer.pipeline import results_cache
 
     package = tmp_path / "analyzer"
-    shutil.copytree(Path(results_cache.__file__).parent, package,
+    shutil.copytree(Path(results_cache.__file__).parent.parent, package,
                     ignore=shutil.ignore_patterns("__pycache__", "templates", "queries"))
     monkeypatch.setattr(results_cache, "_PACKAGE", package)
 
@@ -270,7 +270,7 @@ def test_the_code_hash_changes_with_any_module_of_the_package(tmp_path, monkeypa
 
     before = code_hash()
     assert code_hash() == before
-    for module in ("sinks/manifest.py", "sinks/audit.py", "record.py"):
+    for module in ("pipeline/manifest.py", "sinks/audit.py", "records/model.py"):
         path = package / module
         original = path.read_bytes()
         path.write_bytes(original + b"\n# edited\n")
@@ -287,8 +287,8 @@ def test_cached_facts_are_exactly_what_dataclasses_give():
     import dataclasses
     import tomllib
 
-    from analyzer.facts import FileFacts
-    from analyzer.parse import parse_file
+    from analyzer.facts.model import FileFacts
+    from analyzer.facts.parse import parse_file
 
     rules = Path(__file__).parent / "rules"
     snippets = [(rules / "context.rs").read_text()]
@@ -303,7 +303,7 @@ def test_cached_facts_are_exactly_what_dataclasses_give():
 
 
 def test_enums_of_a_file_without_panics_are_read_item_by_item_as_a_whole_parse_reads_them():
-    from analyzer import parse
+    from analyzer.facts import parse
 
     src = b'''//! An enum of dtypes { not code }
 /// The enum Shape describes { stuff }

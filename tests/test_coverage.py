@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import coverage
-from analyzer.record import RecordLine
-from analyzer.sinks import jsonl
+from analyzer.features import coverage
+from analyzer.records.model import RecordLine
+from analyzer.records import reader
 from conftest import read_records
 
 # Every variant of the fixture's DType (conftest.DTYPE_RS), payloads expanded, in declaration order.
@@ -303,8 +303,8 @@ def test_cells_that_flip_between_revisions(cli, backends, tmp_path):
                                     "        DType::F64 => conv3d_f64(x),\n        DType::F16 => conv3d_f16(x),\n"))
     backends.commit()
     cli("extract", "--repo", str(backends.path), "--sha", "HEAD", "--out", str(tmp_path / "b"))
-    base = coverage.build(jsonl.read(tmp_path / "a" / "records.jsonl"))
-    head = coverage.build(jsonl.read(tmp_path / "b" / "records.jsonl"))
+    base = coverage.build(reader.read(tmp_path / "a" / "records.jsonl"))
+    head = coverage.build(reader.read(tmp_path / "b" / "records.jsonl"))
     assert coverage.flipped(base, head) == [(("burn-flex", "conv3d", "F16"), "panics", "handled")]
     cell = head.cells[("burn-flex", "conv3d", "F16")]
     assert cell.key == ("burn-flex", "conv3d", "F16") and cell.status == "handled"
@@ -769,7 +769,7 @@ def test_terminal_puts_the_chosen_operations_of_two_backends_side_by_side(cli, o
 
 
 def test_parse_reads_macro_dtype_lists_calls_and_ops_items():
-    from analyzer.parse import parse_file
+    from analyzer.facts.parse import parse_file
 
     src = b'''
 pub trait IntTensorOps<B: Backend> {

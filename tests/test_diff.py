@@ -376,7 +376,7 @@ def test_markdown_cuts_long_tables(cli, git_repo):
 
 
 def test_markdown_fits_a_github_comment(cli, git_repo, tmp_path, monkeypatch):
-    from analyzer.diff import diff_records
+    from analyzer.features.diff import diff_records
     from analyzer.sinks import diff_markdown
 
     git_repo.crate("burn-flex", {"src/module.rs": MODULE})

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from test_validate import FIXTURE, PUBLISHED, good_line, nth_id, write
 
-from analyzer.errors import UserError
-from analyzer.record import Envelope
-from analyzer.sinks import envelope, jsonl
+from analyzer.core.errors import UserError
+from analyzer.records.model import Envelope
+from analyzer.sinks import envelope
+from analyzer.records import reader
 
 VERSION = PUBLISHED["datasetVersion"]
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -115,28 +116,28 @@ def test_round_trip_is_lossless(cli, records, tmp_path):
     assert export(cli, records, out, "--dataset-version", VERSION).code == 0
     original = [json.loads(ln)["record"] for ln in records.read_text(encoding="utf-8").splitlines()]
     # Read back by the one records reader every command uses (a folder of envelopes).
-    back = {e.record.id: e.record.model_dump(mode="json") for e in jsonl.read(out)}
+    back = {e.record.id: e.record.model_dump(mode="json") for e in reader.read(out)}
     assert len(back) == len(original)
     for record in original:
         assert back[record["id"]] == record
         assert list(back[record["id"]]) == list(record)
-    assert {e.datasetVersion for e in jsonl.read(out)} == {VERSION}
+    assert {e.datasetVersion for e in reader.read(out)} == {VERSION}
     # The exported folder is valid, and exporting it again under a new version changes only that.
     assert cli("validate", str(out)).code == 0
     again = tmp_path / "again"
     assert export(cli, out, again, "--dataset-version", "2026-04-01T00:00:00.000Z").code == 0
-    assert {e.record.id: e.record.model_dump(mode="json") for e in jsonl.read(again)} == back
+    assert {e.record.id: e.record.model_dump(mode="json") for e in reader.read(again)} == back
 
 
 def test_a_file_of_envelope_lines_reads_back(tmp_path):
     path = tmp_path / "envelopes.jsonl"
     path.write_text(FIXTURE.read_text(encoding="utf-8") + "\n\n" + FIXTURE.read_text(encoding="utf-8") + "\n",
                     encoding="utf-8")
-    got = jsonl.read(path)
+    got = reader.read(path)
     assert [e.record.model_dump(mode="json") for e in got] == [PUBLISHED["record"]] * 2
     path.write_text(FIXTURE.read_text(encoding="utf-8").replace('"datasetVersion"', '"version"'), encoding="utf-8")
     with pytest.raises(UserError, match=r"envelopes.jsonl:1: "):
-        jsonl.read(path)
+        reader.read(path)
 
 
 def test_an_output_path_that_is_a_file(cli, records, tmp_path):
@@ -213,7 +214,7 @@ def test_extracted_records_export_and_validate(cli, git_repo, tmp_path):
     assert cli("validate", str(records)).code == 0
     assert export(cli, records, tmp_path / "site").code == 0
     assert cli("validate", str(tmp_path / "site")).code == 0
-    assert len(jsonl.read(tmp_path / "site")) == 2
+    assert len(reader.read(tmp_path / "site")) == 2
 
 
 def test_without_an_atomic_exchange_the_previous_export_is_still_replaced_whole(records, tmp_path, monkeypatch):

@@ -248,7 +248,7 @@ def test_outputs_get_the_permissions_of_any_new_file(cli, git_repo, tmp_path):
 @pytest.mark.parametrize("command", ["extract", "coverage"])
 def test_help_shows_the_pinned_sha_and_how_to_move_it(cli, command):
     """An installed user cannot open analyzer/config.py: --help names the commit itself."""
-    from analyzer.config import PINNED_SHA
+    from analyzer.core.config import PINNED_SHA
 
     res = cli(command, "--help")
     assert res.code == 0
@@ -357,7 +357,7 @@ def test_readme_example_has_the_shape_of_real_output(cli, git_repo, tmp_path):
     ("", ""), ("{:?}", ""), (" -- ", ""),  # nothing to show: the id's 6 characters alone
 ])
 def test_slug_rule(message, words):
-    from analyzer.record import slug
+    from analyzer.records.model import slug
 
     assert slug(message, "82d02b0123456789") == words + "82d02b"
 

@@ -44,8 +44,8 @@ def test_one_spelling_per_kind_of_output():
 
 
 def test_one_template_environment_and_one_escaping_module():
-    """Every template is rendered by analyzer/sinks/environment.py's environment, and Markdown
-    escaping lives in analyzer/safe.py alone: a second one would drift from it."""
+    """Every template is rendered by analyzer/core/rendering.py's environment, and Markdown
+    escaping lives in analyzer/core/safe.py alone: a second one would drift from it."""
     import re
     from pathlib import Path
 
@@ -54,8 +54,8 @@ def test_one_template_environment_and_one_escaping_module():
     for path in sorted(package.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
         name = path.relative_to(package).as_posix()
-        if re.search(r"\bEnvironment\s*\(", source) and name != "sinks/environment.py":
+        if re.search(r"\bEnvironment\s*\(", source) and name != "core/rendering.py":
             builds_environment.append(name)
-        if re.search(r"^def _?(md_\w+|escape_md\w*|\w*markdown_escape\w*)\(", source, re.M) and name != "safe.py":
+        if re.search(r"^def _?(md_\w+|escape_md\w*|\w*markdown_escape\w*)\(", source, re.M) and name != "core/safe.py":
             escapes_markdown.append(name)
     assert builds_environment == [] and escapes_markdown == []

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from analyzer.history import plan, release_tags, version_of
-from analyzer.source import open_repository
+from analyzer.features.history import plan, release_tags, version_of
+from analyzer.source.repository import open_repository
 
 OPS = "crates/burn-flex/src/ops.rs"
 ODD = "crates/burn-flex/src/odd (copy).rs"
@@ -314,7 +314,7 @@ def test_summary_counts_agree_with_the_lineages(cli, releases):
 
 
 def test_cached_links_are_used_only_when_they_fit_the_records():
-    from analyzer.history import _cached_pairs
+    from analyzer.features.history import _cached_pairs
 
     class Rows:
         def __init__(self, row):

@@ -72,7 +72,7 @@ def assert_no_script_href(html: str) -> None:
 
 @pytest.mark.parametrize("url", SCRIPT_URLS)
 def test_url_policy_refuses_anything_but_http(url):
-    from analyzer.safe import https_url
+    from analyzer.core.safe import https_url
     assert https_url(url) is None
     assert https_url("https://github.com/o/r/blob/abc/x.rs#L1-L2") == "https://github.com/o/r/blob/abc/x.rs#L1-L2"
     assert https_url("  https://github.com/o/r\t") == "https://github.com/o/r"
@@ -182,7 +182,7 @@ def test_render_markdown_index_and_pages_escape(base_line, tmp_path):
 
 
 def test_github_url_percent_encodes_the_path():
-    from analyzer.record import github_url
+    from analyzer.records.model import github_url
     assert github_url("o/r", "s", "a b/c)#?.rs", 1, 2) == "https://github.com/o/r/blob/s/a%20b/c%29%23%3F.rs#L1-L2"
 
 
@@ -214,7 +214,7 @@ def test_lookup_never_runs_a_regex_of_another_shape(base_line, tmp_path):
 
 
 def test_lookup_matcher_is_exact_for_literal_segments():
-    from analyzer.lookup import message_matcher
+    from analyzer.features.lookup import message_matcher
     m = message_matcher(r"^conv: unsupported dtype .*?$")
     assert m is not None and m("conv: unsupported dtype F16") and not m("conv: unsupported dtyp")
     many = message_matcher("^" + ".*?" * 12 + "X$")
@@ -240,7 +240,7 @@ def test_lookup_with_many_placeholders_answers(base_line, tmp_path):
 
 def test_panic_header_parse_is_linear():
     """A long header line with many `' panicked at ` parts is read in one pass."""
-    from analyzer.lookup import parse_panic
+    from analyzer.features.lookup import parse_panic
     junk = "thread 'a' panicked at " + "x' panicked at " * 20000 + "src/a.rs:1:2"
     p = parse_panic(junk + "\n")
     assert p.message.startswith("thread") or p.path is None or p.path.endswith("src/a.rs")
@@ -270,7 +270,7 @@ def test_lookup_prints_no_control_characters(base_line, tmp_path):
 
 
 def test_terminal_text_strips_sequences():
-    from analyzer.safe import rich_text, terminal_text
+    from analyzer.core.safe import rich_text, terminal_text
     assert terminal_text("a\x1b]0;title\x07b\x1b[2Jc\x9b1md\x01e\tf\ng") == "abcde\tf\ng"
     assert rich_text("[/bold]x\x1b[1m") == "\\[/bold]x"
 
@@ -354,7 +354,7 @@ class CountingBytes(bytes):
 def test_enum_items_scan_each_byte_a_bounded_number_of_times():
     """`enum A ` repeated on one line: each `enum` used to search to the end of the file for its
     `{` and back to the line start for comments (quadratic)."""
-    from analyzer.parse import parse_file
+    from analyzer.facts.parse import parse_file
     src = CountingBytes(b"enum A " * 20_000)
     CountingBytes.scanned = 0
     facts = parse_file(src)
@@ -365,7 +365,7 @@ def test_enum_items_scan_each_byte_a_bounded_number_of_times():
 def test_planned_ranges_on_one_long_line_scan_each_byte_a_bounded_number_of_times():
     """Items holding a call alternate with items that hold none, all on one line: the rows and
     columns of each range are counted on from the last one, never again from the line start."""
-    from analyzer import parse, regions
+    from analyzer.facts import parse, regions
     src = b'fn a() { panic!("a") } fn b() { c() } ' * 5000
     plan = regions.plan(src, [i for i in range(len(src)) if src.startswith(b"panic", i)])
     assert len(plan.ranges) == 5000
@@ -390,7 +390,7 @@ class ScanningBytes(bytes):
 
 
 def test_the_brace_lexer_reads_each_raw_string_and_comment_once():
-    from analyzer import regions
+    from analyzer.facts import regions
     src = ScanningBytes((b'fn f() { let s = r#"} \" {"#; } // } r#" {\n' + b"/* { */\n") * 20_000)
     ScanningBytes.scanned = 0
     lexed = regions.braces(src)
@@ -399,7 +399,7 @@ def test_the_brace_lexer_reads_each_raw_string_and_comment_once():
 
 
 def test_enum_items_are_still_found_after_comments_and_strings():
-    from analyzer.parse import parse_file
+    from analyzer.facts.parse import parse_file
     src = (b'// enum Fake { A }\nconst S: &str = "enum Quoted { B }";\n'
            b'pub enum Real {\n    X,\n    Y,\n}\nfn f() { let s = "\\""; }\nenum Second { Z }\n')
     facts = parse_file(src)
@@ -410,7 +410,7 @@ def test_enum_items_are_still_found_after_comments_and_strings():
 def test_query_cursors_per_file_are_bounded_by_its_size(monkeypatch):
     """Comment lines naming panic!/todo!: one range-limited query cursor per word steps over every
     earlier sibling (quadratic on a flat file); words close together share one cursor."""
-    from analyzer import parse
+    from analyzer.facts import parse
     made = []
     real = parse.QueryCursor
 
@@ -438,7 +438,7 @@ def _arms_match(n: int) -> bytes:
 
 
 def test_the_arms_of_a_match_are_read_once(monkeypatch):
-    from analyzer import parse
+    from analyzer.facts import parse
     calls = []
     real = parse._arm_facts
     monkeypatch.setattr(parse, "_arm_facts", lambda block, tx: calls.append(1) or real(block, tx))
@@ -449,7 +449,7 @@ def test_the_arms_of_a_match_are_read_once(monkeypatch):
 
 
 def test_columns_on_one_long_line():
-    from analyzer.parse import parse_file
+    from analyzer.facts.parse import parse_file
     src = b"fn f(x: E) { match x { " + b"E::A => panic!(\"a\"), " * 3 + b"} }\n"
     cols = [s.column for s in parse_file(src).sites]
     starts = [i + 1 for i in range(len(src)) if src.startswith(b"panic!", i)]
@@ -466,7 +466,7 @@ def crafted_repo(tmp_path):
 
 
 def test_files_past_the_budget_are_reported_and_skipped(crafted_repo, tmp_path):
-    from analyzer import parse
+    from analyzer.facts import parse
     crafted_repo.write_bytes("crates/burn-x/src/arms.rs", _arms_match(parse.MAX_ARM_FACTS // 400 + 50))
     crafted_repo.commit()
     out = tmp_path / "o"
@@ -516,7 +516,7 @@ def test_workers_exit_when_the_run_is_killed(crafted_repo, tmp_path, how):
 
     from conftest import _command
 
-    from analyzer.extract import HOLD_AFTER_POOL, PARALLEL_MIN_BYTES
+    from analyzer.pipeline.extract import HOLD_AFTER_POOL, PARALLEL_MIN_BYTES
 
     body = SITE * (10_000 // len(SITE) + 1)
     for i in range(PARALLEL_MIN_BYTES // len(body) + 5):  # enough bytes to use worker processes
@@ -801,7 +801,7 @@ def test_hostile_rust_still_gives_its_site(crafted_repo, tmp_path, kind):
 
 
 def test_a_file_past_the_size_budget_is_listed_not_read(crafted_repo, tmp_path):
-    from analyzer.parse import MAX_FILE_BYTES
+    from analyzer.facts.parse import MAX_FILE_BYTES
     crafted_repo.write("crates/burn-x/src/huge.rs", SITE * (MAX_FILE_BYTES // len(SITE) + 1), dedent=False)
     crafted_repo.commit()
     out = tmp_path / "o"

@@ -10,9 +10,9 @@ import pytest
 from conftest import extract_by_message
 from published import annotation_for, line_of, published_record, write_envelope_folder
 
-from analyzer.ids import arm_slot, site_key
-from analyzer.lineage import Lineage, Link, carry_over, follow_line, parse_diff
-from analyzer.record import RecordLine
+from analyzer.records.ids import arm_slot, site_key
+from analyzer.lineage.link import Lineage, Link, carry_over, follow_line, parse_diff
+from analyzer.records.model import RecordLine
 
 OPS_PATH = "crates/burn-ndarray/src/ops/module.rs"
 
@@ -234,7 +234,7 @@ def test_parse_diff_and_follow_line(git_repo):
     git_repo.git("mv", "a.rs", "b.rs")
     git_repo.write("b.rs", text, dedent=False)
     new = git_repo.commit()
-    from analyzer.source import open_repository
+    from analyzer.source.repository import open_repository
     changes = parse_diff(open_repository(str(git_repo.path), None).diff_text(old, new, "*.rs"))
     change = changes["a.rs"]
     assert change.new_path == "b.rs"
@@ -254,7 +254,7 @@ def test_changed_lines_are_never_read_as_diff_headers(git_repo):
     git_repo.write("a.rs", "keep\n++ new\nkeep\n", dedent=False)
     git_repo.write("z.rs", "one\n2\nthree", dedent=False)
     new = git_repo.commit()
-    from analyzer.source import open_repository
+    from analyzer.source.repository import open_repository
     changes = parse_diff(open_repository(str(git_repo.path), None).diff_text(old, new, "*.rs"))
     assert sorted(changes) == ["a.rs", "z.rs"]
     assert (changes["a.rs"].new_path, changes["a.rs"].hunks) == ("a.rs", [(2, 1, 2, 1)])
@@ -264,8 +264,8 @@ def test_changed_lines_are_never_read_as_diff_headers(git_repo):
 def test_file_changes_are_the_whole_diff_narrowed_to_the_files_asked_for(git_repo):
     """Only the files that hold earlier records are diffed; renames are still found across the
     whole tree, and a path with glob characters is taken literally."""
-    from analyzer.lineage import file_changes
-    from analyzer.source import open_repository
+    from analyzer.lineage.link import file_changes
+    from analyzer.source.repository import open_repository
     def body(name: str) -> str:
         return "".join(f"fn {name}{i}() {{ todo!() }}\n" for i in range(30))
     for name in ("moved", "edited", "gone", "same", "[x]", "x", "other"):

@@ -10,8 +10,8 @@ import subprocess
 
 from conftest import _command, subprocess_env
 
-from analyzer.lookup import Panic, literal_length, parse_panic
-from analyzer.messages import build_message
+from analyzer.features.lookup import Panic, literal_length, parse_panic
+from analyzer.facts.messages import build_message
 
 FLEX_POOL = r'''
 use burn_std::DType;

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer.messages import LiteralError, build_message, decode_string_literal, split_format
+from analyzer.facts.messages import LiteralError, build_message, decode_string_literal, split_format
 
 # Any Unicode scalar value except surrogates (not representable in Rust strings) and CR (rustc
 # rejects a bare CR in a literal).

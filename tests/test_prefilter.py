@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.extract import _prefilter
-from analyzer.parse import parse_file
-from analyzer.prefilter import ENUM_HINT, PANIC_HINT, has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.pipeline.extract import _prefilter
+from analyzer.facts.parse import parse_file
+from analyzer.facts.prefilter import ENUM_HINT, PANIC_HINT, has_enum_hint, has_panic_hint, plain_aliases
 
 HINT_CASES = [
     b"fn f() { panic!(\"no\") }",

@@ -10,7 +10,8 @@ import pytest
 from conftest import read_records
 from published import annotation_for, envelope, published_record, write_envelope_folder
 
-from analyzer.record import ErrorRecord, RecordLine
+from analyzer.records.model import ErrorRecord, RecordLine
+from analyzer.records import reader
 from analyzer.sinks import jsonl
 
 PATH = "crates/burn-candle/src/ops/tensor.rs"
@@ -84,7 +85,7 @@ def test_validate_names_the_file_of_a_bad_envelope_in_a_folder(cli, tmp_path, pu
 def test_a_folder_leaves_out_an_index_and_an_extract_folder_reads_its_records(cli, git_repo, tmp_path, published):
     folder = write_envelope_folder(tmp_path / "dataset", published)
     (folder / "index.json").write_text(json.dumps({"records": 2, "slugs": [r["slug"] for r in published]}))
-    assert [ln.record.id for ln in jsonl.read(folder)] == sorted(r["id"] for r in published)
+    assert [ln.record.id for ln in reader.read(folder)] == sorted(r["id"] for r in published)
     res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "out"))
     assert res.code == 0, res.stderr
     res = cli("validate", str(tmp_path / "out"))  # records.jsonl beside manifest.json
@@ -93,7 +94,7 @@ def test_a_folder_leaves_out_an_index_and_an_extract_folder_reads_its_records(cl
 
 def test_envelope_round_trip_keeps_dataset_version_and_writes_no_analysis(tmp_path, published):
     path, _ = _forms(tmp_path, published)["jsonl"]
-    lines = jsonl.read(path)
+    lines = reader.read(path)
     assert [ln.datasetVersion for ln in lines] == ["2026-09-01T12:00:00.000Z"] * 2
     assert all(ln.analysis is None for ln in lines)
     back = [json.loads(raw) for raw in jsonl.dumps(lines).splitlines()]

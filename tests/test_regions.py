@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import parse, regions
-from analyzer.facts import FileFacts
-from analyzer.parse import parse_file
+from analyzer.facts import parse, regions
+from analyzer.facts.model import FileFacts
+from analyzer.facts.parse import parse_file
 
 RULES = Path(__file__).parent / "rules"
 

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from analyzer import pages, safe
-from analyzer.record import RecordLine
+from analyzer.features import pages
+from analyzer.core import safe
+from analyzer.records.model import RecordLine
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pages"
 RECORDS = FIXTURE / "records.jsonl"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.classify import RULE_ORDER, DtypeCatalog, classify
-from analyzer.parse import parse_file
-from analyzer.ruleset import HASHED_MODULES
+from analyzer.decisions.classify import RULE_ORDER, DtypeCatalog, classify
+from analyzer.facts.parse import parse_file
+from analyzer.pipeline.ruleset import HASHED_MODULES
 
 RULE_DIR = Path(__file__).parent / "rules"
 CONTEXT = (RULE_DIR / "context.rs").read_bytes()
@@ -80,7 +80,8 @@ def test_every_rule_is_code_the_rules_hash_covers():
     """A rule's check lives in a module the rules hash reads, so changing a rule changes the
     hash and no cached result made by the old rule is reused."""
     for rule in RULE_ORDER:
-        module = Path(inspect.getsourcefile(rule.applies)).name
+        source = Path(inspect.getsourcefile(rule.applies)).resolve()
+        module = source.relative_to(Path(__file__).resolve().parents[1] / "analyzer").as_posix()
         assert module in HASHED_MODULES, f"{rule.id} is checked in {module}, which the rules hash does not read"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.record import github_url, slug
+from analyzer.records.model import github_url, slug
 
 FIXTURE = Path(__file__).parent / "fixtures" / "envelope" / "published.json"
 PUBLISHED = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -194,7 +194,7 @@ def test_values_outside_the_schemas_sets(cli, tmp_path, where, value, field):
 def test_every_declared_strategy_is_accepted(cli, tmp_path):
     from typing import get_args
 
-    from analyzer.record import HandlingStrategy
+    from analyzer.records.model import HandlingStrategy
 
     lines = []
     for i, strategy in enumerate(get_args(HandlingStrategy)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.wording import plural
+from analyzer.core.wording import plural
 
 
 @pytest.mark.parametrize("n, noun, want", [

@@ -32,12 +32,12 @@ from collections import Counter
 from pathlib import Path
 
 from analyzer import __version__
-from analyzer.cache import FactsCache
-from analyzer.diff import Side, compare
-from analyzer.extract import extract
-from analyzer.lineage import carry_over, link
-from analyzer.ruleset import rules_hash
-from analyzer.source import open_repository
+from analyzer.pipeline.cache import FactsCache
+from analyzer.features.diff import Side, compare
+from analyzer.pipeline.extract import extract
+from analyzer.lineage.link import carry_over, link
+from analyzer.pipeline.ruleset import rules_hash
+from analyzer.source.repository import open_repository
 
 
 def _key(line) -> tuple[str, str, str]:
@@ -51,7 +51,7 @@ def _unique(lines) -> dict[tuple[str, str, str], object]:
 
 def as_published(lines, sha_absent: bool):
     """The records as the published dataset holds them: no analysis, the publisher's own ids."""
-    from analyzer.record import RecordLine, slug
+    from analyzer.records.model import RecordLine, slug
 
     out = []
     for ln in lines:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import click
 
-from .. import __version__
-from .common import PROG, CliGroup, debug_option
-from .coverage import coverage
-from .diff import diff
-from .export import export
-from .extract import extract
-from .history import history
-from .pages import annotate, lookup, render
-from .validate import validate
+from analyzer import __version__
+from analyzer.cli.common import PROG, CliGroup, debug_option
+from analyzer.cli.coverage import coverage
+from analyzer.cli.diff import diff
+from analyzer.cli.export import export
+from analyzer.cli.extract import extract
+from analyzer.cli.history import history
+from analyzer.cli.pages import annotate, lookup, render
+from analyzer.cli.validate import validate
 
 COMMANDS: tuple[click.Command, ...] = (
     extract, validate, export, coverage, diff, render, lookup, annotate, history,

@@ -14,9 +14,9 @@ import time
 
 import click
 
-from .. import __version__
-from ..config import DEFAULT_REPO_URL, PINNED_SHA
-from ..errors import CheckFailed, UserError
+from analyzer import __version__
+from analyzer.core.config import DEFAULT_REPO_URL, PINNED_SHA
+from analyzer.core.errors import CheckFailed, UserError
 
 PROG = "burn-errors"
 _STARTED = time.perf_counter()
@@ -49,7 +49,7 @@ class CliGroup(click.Group):
             _fail(str(e), 2)
         except CheckFailed as e:
             if str(e):
-                from ..safe import terminal_text
+                from analyzer.core.safe import terminal_text
                 click.echo(terminal_text(e), err=True)
             sys.exit(1)
         except KeyboardInterrupt:
@@ -67,7 +67,7 @@ class CliGroup(click.Group):
 
 
 def _fail(message: str, code: int) -> None:
-    from ..safe import terminal_text
+    from analyzer.core.safe import terminal_text
     first = terminal_text(message, one_line=True)  # messages may quote file names or record text
     click.echo(f"{PROG}: error: {first}", err=True)
     sys.exit(code)
@@ -99,15 +99,15 @@ def sha_option(f):
 
 
 def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None):
-    from ..cache import default_cache_dir
-    from ..source import open_repository
-    from ..ui import git_progress
+    from analyzer.pipeline.cache import default_cache_dir
+    from analyzer.source.repository import open_repository
+    from analyzer.core.ui import git_progress
 
     cache_dir = None if no_cache else default_cache_dir()
     with git_progress() as progress:
         git_repo = open_repository(repo, cache_dir, repo_name, progress=progress, want=want)
     if git_repo.name_assumed:
-        from ..safe import terminal_text
+        from analyzer.core.safe import terminal_text
         warn(terminal_text(f"warning: {repo} has no origin remote to name it; records and links say "
                            f"{git_repo.name} (pass --repo-name OWNER/NAME for another repository)", one_line=True))
     return git_repo
@@ -126,8 +126,8 @@ def warn(text: str) -> None:
 def open_cache(no_cache: bool):
     if no_cache:
         return None
-    from ..cache import FactsCache, default_cache_dir
-    from ..ruleset import rules_hash
+    from analyzer.pipeline.cache import FactsCache, default_cache_dir
+    from analyzer.pipeline.ruleset import rules_hash
     import sqlite3
     try:
         return FactsCache(default_cache_dir(), rules_hash(), __version__)
@@ -151,8 +151,8 @@ def opened(repo: str, rev: str, repo_name: str | None, no_cache: bool):
 
 def analyse(git_repo, sha: str, cache, jobs: int | None = None, previous=None, code: bool = False):
     """Extract at `sha`, with a status line on a terminal; `code` for the coverage audit."""
-    from ..extract import extract
-    from ..ui import status
+    from analyzer.pipeline.extract import extract
+    from analyzer.core.ui import status
 
     with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
         return extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say, code=code)

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from ..errors import UserError
-from ..wording import plural
-from ..sinks import COVERAGE, COVERAGE_TERMINAL
-from .common import FormatChoice, debug_option, repo_options, run_extract, sha_option
+from analyzer.core.errors import UserError
+from analyzer.core.wording import plural
+from analyzer.sinks import COVERAGE, COVERAGE_TERMINAL
+from analyzer.cli.common import FormatChoice, debug_option, repo_options, run_extract, sha_option
 
 
 @click.command()
@@ -54,9 +54,9 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --repo ../burn --format html --out coverage.html
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
-    from .. import coverage as cov
-    from ..outputs import ensure_writable_dir, write_file
-    from ..sinks import jsonl
+    from analyzer.features import coverage as cov
+    from analyzer.core.outputs import ensure_writable_dir, write_file
+    from analyzer.records import reader
 
     ctx = click.get_current_context()
     out = Path(out_file) if out_file else None
@@ -70,7 +70,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             raise UserError(f"--records reads an existing records file, so {', '.join(given)} "
                             f"{'does' if len(given) == 1 else 'do'} not apply; drop "
                             f"{'it' if len(given) == 1 else 'them'}, or drop --records to analyse a revision")
-        lines = jsonl.read(records_path)
+        lines = reader.read(records_path)
         if lines and all(ln.analysis is None for ln in lines):
             raise UserError(f"{records_path} holds records without analysis (the published form), which "
                             f"say nothing of the dtypes each arm handles; give the records.jsonl of "

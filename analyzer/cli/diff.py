@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from ..config import FAIL_ON
-from ..errors import CheckFailed, UserError
-from ..wording import plural
-from ..sinks import DIFF
-from .common import FormatChoice, debug_option, open_cache, open_repo, repo_options
+from analyzer.core.config import FAIL_ON
+from analyzer.core.errors import CheckFailed, UserError
+from analyzer.core.wording import plural
+from analyzer.sinks import DIFF
+from analyzer.cli.common import FormatChoice, debug_option, open_cache, open_repo, repo_options
 
 
 @click.command()
@@ -49,10 +49,10 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
       burn-errors diff old/records.jsonl new/records.jsonl --format json
       burn-errors diff $BASE $HEAD --repo . --artifacts-url "$ARTIFACT_URL" --out comment.md
     """
-    from ..diff import diff_records, diff_revisions, records_mode
-    from ..outputs import ensure_writable_dir, write_file
-    from ..sinks import diff_markdown
-    from ..ui import status
+    from analyzer.features.diff import diff_records, diff_revisions, records_mode
+    from analyzer.core.outputs import ensure_writable_dir, write_file
+    from analyzer.sinks import diff_markdown
+    from analyzer.core.ui import status
 
     kinds = [k for k in fail_on if k != "none"]
     if "none" in fail_on and kinds:

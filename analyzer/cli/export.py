@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from .common import debug_option
-from .validate import read_documents
+from analyzer.core.errors import UserError
+from analyzer.cli.common import debug_option
+from analyzer.cli.validate import read_documents
 
 def _dataset_version(ctx, param, value):
     if value is None:
         return None
-    from ..sinks.envelope import dataset_version
+    from analyzer.sinks.envelope import dataset_version
     try:
         return dataset_version(value)
     except ValueError as e:
@@ -43,9 +43,9 @@ def export(records, out_dir, dataset_version):
       burn-errors export output/records.jsonl --out site/data/
       burn-errors export output/records.jsonl --out site/data/ --dataset-version 2026-09-12T17:17:11.597Z
     """
-    from ..checks import check_documents
-    from ..sinks import envelope
-    from ..timestamps import utc_now
+    from analyzer.records.checks import check_documents
+    from analyzer.sinks import envelope
+    from analyzer.core.timestamps import utc_now
 
     report = check_documents(read_documents(records)[0])
     if report.problems:

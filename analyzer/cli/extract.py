@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .common import _STARTED, analyse, debug_option, opened, repo_options, sha_option
+from analyzer.cli.common import _STARTED, analyse, debug_option, opened, repo_options, sha_option
 
 @click.command()
 @repo_options
@@ -34,18 +34,19 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
       burn-errors extract --repo ../burn --sha HEAD --out output/
       burn-errors extract --repo ../burn --previous old/records.jsonl --all-sites
     """
-    from ..outputs import ensure_writable_dir, write_files
-    from ..ui import summary
+    from analyzer.core.outputs import ensure_writable_dir, write_files
+    from analyzer.core.ui import summary
 
     out = Path(out_dir)
     ensure_writable_dir(out)
     command = ["extract", *sys.argv[2:]]
     prev = None
     if previous:
-        from ..sinks import jsonl
-        prev = jsonl.read(previous)
+        from analyzer.records import reader
+        from analyzer.sinks import jsonl
+        prev = reader.read(previous)
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
-        from .. import results_cache
+        from analyzer.pipeline import results_cache
 
         key = results_cache.extract_key(git_repo.name, sha, all_sites)
         hit = cache.get_result(key) if cache is not None and prev is None else None
@@ -60,7 +61,10 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         # record stage in a background thread while its parser workers run, which a top-level
         # import here would turn into time before the work starts.
         ex = analyse(git_repo, sha, cache, jobs, prev)
-        from ..sinks import audit, jsonl, manifest
+        from analyzer.sinks import audit
+        from analyzer.records import reader
+        from analyzer.sinks import jsonl
+        from analyzer.pipeline import manifest
 
         man = manifest.build(ex, git_repo.origin, command)
         records_text = jsonl.dumps(ex.lines)

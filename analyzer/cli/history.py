@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from ..safe import rich_text, terminal_text
-from ..errors import UserError
-from ..sinks import HISTORY
-from .common import FormatChoice, open_cache, open_repo, repo_options
+from analyzer.core.safe import rich_text, terminal_text
+from analyzer.core.errors import UserError
+from analyzer.sinks import HISTORY
+from analyzer.cli.common import FormatChoice, open_cache, open_repo, repo_options
 
 
 @click.command()
@@ -54,8 +54,8 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
       burn-errors history --repo ../burn --revs v0.20.0,v0.21.0,HEAD --format json --out history.json
       burn-errors history --repo ../burn --tags 'v0.2*' --format json
     """
-    from ..history import build_history, plan
-    from ..outputs import ensure_writable_dir, write_file
+    from analyzer.features.history import build_history, plan
+    from analyzer.core.outputs import ensure_writable_dir, write_file
 
     wanted = [r.strip() for value in revs for r in value.split(",") if r.strip()]
     if revs and not wanted:

@@ -7,18 +7,18 @@ from pathlib import Path
 
 import click
 
-from ..errors import CheckFailed, UserError
-from ..safe import terminal_text
-from ..sinks import LOOKUP, PAGES, PAGES_ALIASES
-from ..wording import plural
-from .common import FormatChoice, debug_option
+from analyzer.core.errors import CheckFailed, UserError
+from analyzer.core.safe import terminal_text
+from analyzer.sinks import LOOKUP, PAGES, PAGES_ALIASES
+from analyzer.core.wording import plural
+from analyzer.cli.common import FormatChoice, debug_option
 
 DEFAULT_RECORDS = "output/records.jsonl"
 
 
 def _read_records(path: str):
-    from ..sinks import jsonl
-    return jsonl.read(path)
+    from analyzer.records import reader
+    return reader.read(path)
 
 
 @click.command()
@@ -46,7 +46,7 @@ def render(records, fmt, out_dir, issues_url):
       burn-errors render output/records.jsonl
       burn-errors render output/records.jsonl --format html --out site/errors/
     """
-    from ..outputs import ensure_writable_dir, write_files
+    from analyzer.core.outputs import ensure_writable_dir, write_files
 
     lines = _read_records(records)
     if not lines:
@@ -84,7 +84,7 @@ def lookup(message, records, fmt, limit):
       burn-errors lookup "$(cat panic.txt)" --records output/records.jsonl
       cargo run 2>&1 | burn-errors lookup - --format json
     """
-    from .. import lookup as lk
+    from analyzer.features import lookup as lk
 
     text = sys.stdin.read() if message == "-" else message
     panic = lk.parse_panic(text)
@@ -139,9 +139,9 @@ def annotate_export(records, out_dir):
       burn-errors annotate export output/records.jsonl --out annotation/
       for p in annotation/*.prompt.md; do my-llm < "$p" > "${p%.prompt.md}.json"; done
     """
-    from ..annotate import export
-    from ..timestamps import utc_now
-    from ..outputs import ensure_writable_dir, write_files
+    from analyzer.features.annotate import export
+    from analyzer.core.timestamps import utc_now
+    from analyzer.core.outputs import ensure_writable_dir, write_files
 
     lines = _read_records(records)
     out = Path(out_dir)
@@ -192,10 +192,10 @@ def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
       burn-errors annotate import old.jsonl a.json b.json --out new.jsonl --skip-bad
       burn-errors annotate import output/records.jsonl model-answers/ --out output/records.jsonl --ai-assisted
     """
-    from .. import annotate as an
-    from ..timestamps import utc_now
-    from ..outputs import write_files
-    from ..sinks import jsonl
+    from analyzer.features import annotate as an
+    from analyzer.core.timestamps import utc_now
+    from analyzer.core.outputs import write_files
+    from analyzer.sinks import jsonl
 
     lines = _read_records(records)
     files = an.answer_files(list(answers))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import click
 
-from ..errors import CheckFailed
-from ..wording import plural
-from .common import debug_option
+from analyzer.core.errors import CheckFailed
+from analyzer.core.wording import plural
+from analyzer.cli.common import debug_option
 
 @click.command()
 @click.argument("records", type=click.Path())
@@ -30,7 +30,7 @@ def validate(records):
       burn-errors validate output/records.jsonl
       burn-errors validate site/data/        # a folder written by burn-errors export
     """
-    from ..checks import check_documents
+    from analyzer.records.checks import check_documents
 
     documents, unit = read_documents(records)
     report = check_documents(documents)
@@ -48,21 +48,21 @@ def read_documents(records: str):
     """The JSON documents of a records path, and what one is called ("line", "item" or "file"):
     a records file holds one per line, a pretty-printed envelope file one, a JSON array one per
     item; a folder (an export, a folder of envelopes, or a folder `extract` wrote) is read file by
-    file as `jsonl.record_files` lists them, leaving out a file that holds no record (an index)."""
+    file as `reader.record_files` lists them, leaving out a file that holds no record (an index)."""
     import json
 
-    from ..checks import Document
-    from ..sinks import jsonl
+    from analyzer.records.checks import Document
+    from analyzer.records import reader
 
-    in_folder = jsonl.is_folder(records)
+    in_folder = reader.is_folder(records)
     documents: list = []
     unit = "file" if in_folder else "line"
-    for path in jsonl.record_files(records):
-        text = jsonl.read_text(path)
-        if in_folder and jsonl.holds_no_record(text):
+    for path in reader.record_files(records):
+        text = reader.read_text(path)
+        if in_folder and reader.holds_no_record(text):
             continue
         try:
-            whole = jsonl.single_document(text)
+            whole = reader.single_document(text)
         except (ValueError, RecursionError):  # JSON no reader takes: checked, and named, line by line
             whole = None
         if isinstance(whole, list):  # a JSON array of envelopes: one document per item

@@ -50,17 +50,17 @@ COVERAGE_TERMINAL: dict[str, Writer] = {
 # Diff: (result, fail_on, artifacts_url) -> text; the arguments a format has no use for are
 # dropped here so each sink keeps the signature it needs.
 def _diff_markdown(result: Any, fail_on: list[str], artifacts_url: str | None) -> str:
-    from . import diff_markdown
+    from analyzer.sinks import diff_markdown
     return diff_markdown.render(result, fail_on, artifacts_url=artifacts_url)
 
 
 def _diff_json(result: Any, fail_on: list[str], artifacts_url: str | None) -> str:
-    from . import diff_json
+    from analyzer.sinks import diff_json
     return diff_json.dumps(result, fail_on)
 
 
 def _diff_sarif(result: Any, fail_on: list[str], artifacts_url: str | None) -> str:
-    from . import sarif
+    from analyzer.sinks import sarif
     return sarif.dumps(result)
 
 

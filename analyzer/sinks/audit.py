@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ..classify import RULES
-from ..extract import Extraction
+from analyzer.decisions.classify import RULES
+from analyzer.pipeline.extract import Extraction
 
 
 def dumps(ex: Extraction) -> str:

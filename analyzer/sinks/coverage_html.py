@@ -5,21 +5,10 @@ and names path:line in its tooltip. Inline CSS and JS only: no network assets, w
 
 from __future__ import annotations
 
-from .. import __version__
-from ..coverage import (
-    HANDLED,
-    NA,
-    PANICS,
-    PARTIAL,
-    UNKNOWN,
-    Cell,
-    Group,
-    Matrix,
-    label,
-    short_path,
-)
-from ..safe import https_url
-from .environment import environment
+from analyzer import __version__
+from analyzer.features.coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Cell, Group, Matrix, label, short_path
+from analyzer.core.safe import https_url
+from analyzer.core.rendering import environment
 
 GLYPH = {HANDLED: "✓", PANICS: "✗", PARTIAL: "◐", NA: "–", UNKNOWN: "?"}
 # A status as a CSS class (`n/a` is not a class name).

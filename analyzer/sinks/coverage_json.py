@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from .. import __version__
-from ..coverage import STATUSES, Dispatch, Matrix, Site
+from analyzer import __version__
+from analyzer.features.coverage import STATUSES, Dispatch, Matrix, Site
 
 FORMAT_VERSION = 2
 STATUS_MEANING = {

@@ -5,19 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..coverage import (
-    HANDLED,
-    NA,
-    PANICS,
-    PARTIAL,
-    UNKNOWN,
-    Group,
-    Matrix,
-    label,
-    short_path,
-)
-from ..safe import md_cell, md_code_span, md_link, md_one_line
-from ..wording import plural
+from analyzer.features.coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from analyzer.core.safe import md_cell, md_code_span, md_link, md_one_line
+from analyzer.core.wording import plural
 
 MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡", NA: "–", UNKNOWN: "❔"}
 LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (panics in another "

@@ -14,19 +14,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..coverage import (
-    HANDLED,
-    NA,
-    PANICS,
-    PARTIAL,
-    UNKNOWN,
-    Group,
-    Matrix,
-    label,
-    short_path,
-)
-from ..safe import rich_text, terminal_text
-from ..wording import plural
+from analyzer.features.coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from analyzer.core.safe import rich_text, terminal_text
+from analyzer.core.wording import plural
 
 GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow"), NA: ("–", "dim"),
          UNKNOWN: ("?", "magenta")}

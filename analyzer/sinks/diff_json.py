@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from .. import __version__
-from ..diff import Change, DiffResult, Side
-from ..record import RecordLine
+from analyzer import __version__
+from analyzer.features.diff import Change, DiffResult, Side
+from analyzer.records.model import RecordLine
 
 
 def site(line: RecordLine) -> dict:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlsplit
 
-from .. import __version__
-from ..diff import DiffResult
-from ..errors import UserError
-from ..record import RecordLine
-from ..safe import md_cell, md_code_span, md_link
-from ..wording import plural
-from .environment import environment
+from analyzer import __version__
+from analyzer.features.diff import DiffResult
+from analyzer.core.errors import UserError
+from analyzer.records.model import RecordLine
+from analyzer.core.safe import md_cell, md_code_span, md_link
+from analyzer.core.wording import plural
+from analyzer.core.rendering import environment
 
 MARKER = "<!-- burn-errors:diff -->"
 MAX_ROWS = 50

@@ -29,11 +29,11 @@ from datetime import datetime
 from pathlib import Path
 
 
-from .. import __version__
-from ..config import SCHEMA_VERSION
-from ..errors import UserError
-from ..record import ErrorRecord
-from ..timestamps import utc_time
+from analyzer import __version__
+from analyzer.core.config import SCHEMA_VERSION
+from analyzer.core.errors import UserError
+from analyzer.records.model import ErrorRecord
+from analyzer.core.timestamps import utc_time
 
 INDEX = "index.json"
 FORMAT_VERSION = 1

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from .. import __version__
-from ..history import FIXED, History, Lineage, State, describe
-from ..safe import https_url
-from .environment import environment
+from analyzer import __version__
+from analyzer.features.history import FIXED, History, Lineage, State, describe
+from analyzer.core.safe import https_url
+from analyzer.core.rendering import environment
 
 CATEGORIES = ("dtype-dispatch", "unsupported-mode")
 # The SVG timeline's geometry, in px.
@@ -24,7 +24,7 @@ def dumps(history: History) -> str:
 
 
 def https(url: str | None) -> str | None:
-    """The URL when `analyzer.safe.https_url` takes it as a link, else None (no link written)."""
+    """The URL when `analyzer.core.safe.https_url` takes it as a link, else None (no link written)."""
     return https_url(url)
 
 

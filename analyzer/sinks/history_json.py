@@ -7,17 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 
-from .. import __version__
-from ..record import CONTENT_FIELDS
-from ..history import (
-    FLIP_KINDS,
-    REMOVAL_KINDS,
-    Event,
-    History,
-    Lineage,
-    Removal,
-    State,
-)
+from analyzer import __version__
+from analyzer.records.model import CONTENT_FIELDS
+from analyzer.features.history import FLIP_KINDS, REMOVAL_KINDS, Event, History, Lineage, Removal, State
 
 FORMAT_VERSION = 1
 

@@ -9,20 +9,11 @@ pinned to a commit, and percent-encoded so no path can end the link early.
 
 from __future__ import annotations
 
-from .. import __version__
-from ..history import (
-    FIXED,
-    REMOVED_FROM_TREE,
-    REWRITTEN,
-    Event,
-    Flip,
-    History,
-    State,
-    describe,
-)
-from ..safe import md_link
-from .diff_markdown import code, commit_link, contrast, delta, dtypes, text
-from .environment import environment
+from analyzer import __version__
+from analyzer.features.history import FIXED, REMOVED_FROM_TREE, REWRITTEN, Event, Flip, History, State, describe
+from analyzer.core.safe import md_link
+from analyzer.sinks.diff_markdown import code, commit_link, contrast, delta, dtypes, text
+from analyzer.core.rendering import environment
 
 MAX_MESSAGE = 100
 

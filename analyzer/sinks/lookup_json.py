@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..lookup import Lookup, Match
+from analyzer.features.lookup import Lookup, Match
 
 
 def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False) -> str:

@@ -4,9 +4,9 @@ escape sequence in them reaches the terminal."""
 
 from __future__ import annotations
 
-from ..lookup import Lookup, Match
-from ..safe import terminal_text
-from ..wording import plural
+from analyzer.features.lookup import Lookup, Match
+from analyzer.core.safe import terminal_text
+from analyzer.core.wording import plural
 
 
 def _t(value: object) -> str:

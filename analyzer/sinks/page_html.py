@@ -2,14 +2,14 @@
 
 Each file carries its own style (light and dark), no script and nothing fetched from elsewhere;
 every value is HTML-escaped by jinja2's autoescape; an external link is written only when its URL
-passes `analyzer.safe.https_url` (else the text stands without a link), and links to other pages
+passes `analyzer.core.safe.https_url` (else the text stands without a link), and links to other pages
 are percent-encoded.
 """
 
 from __future__ import annotations
 
-from ..pages import render_all
-from ..record import RecordLine
+from analyzer.features.pages import render_all
+from analyzer.records.model import RecordLine
 
 EXT = "html"
 

@@ -1,13 +1,13 @@
 """Error pages as Markdown (CommonMark): `<slug>.md` per record and `index.md`.
 
 The values are escaped so that a CommonMark reader shows the text exactly as in the record (see
-`analyzer.safe`); code is put in fences longer than any backtick run it holds.
+`analyzer.core.safe`); code is put in fences longer than any backtick run it holds.
 """
 
 from __future__ import annotations
 
-from ..pages import render_all
-from ..record import RecordLine
+from analyzer.features.pages import render_all
+from analyzer.records.model import RecordLine
 
 EXT = "md"
 

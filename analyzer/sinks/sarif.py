@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from .. import __version__
-from ..classify import CATEGORIES
-from ..diff import DiffResult
-from ..record import RecordLine
-from ..safe import https_url, url_path
+from analyzer import __version__
+from analyzer.decisions.classify import CATEGORIES
+from analyzer.features.diff import DiffResult
+from analyzer.records.model import RecordLine
+from analyzer.core.safe import https_url, url_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "burnErrorsId/v1"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import cached_property, cache
 from typing import NamedTuple
 
-from .facts import ArmFacts, EnumFacts, SiteFacts, VariantRef
+from analyzer.facts.model import ArmFacts, EnumFacts, SiteFacts, VariantRef
 
 DTYPE = "dtype-dispatch"
 MODE = "unsupported-mode"
@@ -27,7 +27,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @cache
 def rule_data() -> dict:
-    from .ruleset import queries_root
+    from analyzer.pipeline.ruleset import queries_root
     text = queries_root().joinpath("classifier.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
 

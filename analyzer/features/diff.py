@@ -17,7 +17,7 @@ A site is never both removed and added: lineage matches one-to-one. A matched pa
 under the base record's id (the id `extract --previous` would keep).
 
 Coverage cells that flipped (a dtype of an operation that was handled and now panics, or the
-reverse, or that appeared or disappeared) come from analyzer.coverage.
+reverse, or that appeared or disappeared) come from analyzer.features.coverage.
 
 The two sides come either from two revisions of one git repository, analysed from git objects
 with one shared per-file cache (so the second revision parses only the files that differ), or from
@@ -31,10 +31,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import coverage
-from .errors import UserError
-from .lineage import link
-from .record import CONTENT_FIELDS, RecordLine, content_changes
+from analyzer.features import coverage
+from analyzer.core.errors import UserError
+from analyzer.lineage.link import link
+from analyzer.records.model import CONTENT_FIELDS, RecordLine, content_changes
 
 
 @dataclass
@@ -190,7 +190,7 @@ def records_mode(base: str, head: str) -> bool:
 
 def _is_records(arg: str) -> bool:
     """A file, or a folder holding records files (a folder named like a revision is not one)."""
-    from .sinks.jsonl import RECORD_FILE_SUFFIXES
+    from analyzer.records.reader import RECORD_FILE_SUFFIXES
 
     p = Path(arg)
     try:
@@ -211,10 +211,10 @@ def _records_side(path: str, lines: list[RecordLine]) -> Side:
 def diff_records(base_path: str, head_path: str, git_repo=None) -> DiffResult:
     """Compare two records files; with `git_repo` (holding the head records' commit), base lines
     are followed through its history too."""
-    from .sinks import jsonl
+    from analyzer.records import reader
 
     t0 = time.perf_counter()
-    base_lines, head_lines = jsonl.read(base_path), jsonl.read(head_path)
+    base_lines, head_lines = reader.read(base_path), reader.read(head_path)
     result = compare(base_lines, head_lines, _records_side(base_path, base_lines),
                      _records_side(head_path, head_lines), git_repo=git_repo)
     result.timings = {"total": round(time.perf_counter() - t0, 3)}
@@ -225,8 +225,8 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
                    progress: Callable[[str, str], None] | None = None) -> DiffResult:
     """Analyse two revisions of one repository from git objects, sharing one cache: the second
     revision reads and parses only the blobs the first did not have."""
-    from .extract import extract
-    from .timestamps import utc_now
+    from analyzer.pipeline.extract import extract
+    from analyzer.core.timestamps import utc_now
 
     t0 = time.perf_counter()
     shas = {"base": git_repo.resolve(base_rev), "head": git_repo.resolve(head_rev)}

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from ..safe import (
+from analyzer.core.safe import (
     https_url,
     md_autolink,
     md_cell,
@@ -28,7 +28,7 @@ from ..safe import (
     md_one_line,
     md_paragraphs,
 )
-from ..wording import plural
+from analyzer.core.wording import plural
 
 
 def html_paragraphs(text: str) -> Markup:

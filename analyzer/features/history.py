@@ -38,12 +38,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import coverage, results_cache
-from .errors import UserError
+from analyzer.features import coverage
+from analyzer.pipeline import results_cache
+from analyzer.core.errors import UserError
 
 if TYPE_CHECKING:  # pydantic is imported when records are built
-    from .record import RecordLine
-    from .source import GitRepository
+    from analyzer.records.model import RecordLine
+    from analyzer.source.repository import GitRepository
 
 # How a lineage ended.
 FIXED = "fixed"
@@ -489,7 +490,7 @@ def _link(base_lines: list[RecordLine], head_lines: list[RecordLine], *, git_rep
     key = results_cache.key(_LINKS_KIND, git_repo.name if git_repo else "", base_sha, head_sha)
     pairs = _cached_pairs(cache, key, len(base_lines), len(head_lines)) if base_sha and head_sha else None
     if pairs is None:
-        from .lineage import link
+        from analyzer.lineage.link import link
 
         found = link(base_lines, head_lines, repo=git_repo, sha=head_sha or None)
         pairs = [(k.previous, k.current, k.tier) for k in found.links]
@@ -527,7 +528,7 @@ def records_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None =
                progress: Callable[[str], None] | None = None) -> _Analysed:
     """The records of one revision: one results-cache row when this revision was analysed
     before with the same rules, else an extraction that parses only blobs the cache lacks."""
-    from .record import RecordLine
+    from analyzer.records.model import RecordLine
 
     key = results_cache.key(_RESULT_KIND, git_repo.name, sha)
     hit = cache.get_result(key) if cache is not None else None
@@ -537,7 +538,7 @@ def records_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None =
             return _Analysed(lines, int(hit["filesScanned"]), 0, True)
         except (KeyError, TypeError, ValueError):
             pass  # a row of another shape: analyse again and overwrite it
-    from .extract import extract
+    from analyzer.pipeline.extract import extract
 
     ex = extract(git_repo, sha, cache=cache, jobs=jobs, progress=progress)
     if cache is not None:
@@ -605,7 +606,7 @@ class _Builder:
         return lineage
 
     def _follow(self, index: int, sha: str, lines: list[RecordLine], matrix: coverage.Matrix) -> dict[str, Lineage]:
-        from .record import content_changes  # pydantic is loaded once records exist
+        from analyzer.records.model import content_changes  # pydantic is loaded once records exist
 
         links = _link(self._prev_lines, lines, git_repo=self.git_repo, base_sha=self._prev_sha, head_sha=sha,
                       cache=self.cache)

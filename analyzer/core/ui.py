@@ -9,7 +9,7 @@ import time
 
 import click
 
-from .wording import plural
+from analyzer.core.wording import plural
 
 
 def _tty() -> bool:
@@ -80,7 +80,7 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
                    f"where the tree allows (listed in manifest.json)", err=True)
     skipped = manifest.get("skipped") or []
     if skipped:
-        from .safe import terminal_text
+        from analyzer.core.safe import terminal_text
         first = terminal_text(f"{skipped[0]['path']}: {skipped[0]['reason']}", one_line=True)
         click.echo(f"note: {len(skipped)} files were skipped, unread (first: {first}; all are listed in "
                    f"manifest.json)", err=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .. import __version__
-from ..config import SCHEMA_VERSION
-from ..ruleset import rules_hash
+from analyzer import __version__
+from analyzer.core.config import SCHEMA_VERSION
+from analyzer.pipeline.ruleset import rules_hash
 
 if TYPE_CHECKING:  # a type only: the results-cache path writes manifests without the parser
-    from ..extract import Extraction
+    from analyzer.pipeline.extract import Extraction
 
 
 def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .record import RecordLine
+from analyzer.records.model import RecordLine
 
 # What Rust prints after the message.
 _TRAILER = re.compile(r"\r?\n(?:note: run with `RUST_BACKTRACE=|note: Some details are omitted|stack backtrace:)")

@@ -7,7 +7,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .errors import UserError
+from analyzer.core.errors import UserError
 
 
 def ensure_writable_dir(folder: Path) -> None:

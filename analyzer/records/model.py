@@ -22,8 +22,8 @@ from pydantic import (
     model_serializer,
 )
 
-from .config import SCHEMA_VERSION
-from .jsonlines import dumps_line
+from analyzer.core.config import SCHEMA_VERSION
+from analyzer.core.jsonlines import dumps_line
 
 ANNOTATION_FIELDS = ("documentation", "triggerScenarios", "commonSituations", "solutions", "exampleFix",
                      "handlingStrategy", "validationCode", "typeGuard", "tryCatchPattern", "preventionTips")
@@ -209,7 +209,7 @@ def slug(message: str, record_id: str) -> str:
 def github_url(repo: str, sha: str, path: str, start: int, end: int) -> str:
     """The lines on GitHub, pinned to the commit; the path percent-encoded (a file name may hold
     spaces, `#`, `?`, `)` or newlines)."""
-    from .safe import url_path
+    from analyzer.core.safe import url_path
     return f"https://github.com/{url_path(repo)}/blob/{sha}/{url_path(path)}#L{start}-L{end}"
 
 
@@ -286,9 +286,9 @@ def function_from_window(record: ErrorRecord) -> str:
 
 def derive_analysis(record: ErrorRecord) -> Analysis:
     """What a record without analysis tells of itself (see RecordLine.facts)."""
-    from .classify import BACKGROUND_TAG
-    from .extract import operation_of
-    from .messages import PanicMessage, split_format
+    from analyzer.decisions.classify import BACKGROUND_TAG
+    from analyzer.records.operation import operation_of
+    from analyzer.facts.messages import PanicMessage, split_format
 
     category: Literal["dtype-dispatch", "unsupported-mode"] = (
         "dtype-dispatch" if record.backgroundTag == BACKGROUND_TAG["dtype-dispatch"] else "unsupported-mode")

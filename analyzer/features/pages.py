@@ -32,12 +32,11 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from .annotate import (
-    AI_TAG,  # only records tagged so are "AI-assisted"; other annotations are "Annotated"
-)
-from .errors import UserError
-from .record import RecordLine
-from .sinks.environment import environment
+from analyzer.features.annotate import AI_TAG
+from analyzer.core.errors import UserError
+from analyzer.records.model import RecordLine
+from analyzer.records.operation import STD_PREFIX
+from analyzer.core.rendering import environment
 
 RELATED_LIMIT = 8
 
@@ -48,7 +47,6 @@ _VARIANT_PREFIX = re.compile(r"^(?:deform|adaptive)_(?=[a-z])")
 _SUFFIXES = ("_backward", "_forward", "_grad", "_with_indices", "_inplace", "_elem", "_ref", "_async", "_impl")
 _DIM_SUFFIX = re.compile(r"_?[1-9]d$")
 _OPS_TRAIT = re.compile(r"^impl(?:<.*?>)?\s+(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)Ops\b.*\bfor\b")
-_STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
 
 
 def family_key(operation: str) -> str:
@@ -72,7 +70,7 @@ def family_key(operation: str) -> str:
 
 def names_operation(line: RecordLine) -> bool:
     """True when the message itself names the operation (`conv3d: unsupported dtype {:?}`)."""
-    message = _STD_PREFIX.sub("", line.record.errorMessage)
+    message = STD_PREFIX.sub("", line.record.errorMessage)
     op = line.facts.operation
     return bool(op) and re.match(re.escape(op) + r"\s*:", message) is not None
 

@@ -36,8 +36,8 @@ from typing import get_args
 
 from pydantic import ValidationError
 
-from .errors import UserError
-from .record import ANNOTATION_FIELDS, Annotation, HandlingStrategy, RecordLine
+from analyzer.core.errors import UserError
+from analyzer.records.model import ANNOTATION_FIELDS, Annotation, HandlingStrategy, RecordLine
 
 EXPORT_MANIFEST = "export.json"
 # The record tag that says a model helped write the annotation (`import --ai-assisted`); a page
@@ -146,7 +146,7 @@ class Export:
 
 
 def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> Export:
-    from .sinks.environment import environment
+    from analyzer.core.rendering import environment
 
     template = environment().get_template("annotate_prompt.md.j2")
     todo = [ln for ln in lines if needs_annotation(ln)]

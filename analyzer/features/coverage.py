@@ -31,10 +31,10 @@ from functools import cache, cached_property, lru_cache
 from typing import TYPE_CHECKING
 from collections.abc import Iterable
 
-from .record import RecordLine
+from analyzer.records.model import RecordLine
 
 if TYPE_CHECKING:
-    from .facts import FnFacts
+    from analyzer.facts.model import FnFacts
 
 HANDLED = "handled"
 PANICS = "panics"
@@ -487,18 +487,18 @@ def dtype_kind(dtype: str) -> str:
 
 @lru_cache(maxsize=1)
 def _dtype_kind_patterns():
-    from .config import DTYPE_KINDS
+    from analyzer.core.config import DTYPE_KINDS
     return [(kind, re.compile(rx)) for kind, rx in DTYPE_KINDS]
 
 
 def trait_kind(trait: str) -> str:
-    from .config import OPS_TRAIT_KINDS
+    from analyzer.core.config import OPS_TRAIT_KINDS
     return next((kind for prefix, kind in OPS_TRAIT_KINDS if trait.startswith(prefix)), "")
 
 
 def ops_traits(code) -> dict[str, str]:
     """Backend ops traits defined in the tree: name -> the crate that defines it."""
-    from .config import BACKEND_TRAIT
+    from analyzer.core.config import BACKEND_TRAIT
 
     word = re.compile(rf"\b{re.escape(BACKEND_TRAIT)}\b")
     out: dict[str, str] = {}
@@ -522,7 +522,7 @@ def build_operations(ex, collapse: bool = False) -> Matrix:
     name within its crate (helpers reached from several operations count for each), repetition
     macros resolved per invocation, and n/a where a dtype is of another tensor kind than the
     operation's trait takes."""
-    from .record import github_url
+    from analyzer.records.model import github_url
 
     audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
     checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])

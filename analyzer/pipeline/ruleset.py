@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from .errors import UserError
+from analyzer.core.errors import UserError
 
 
 @cache
@@ -22,7 +22,7 @@ def queries_root():
             return root
     except ModuleNotFoundError:
         pass
-    source = Path(__file__).resolve().parent.parent / "queries"
+    source = Path(__file__).resolve().parents[2] / "queries"
     if (source / "panic_calls.scm").is_file():
         return source
     raise UserError("the rule data (queries/*.scm, classifier.toml) is missing from this installation; "
@@ -32,8 +32,9 @@ def queries_root():
 # The modules whose code decides what is found: the parse facts (and which bytes are parsed), the
 # messages, the classifier and its rule list (classify.RULE_ORDER), the ids, the record shape and
 # the extraction.
-HASHED_MODULES = ("prefilter.py", "regions.py", "parse.py", "facts.py", "messages.py", "classify.py", "ids.py",
-                  "record.py", "extract.py")
+HASHED_MODULES = ("facts/prefilter.py", "facts/regions.py", "facts/parse.py", "facts/model.py", "facts/messages.py",
+                  "decisions/classify.py", "records/ids.py", "records/model.py", "records/build.py",
+                  "records/operation.py", "pipeline/extract.py")
 
 
 @cache

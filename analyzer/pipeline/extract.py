@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import sys
 import threading
 import time
@@ -15,21 +14,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 from collections.abc import Callable
 
-from .classify import BACKGROUND_TAG, CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
-from .config import WINDOW_RADIUS
-from .errors import UserError
-from .ids import arm_slot, assign_ids, site_key
-from .facts import FileFacts, SiteFacts
-from .parse import parse_file
-from .prefilter import OPS_HINT, has_enum_hint, has_panic_hint, plain_aliases
-from .source import GitRepository
-from .timestamps import utc_now
+from analyzer.decisions.classify import CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
+from analyzer.core.errors import UserError
+from analyzer.records.ids import arm_slot, assign_ids, site_key
+from analyzer.facts.model import FileFacts, SiteFacts
+from analyzer.facts.parse import parse_file
+from analyzer.facts.prefilter import OPS_HINT, has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.source.repository import GitRepository
+from analyzer.core.timestamps import utc_now
 
 if TYPE_CHECKING:  # the record stage (pydantic) is imported when it runs
-    from .record import RecordLine
+    from analyzer.records.model import RecordLine
 
-_OPERATION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)\s*:")
-_STD_PREFIX = re.compile(r"^(?:not implemented|not yet implemented): ")
 
 
 @dataclass
@@ -105,22 +101,6 @@ def crate_of(path: str, crate_roots: list[str]) -> str:
     return path.split("/", 1)[0] if "/" in path else ""
 
 
-# Trait methods whose name says nothing about the operation: qualified with the impl's type.
-_GENERIC_METHODS = {"from", "try_from", "into", "try_into", "fmt", "default", "new", "clone", "eq", "hash"}
-
-
-def operation_of(message: str, function: str, in_macro: str, impl: str = "") -> str:
-    """The operation a site belongs to: the message's prefix before `:`, else the function
-    (`FloatDType::from` rather than `from` for a conversion impl)."""
-    m = _OPERATION.match(_STD_PREFIX.sub("", message))
-    if m:
-        return m.group(1)
-    if function in _GENERIC_METHODS and impl:
-        owner = impl.rsplit(" for ", 1)[-1].removeprefix("impl ").split("<")[0].strip()
-        return f"{owner}::{function}"
-    return function or in_macro.replace("macro_rules! ", "") or "?"
-
-
 # -- parse stage: blobs to facts, across processes --------------------------------------------
 #
 # Cold, the parent streams the blobs from one `git cat-file --batch`, keeps back every file that
@@ -165,13 +145,13 @@ class Parsed(NamedTuple):
 
 
 def _rows(facts: FileFacts, code: bool) -> tuple[bytes, bytes | None]:
-    from .cache import encode
+    from analyzer.pipeline.cache import encode
     return encode(facts.site_part().to_json()), encode(facts.code_part().to_json()) if code else None
 
 
 def _parsed(site_row: bytes, code_row: bytes | None) -> Parsed:
     """Facts rebuilt from the rows, so a cold run and a cached run see the very same values."""
-    from .cache import decode
+    from analyzer.pipeline.cache import decode
     return Parsed(FileFacts.from_json(decode(site_row)), site_row,
                   FileFacts.from_json(decode(code_row)) if code_row is not None else None, code_row)
 
@@ -334,7 +314,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     facts: dict[str, FileFacts] = {}
     code_facts: dict[str, FileFacts] = {}
     if cache is not None:
-        from .cache import CODE
+        from analyzer.pipeline.cache import CODE
         facts = cache.get_many(oids, FileFacts.from_json)
         if code:
             code_facts = cache.get_many(oids, FileFacts.from_json, facet=CODE)
@@ -374,6 +354,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
                      [a.path for a in kept], [a.site.line for a in kept])
     for a, i in zip(kept, ids):
         a.id = i
+    from analyzer.records.build import file_lines, record_line
+
     by_path = {b.path: b for b in rust}
     need = sorted({by_path[a.path].oid for a in kept} - set(contents))
     contents.update(repo.read_blobs(need))
@@ -383,14 +365,14 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
-        lines.append(_record_line(repo.name, sha, now, a, text_lines[oid]))
+        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid]))
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None
     if previous is not None:
         # Each earlier record found again hands on its id, slug, tags and first-seen revision,
         # and its annotations while the content is unchanged (analyzer/lineage.py).
-        from .lineage import carry_over, link
+        from analyzer.lineage.link import carry_over, link
         carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha))
         lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
     timings["record"] = time.perf_counter() - t3
@@ -425,15 +407,6 @@ def _scan_counts(rust: list, from_cache: set[str], prefiltered: set[str]) -> dic
     return {"cached": cached, "parsed": len(rust) - cached - skipped, "prefiltered": skipped}
 
 
-def file_lines(data: bytes) -> list[str]:
-    """The file's lines as an editor counts them: a final newline ends the last line, it does
-    not start an empty one. Each line is kept exactly (a CR of a CRLF file stays)."""
-    lines = data.decode("utf-8", "replace").split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def _is_utf8_name(path: str) -> bool:
     """Whether a tree path (decoded with surrogateescape) was UTF-8 in git."""
     try:
@@ -452,34 +425,4 @@ def _not_utf8(data: bytes) -> bool:
 
 
 def _import_record_stage() -> None:
-    from . import record  # noqa: F401
-
-
-def _record_line(repo: str, sha: str, now: str, a: AuditEntry, file_lines: list[str]) -> RecordLine:
-    from .record import Analysis, ErrorRecord, RecordLine, content_hash, github_url, slug, window
-
-    s, d = a.site, a.decision
-    source, start, end = window(file_lines, s.line, WINDOW_RADIUS)
-    category = d.category
-    assert category is not None and a.id is not None
-    tags = ["rust", repo.split("/")[-1], a.crate.removeprefix("burn-") or a.crate, BACKGROUND_TAG[category]]
-    if s.macro != "panic":
-        tags.append(s.macro)
-    record = ErrorRecord(
-        id=a.id, repo=repo, slug=slug(s.message, a.id), errorMessage=s.message, messagePattern=s.message,
-        filePath=a.path, lineNumber=s.line, sourceCode=source, sourceCodeStart=start, sourceCodeEnd=end,
-        githubUrl=github_url(repo, sha, a.path, start, end), tags=list(dict.fromkeys(tags)),
-        # The stage's plain strings meet the model's closed sets here; pydantic checks them at run time.
-        backgroundTag=BACKGROUND_TAG[category], analyzedSha=sha, analyzedAt=now,  # type: ignore[arg-type]
-        contentChangedAt=now)
-    from .messages import PanicMessage, Segment
-    regex = PanicMessage(s.message, tuple(Segment(t, p) for t, p in s.message_segments)).regex
-    analysis = Analysis(
-        category=category, macro=s.macro, crate=a.crate, function=s.function,  # type: ignore[arg-type]
-        impl=s.impl, itemPath=s.item_path, context=s.context,  # type: ignore[arg-type]
-        scrutinee=s.scrutinee, pattern=d.pattern, enum=d.enum,
-        handled=d.handled, rejected=d.rejected, partial=d.partial, messageRegex=regex,
-        operation=operation_of(s.message, s.function, s.in_macro, s.impl), inMacro=s.in_macro, column=s.column,
-        rule=d.reason, rules=d.rules, firstSeenSha=sha, firstSeenAt=now,
-        contentHash=content_hash(s.message, category, s.macro, s.scrutinee, d.pattern, d.handled, d.rejected))
-    return RecordLine(record=record, analysis=analysis)
+    from analyzer.records import model as record  # noqa: F401

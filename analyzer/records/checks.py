@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from .classify import BACKGROUND_TAG
-from .config import WINDOW_RADIUS
-from .record import Analysis, Envelope, ErrorRecord, RecordLine, github_url, slug
+from analyzer.decisions.classify import BACKGROUND_TAG
+from analyzer.core.config import WINDOW_RADIUS
+from analyzer.records.model import Analysis, Envelope, ErrorRecord, RecordLine, github_url, slug
 
 # Schema errors listed per document; the rest are counted.
 MAX_SCHEMA_ERRORS = 5

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
 
-from .config import DEFAULT_REPO_NAME
-from .errors import UserError
+from analyzer.core.config import DEFAULT_REPO_NAME
+from analyzer.core.errors import UserError
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.I)
 _SLUG = re.compile(r"[:/]([^/:]+)/([^/]+?)(?:\.git)?/?$")

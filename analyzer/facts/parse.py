@@ -15,7 +15,7 @@ from functools import cache
 import tree_sitter_rust
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Range
 
-from .facts import (
+from analyzer.facts.model import (
     ArmFacts,
     EnumFacts,
     FileFacts,
@@ -27,10 +27,10 @@ from .facts import (
     TraitFacts,
     VariantRef,
 )
-from . import regions
-from .messages import LiteralError, build_message, decode_string_literal
-from .prefilter import OPS_HINT, PANIC_HINT, PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases
-from .ruleset import queries_root
+from analyzer.facts import regions
+from analyzer.facts.messages import LiteralError, build_message, decode_string_literal
+from analyzer.facts.prefilter import OPS_HINT, PANIC_HINT, PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.pipeline.ruleset import queries_root
 
 LANGUAGE = Language(tree_sitter_rust.language())
 

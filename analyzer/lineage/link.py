@@ -40,16 +40,10 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .record import (
-    ANNOTATION_FIELDS,
-    RecordLine,
-    content_changes,
-    function_from_window,
-    slug,
-)
+from analyzer.records.model import ANNOTATION_FIELDS, RecordLine, content_changes, function_from_window, slug
 
 if TYPE_CHECKING:
-    from .source import GitRepository
+    from analyzer.source.repository import GitRepository
 
 TIERS = ("id", "history", "function", "message", "window")
 

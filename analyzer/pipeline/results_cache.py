@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # types only: a hit is served without importing the parser
-    from .cache import FactsCache
+    from analyzer.pipeline.cache import FactsCache
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 # The files `extract` writes, by what they hold.
 RECORDS_FILE = "records.jsonl"
@@ -60,9 +60,9 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
     timings: (files, manifest). None for a row of another shape (it is then made again)."""
     import json
 
-    from .jsonlines import string_members
-    from .sinks import manifest
-    from .timestamps import utc_now
+    from analyzer.core.jsonlines import string_members
+    from analyzer.pipeline import manifest
+    from analyzer.core.timestamps import utc_now
 
     # Kept lines are re-dated as text: each holds the three dates once, all set by the run that
     # kept them (parsing and writing every line again as JSON cost ~15 ms of a ~0.12 s hit).

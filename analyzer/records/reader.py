@@ -1,0 +1,185 @@
+"""Records files: reading every form a records file comes in, all through `load`/`read`:
+- the tool's own records.jsonl;
+- a JSONL of the published dataset's envelopes, `{"record": {...}, "datasetVersion": "..."}`,
+  with or without `analysis`;
+- one envelope file (one JSON document, pretty-printed or not), or a JSON array of envelopes;
+- a folder of such files (`*.json`, `*.jsonl`, in name order; a JSON object there without a
+  `record` key, such as an index, is not a record), or a folder `extract` wrote (its records.jsonl).
+
+A record read without `analysis` keeps `analysis` None (consumers use `RecordLine.facts`), and its
+`datasetVersion` is kept so it can be written back.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from analyzer.core.errors import UserError
+from analyzer.records.model import RecordLine
+
+# Files of a folder that are read as records files.
+RECORD_FILE_SUFFIXES = (".json", ".jsonl")
+
+
+def _parse(value: object) -> RecordLine | str:
+    """The record in one decoded JSON value, or why it is not one."""
+    try:
+        return RecordLine.model_validate(value)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}"
+
+
+def validate_lines(text: str) -> tuple[list[RecordLine], list[tuple[int, str]]]:
+    """Parse a records file's text; return the good records and (line number, reason) for the bad
+    ones. JSONL, or else one JSON document (an envelope, or an array of them) at line 1."""
+    good: list[RecordLine] = []
+    bad: list[tuple[int, str]] = []
+    document = single_document(text)
+    if document is not None:
+        values = document if isinstance(document, list) else [document]
+        for value in values:
+            parsed = _parse(value)
+            if isinstance(parsed, str):
+                bad.append((1, parsed))
+            else:
+                good.append(parsed)
+        return good, bad
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as e:
+            bad.append((number, f"not JSON ({e.msg} at column {e.colno})"))
+            continue
+        parsed = _parse(value)
+        if isinstance(parsed, str):
+            bad.append((number, parsed))
+        else:
+            good.append(parsed)
+    return good, bad
+
+
+def single_document(text: str) -> object | None:
+    """The text as one JSON document when it is not JSONL: its first non-blank line is not a JSON
+    value of its own, yet the whole text is one (a pretty-printed envelope or array)."""
+    first = next((raw for raw in text.split("\n") if raw.strip()), None)
+    if first is None:
+        return None
+    try:
+        json.loads(first)
+        return None  # JSONL (a one-line envelope file is JSONL of one line)
+    except json.JSONDecodeError:
+        pass
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None  # bad JSONL: reported line by line
+    return value if isinstance(value, (dict, list)) else None
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a records file, or a UserError that says what is wrong with the file. A device
+    (`/dev/zero`, or a link to one) is refused: it would be read forever."""
+    try:
+        if is_device(Path(path)):
+            raise UserError(f"{path} is a device, not a records file; give a records.jsonl written by "
+                            f"burn-errors extract")
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"no such records file: {path}; run `burn-errors extract` to make one") from None
+    except IsADirectoryError:
+        raise UserError(f"{path} is a folder; give a records file") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text; give a records.jsonl written by burn-errors extract") from None
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def _value_problem(e: ValueError) -> str:
+    """What json could not read, in a few words (its own message for long integers is long)."""
+    return "it holds an integer too long to read" if "digits" in str(e) else str(e)
+
+
+def is_device(path: Path) -> bool:
+    """A character or block device, through any links (a FIFO is a stream that ends: allowed)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # reading it reports what is wrong
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
+def is_folder(path: str | Path) -> bool:
+    """Whether `path` is a folder; a path the system cannot even look up (a name too long) is not,
+    so reading it then says what is wrong in one line."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False
+
+
+def record_files(path: str | Path) -> list[Path]:
+    """The files a records path stands for: itself; for an extract output folder, its
+    records.jsonl; else a folder's records files in name order."""
+    p = Path(path)
+    if not is_folder(p):
+        return [p]
+    if (p / "records.jsonl").is_file():  # `extract --out` wrote it beside manifest.json
+        return [p / "records.jsonl"]
+    files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in RECORD_FILE_SUFFIXES)
+    if not files:
+        raise UserError(f"{path} is a folder with no records files (*.json, *.jsonl); give a "
+                        f"records.jsonl or a folder of record envelopes")
+    return files
+
+
+def holds_no_record(text: str) -> bool:
+    """A JSON object with no `record` key (an index or manifest beside the envelopes)."""
+    document = single_document(text)
+    if document is None:
+        first = next((raw for raw in text.split("\n") if raw.strip()), "")
+        try:
+            document = json.loads(first)
+        except json.JSONDecodeError:
+            return False
+    return isinstance(document, dict) and "record" not in document
+
+
+def load(path: str | Path) -> tuple[list[RecordLine], list[tuple[str, str]]]:
+    """Every record of a records file or folder, and ("file:line", reason) for each bad one.
+    In a folder, a file that holds a JSON object without `record` (an index) is not read."""
+    good: list[RecordLine] = []
+    bad: list[tuple[str, str]] = []
+    in_folder = is_folder(path)
+    for f in record_files(path):
+        text = read_text(f)
+        if in_folder and holds_no_record(text):
+            continue
+        try:
+            lines, wrong = validate_lines(text)
+        except RecursionError:
+            raise UserError(f"{f} holds JSON nested too deep to be a records file; run `burn-errors "
+                            f"validate {f}` to find the line") from None
+        except ValueError as e:  # json's limit on integer digits (a ValidationError is handled inside)
+            raise UserError(f"{f} is not a records file: {_value_problem(e)}; run `burn-errors validate "
+                            f"{f}` to find the line") from None
+        good.extend(lines)
+        bad.extend((f"{f}:{number}", reason) for number, reason in wrong)
+    return good, bad
+
+
+def read(path: str | Path) -> list[RecordLine]:
+    """Read a records file or folder; any bad record is an error that names it."""
+    good, bad = load(path)
+    if bad:
+        where, reason = bad[0]
+        more = f" (and {len(bad) - 1} more bad records)" if len(bad) > 1 else ""
+        raise UserError(f"{where}: {reason}{more}; run `burn-errors validate {path}` to list them")
+    return good
