@@ -25,7 +25,8 @@ from pathlib import Path
 from analyzer.facts import parse as P
 from analyzer.facts import regions
 from analyzer.pipeline.cache import decode, encode
-from analyzer.decisions.classify import DtypeCatalog, classify
+from analyzer.decisions.catalog import DtypeCatalog
+from analyzer.decisions.classify import classify
 from analyzer.pipeline.extract import _prefilter, crates_of, extract
 from analyzer.source.repository import GitRepository
 

@@ -10,9 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.decisions.classify import RULE_ORDER, DtypeCatalog, classify
+from analyzer.decisions.catalog import DtypeCatalog
+from analyzer.decisions.classify import classify
+from analyzer.decisions import registry_docs
+from analyzer.decisions.data import rule_data
+from analyzer.decisions.rules import EVERY_POSITION, RULE_ORDER
 from analyzer.facts.parse import parse_file
-from analyzer.pipeline.ruleset import HASHED_MODULES
+from analyzer.pipeline.ruleset import hashed_files
 
 RULE_DIR = Path(__file__).parent / "rules"
 CONTEXT = (RULE_DIR / "context.rs").read_bytes()
@@ -72,8 +76,54 @@ def test_rule_ids_are_unique_and_the_walk_ends_in_an_exclusion():
 def test_the_rubric_lists_the_rules_in_the_order_the_classifier_walks_them():
     rubric = (Path(__file__).parent.parent / "docs" / "classifier-rubric.md").read_text()
     section = rubric.split("## The order the rules are checked in", 1)[1].split("\n## ", 1)[0]
-    listed = re.findall(r"^\d+\. `([a-z-]+/[a-z-]+)`", section, flags=re.MULTILINE)
+    generated = section.split("<!-- end rule-list -->", 1)[0]
+    listed = re.findall(r"^\d+\. `([a-z-]+/[a-z-]+)`", generated, flags=re.MULTILINE)
     assert listed == [r.id for r in RULE_ORDER]
+    by_rubric = re.findall(r"^\d+\. `([a-z-]+/[a-z-]+)`", section.split("<!-- end rule-list -->", 1)[1],
+                           flags=re.MULTILINE)
+    assert by_rubric == [r.id for r in RULE_ORDER], "the rubric's cross-reference list follows the registry"
+
+
+@pytest.mark.parametrize("document", ["docs/classifier-rubric.md", "README.md"])
+def test_the_lists_generated_from_the_registry_are_up_to_date(document):
+    text = (Path(__file__).parent.parent / document).read_text()
+    assert registry_docs.sync(text) == text, "run python tools/sync_docs.py"
+    for name in ("rule-list", "exclusion-list"):
+        if registry_docs.BEGIN.format(name=name) in text:
+            assert registry_docs.section(name) in text
+
+
+def test_the_readme_lists_every_exclusion_the_registry_has():
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    listed = readme.split("<!-- exclusion-list", 1)[1].split("<!-- end exclusion-list -->", 1)[0]
+    assert re.findall(r"^- `([a-z-]+/[a-z-]+)`", listed, flags=re.MULTILINE) == [
+        r.id for r in RULE_ORDER if r.decides == "none"]
+
+
+def test_every_rule_names_only_positions_and_rule_data_that_exist():
+    data = rule_data()
+    for rule in RULE_ORDER:
+        assert rule.positions and set(rule.positions) <= set(EVERY_POSITION), rule.id
+        for key in rule.reads:
+            section, name = key.split(".")
+            assert name in data[section], f"{rule.id} reads {key}, which queries/classifier.toml lacks"
+        assert rule.example.startswith("`"), f"{rule.id}: the example is Rust code"
+
+
+def test_every_category_has_one_entry_the_schema_accepts():
+    from typing import get_args
+
+    from analyzer.decisions.categories import CATEGORY_LIST, BackgroundTag, CategoryId
+    from analyzer.sinks.sarif import _rule
+
+    assert [c.id for c in CATEGORY_LIST] == list(get_args(CategoryId))
+    assert {c.background_tag for c in CATEGORY_LIST} == set(get_args(BackgroundTag))
+    for c in CATEGORY_LIST:
+        rule = _rule(c.id)
+        assert rule["id"] == f"burn-errors/{c.id}" and rule["name"] == c.sarif_name
+        assert c.background_tag in rule["properties"]["tags"]
+    decided = {r.decides for r in RULE_ORDER} - {"none"}
+    assert decided == {c.id for c in CATEGORY_LIST}, "every category is decided by some rule"
 
 
 def test_every_rule_is_code_the_rules_hash_covers():
@@ -82,7 +132,7 @@ def test_every_rule_is_code_the_rules_hash_covers():
     for rule in RULE_ORDER:
         source = Path(inspect.getsourcefile(rule.applies)).resolve()
         module = source.relative_to(Path(__file__).resolve().parents[1] / "analyzer").as_posix()
-        assert module in HASHED_MODULES, f"{rule.id} is checked in {module}, which the rules hash does not read"
+        assert module in hashed_files(), f"{rule.id} is checked in {module}, which the rules hash does not read"
 
 
 def _line_list(case: dict, key: str) -> set[int]:

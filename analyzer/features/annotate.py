@@ -36,6 +36,7 @@ from typing import get_args
 
 from pydantic import ValidationError
 
+from analyzer.decisions.categories import CATEGORIES
 from analyzer.core.errors import UserError
 from analyzer.records.model import ANNOTATION_FIELDS, Annotation, HandlingStrategy, RecordLine
 
@@ -132,7 +133,8 @@ def prompt_context(line: RecordLine) -> dict:
                          for n, text in enumerate(r.sourceCode.split("\n"), start=r.sourceCodeStart))
     fields = [(name, *FIELD_GUIDE[name]) for name in ANNOTATION_FIELDS]
     return {
-        "r": r, "a": a, "numbered_source": numbered, "fields": fields, "style_example": STYLE_EXAMPLE,
+        "r": r, "a": a, "category": CATEGORIES[a.category],
+        "numbered_source": numbered, "fields": fields, "style_example": STYLE_EXAMPLE,
         "skeleton": json.dumps(skeleton(r.id), indent=2),
         "field_names": ["id", *ANNOTATION_FIELDS],
     }

@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 from collections.abc import Callable
 
-from analyzer.decisions.classify import CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
+from analyzer.decisions.catalog import DtypeCatalog
+from analyzer.decisions.categories import CATEGORIES
+from analyzer.decisions.classify import classify
+from analyzer.decisions.model import Decision
+from analyzer.decisions.rules import EXCLUSIONS
 from analyzer.core.errors import UserError
 from analyzer.records.ids import arm_slot, assign_ids, site_key
 from analyzer.facts.model import FileFacts, SiteFacts

@@ -30,11 +30,17 @@ def queries_root():
 
 
 # The modules whose code decides what is found: the parse facts (and which bytes are parsed), the
-# messages, the classifier and its rule list (classify.RULE_ORDER), the ids, the record shape and
-# the extraction.
-HASHED_MODULES = ("facts/prefilter.py", "facts/regions.py", "facts/parse.py", "facts/model.py", "facts/messages.py",
-                  "decisions/classify.py", "records/ids.py", "records/model.py", "records/build.py",
+# messages, the classifier and its rule registry, the ids, the record shape and the extraction.
+# Whole stage folders are named by a glob, so a module added to them is hashed without a list to
+# keep up to date.
+HASHED_MODULES = ("facts/*.py", "decisions/*.py", "records/ids.py", "records/model.py", "records/build.py",
                   "records/operation.py", "pipeline/extract.py")
+
+
+def hashed_files() -> list[str]:
+    """The package-relative paths HASHED_MODULES names, sorted."""
+    root = Path(__file__).resolve().parents[1]
+    return sorted({p.relative_to(root).as_posix() for pattern in HASHED_MODULES for p in root.glob(pattern)})
 
 
 @cache
@@ -47,6 +53,6 @@ def rules_hash() -> str:
         if entry.name.endswith((".scm", ".toml")):
             h.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
     pkg = resources.files("analyzer")
-    for module in HASHED_MODULES:
+    for module in hashed_files():
         h.update(module.encode() + b"\0" + pkg.joinpath(module).read_bytes() + b"\0")
     return h.hexdigest()[:16]

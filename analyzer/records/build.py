@@ -4,7 +4,8 @@ its source window, tags, message regex and the operation it belongs to."""
 from __future__ import annotations
 
 from analyzer.core.config import WINDOW_RADIUS
-from analyzer.decisions.classify import BACKGROUND_TAG, Decision
+from analyzer.decisions.categories import BACKGROUND_TAG
+from analyzer.decisions.model import Decision
 from analyzer.facts.messages import PanicMessage, Segment
 from analyzer.facts.model import SiteFacts
 from analyzer.records.operation import operation_of

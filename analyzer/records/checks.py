@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from analyzer.decisions.classify import BACKGROUND_TAG
+from analyzer.decisions.categories import BACKGROUND_TAG
 from analyzer.core.config import WINDOW_RADIUS
 from analyzer.records.model import Analysis, Envelope, ErrorRecord, RecordLine, github_url, slug
 

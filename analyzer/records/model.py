@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from analyzer.core.config import SCHEMA_VERSION
+from analyzer.decisions.categories import BackgroundTag, CategoryId
 from analyzer.core.jsonlines import dumps_line
 
 ANNOTATION_FIELDS = ("documentation", "triggerScenarios", "commonSituations", "solutions", "exampleFix",
@@ -73,7 +74,7 @@ class ErrorRecord(BaseModel):
     tryCatchPattern: StrictStr | None = None
     preventionTips: list[StrictStr] | None = None
     tags: list[StrictStr]
-    backgroundTag: Literal["unsupported-dtype", "unsupported-op-backend"]
+    backgroundTag: BackgroundTag
     analyzedSha: StrictStr = Field(pattern=r"^[0-9a-f]{40}$")
     analyzedAt: StrictStr = Field(pattern=UTC_TIME)
     contentChangedAt: StrictStr = Field(pattern=UTC_TIME)
@@ -103,7 +104,7 @@ class Analysis(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    category: Literal["dtype-dispatch", "unsupported-mode"]
+    category: CategoryId
     macro: Literal["panic", "unimplemented", "todo"]
     crate: StrictStr
     function: StrictStr
@@ -286,12 +287,12 @@ def function_from_window(record: ErrorRecord) -> str:
 
 def derive_analysis(record: ErrorRecord) -> Analysis:
     """What a record without analysis tells of itself (see RecordLine.facts)."""
-    from analyzer.decisions.classify import BACKGROUND_TAG
+    from analyzer.decisions.categories import DTYPE, MODE, by_background_tag
     from analyzer.records.operation import operation_of
     from analyzer.facts.messages import PanicMessage, split_format
 
-    category: Literal["dtype-dispatch", "unsupported-mode"] = (
-        "dtype-dispatch" if record.backgroundTag == BACKGROUND_TAG["dtype-dispatch"] else "unsupported-mode")
+    known = by_background_tag(record.backgroundTag)
+    category: CategoryId = DTYPE if known is not None and known.id == DTYPE else MODE  # type: ignore[assignment]
     at = record.lineNumber - record.sourceCodeStart
     window_lines = record.sourceCode.split("\n")
     near = "\n".join(window_lines[max(at, 0):at + 3])

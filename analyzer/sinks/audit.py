@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from analyzer.decisions.classify import RULES
+from analyzer.decisions.rules import RULES
 from analyzer.pipeline.extract import Extraction
 
 

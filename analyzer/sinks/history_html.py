@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 
 from analyzer import __version__
+from analyzer.decisions.categories import CATEGORIES as CATEGORY_REGISTRY
 from analyzer.features.history import FIXED, History, Lineage, State, describe
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
 
-CATEGORIES = ("dtype-dispatch", "unsupported-mode")
+CATEGORIES = tuple(CATEGORY_REGISTRY)
 # The SVG timeline's geometry, in px.
 BAR, GAP, LEFT, TOP, PLOT_HEIGHT, LABELS = 22, 10, 36, 12, 120, 70
 _NOT_ID = re.compile(r"[^A-Za-z0-9_-]+")

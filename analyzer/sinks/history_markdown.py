@@ -10,6 +10,7 @@ pinned to a commit, and percent-encoded so no path can end the link early.
 from __future__ import annotations
 
 from analyzer import __version__
+from analyzer.decisions.categories import CATEGORIES
 from analyzer.features.history import FIXED, REMOVED_FROM_TREE, REWRITTEN, Event, Flip, History, State, describe
 from analyzer.core.safe import md_link
 from analyzer.sinks.diff_markdown import code, commit_link, contrast, delta, dtypes, text
@@ -106,4 +107,4 @@ def dumps(history: History) -> str:
     return environment().get_template("history.md.j2").render(
         h=history, version=__version__, repo=code(history.repo), first=history.revisions[0],
         last=history.revisions[-1], releases=releases, summary=history.summary(), regressions=regressions,
-        max_message=MAX_MESSAGE)
+        max_message=MAX_MESSAGE, categories=list(CATEGORIES))

@@ -13,7 +13,7 @@ import json
 from functools import lru_cache
 
 from analyzer import __version__
-from analyzer.decisions.classify import CATEGORIES
+from analyzer.decisions.categories import CATEGORIES
 from analyzer.features.diff import DiffResult
 from analyzer.records.model import RecordLine
 from analyzer.core.safe import https_url, url_path
@@ -21,30 +21,6 @@ from analyzer.core.safe import https_url, url_path
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "burnErrorsId/v1"
 AUTOMATION_ID = "burn-errors-diff/"
-
-RULES = {
-    "dtype-dispatch": {
-        "name": "UnsupportedDtypePanic",
-        "short": "A match on a dtype panics for dtypes it does not support.",
-        "full": ("A match arm that dispatches on a tensor's dtype ends in panic!, unimplemented! or todo! "
-                 "for the dtypes it does not handle: a user who calls this operation with one of them "
-                 "gets a panic instead of an error they can handle."),
-        "help": ("Handle the dtype (add an arm, or cast to a supported dtype first), or document the "
-                 "restriction where users see it. The panicking dtypes are listed in the result."),
-        "tag": "unsupported-dtype",
-    },
-    "unsupported-mode": {
-        "name": "UnsupportedModePanic",
-        "short": "A match panics for a mode, variant or setting that is not supported.",
-        "full": ("A match arm rejects a variant or a setting (an interpolation mode, a reduction, a "
-                 "quantization scheme...) with panic!, unimplemented! or todo!: a user who picks it "
-                 "gets a panic at run time."),
-        "help": ("Support the variant, reject it earlier with an error the caller can handle, or "
-                 "document which backends support it."),
-        "tag": "unsupported-op-backend",
-    },
-}
-
 
 def rule_id(category: str) -> str:
     return f"burn-errors/{category}"
@@ -70,15 +46,15 @@ def information_uri() -> str | None:
 
 
 def _rule(category: str) -> dict:
-    r = RULES[category]
+    c = CATEGORIES[category]
     rule = {
         "id": rule_id(category),
-        "name": r["name"],
-        "shortDescription": {"text": r["short"]},
-        "fullDescription": {"text": r["full"]},
-        "help": {"text": r["help"], "markdown": r["help"]},
+        "name": c.sarif_name,
+        "shortDescription": {"text": c.sarif_short},
+        "fullDescription": {"text": c.sarif_full},
+        "help": {"text": c.sarif_help, "markdown": c.sarif_help},
         "defaultConfiguration": {"level": "warning"},
-        "properties": {"tags": ["burn", "panic", r["tag"]], "precision": "high"},
+        "properties": {"tags": ["burn", "panic", c.background_tag], "precision": "high"},
     }
     home = information_uri()
     if home is not None:

@@ -1,0 +1,207 @@
+"""The dtype catalog: the dtype enums of the analysed tree, read from its enum definitions and
+aliases, and the one spelling dtype names are compared in."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from analyzer.decisions.data import patterns, rule_data
+from analyzer.facts.model import EnumFacts, VariantRef
+
+_SPELLED = re.compile(r"^(b?float|u?int|f|i|u|bf)(\d+)s?$")
+# A number type in canonical spelling: f32, bf16, i64, u8.
+_CANONICAL = re.compile(r"^(?:f|bf|i|u)(?:8|16|32|64|128)$")
+
+
+def canonical_dtype(name: str) -> str:
+    """A dtype variant name in one spelling: F32, Float32 and Float32s are all `f32`; Bools is
+    `bool`. Names that are not dtype-shaped come back lower-cased."""
+    low = name.lower()
+    m = _SPELLED.match(low)
+    if m:
+        prefix = {"float": "f", "bfloat": "bf", "int": "i", "uint": "u"}.get(m.group(1), m.group(1))
+        return f"{prefix}{m.group(2)}"
+    return low[:-1] if low in ("bools", "strings") else low
+
+
+
+# ---------------------------------------------------------------------------------------------
+# The dtype catalog
+
+
+@dataclass
+class DtypeEnum:
+    name: str
+    variants: list[tuple[str, str | None]]
+    crate: str
+    path: str
+    fields: list[list[str]] = field(default_factory=list)  # field type names, parallel to variants
+    gated: list[str] = field(default_factory=list)  # variants under #[cfg(..)]
+
+
+@dataclass
+class DtypeCatalog:
+    """The dtype enums of the analyzed tree: enums named like a dtype (DType, FloatDType), the
+    enums their variants carry (DType::Bool(BoolStore)), aliases of those (BoolDType), and
+    per-dtype definitions whose every variant is a dtype name (a storage enum `Tensor::F32(..)`).
+    It also keeps every enum of the tree, to resolve the enum a match names and to tell which of
+    its variants can hold a value."""
+
+    # Dtype enums by name. For a name made a dtype enum by its variants, only the definitions
+    # that qualify are listed: two enums of one name, one with a `Tensor` variant, are two enums.
+    enums: dict[str, list[DtypeEnum]] = field(default_factory=dict)
+    # Every enum name defined in each crate, dtype or not: a crate's own `Kind` is not tch's.
+    local: dict[str, set[str]] = field(default_factory=dict)
+    # Variant names of the enums named like a dtype (F32, BF16, I64 ...), canonical spelling.
+    dtype_names: set[str] = field(default_factory=set)
+    # The crates of the tree, as paths name them (burn_std), to tell `syn::Data` from ours.
+    crates: set[str] = field(default_factory=set)
+    # Names that are dtype enums whatever their definition: named like a dtype, a dtype's payload
+    # enum, or an alias of one.
+    named: set[str] = field(default_factory=set)
+    # Every enum of the tree by name, dtype or not.
+    every: dict[str, list[DtypeEnum]] = field(default_factory=dict)
+
+    def names(self, ref: VariantRef) -> bool:
+        """The ref's enum name is a dtype enum somewhere in the tree and its path does not start
+        at a crate outside the tree (`syn::Data::Union` is not a tree's `Data`)."""
+        return ref.enum in self.enums and not self.outside(ref.root)
+
+    def is_dtype(self, name: str, variants: set[str], path: str, crate: str) -> bool:
+        """Whether `name`, as a match at `path` naming `variants` of it sees it, is a dtype enum:
+        a name made a dtype enum by its variants counts only where it resolves to a definition
+        whose every variant is a dtype (R6, at every commit)."""
+        if name not in self.enums:
+            return False
+        if name in self.named:
+            return True
+        d = self.resolve(name, variants, path, crate)
+        return d is None or any(d is q for q in self.enums[name])
+
+    def resolve(self, name: str, variants: set[str], path: str, crate: str) -> DtypeEnum | None:
+        """The definition of `name` a match at `path` naming `variants` of it means: among the
+        definitions holding every named variant, the one of the same file, else of the same
+        crate, else the largest. None when the tree defines no enum of that name."""
+        defs = self.every.get(name)
+        if not defs:
+            return None
+        fitting = [d for d in defs if variants <= {v for v, _ in d.variants}] or defs
+        for near in ([d for d in fitting if d.path == path], [d for d in fitting if d.crate == crate]):
+            if near:
+                return max(near, key=lambda d: (len(d.variants), d.path))
+        return max(fitting, key=lambda d: (len(d.variants), d.path))
+
+    def outside(self, root: str) -> bool:
+        if root in ("", "crate", "self", "super", "Self") or root.startswith(("_", "$")):
+            return False
+        return root not in self.crates
+
+    def is_defined_anywhere(self, name: str) -> bool:
+        return any(name in names for names in self.local.values())
+
+    def uninhabited(self, d: DtypeEnum, variant: str) -> bool:
+        """A variant no value can take: a field of type `Infallible`, `!` or an empty enum of
+        the tree."""
+        for (v, _), types in zip(d.variants, d.fields):
+            if v == variant:
+                return any(t in ("Infallible", "!") or self._empty_enum(t) for t in types)
+        return False
+
+    def _empty_enum(self, name: str) -> bool:
+        defs = self.every.get(name, [])
+        return bool(defs) and all(not d.variants for d in defs)
+
+    @staticmethod
+    def build(defs: list[tuple[str, str, EnumFacts]],
+              aliases: list[tuple[str, str, str, str]] | None = None) -> DtypeCatalog:
+        """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
+        (path, crate, alias, target) for every plain type alias."""
+        enum_name = patterns().enum_name
+        rules = rule_data()["dtype"]
+        aliases = aliases or []
+        by_name: dict[str, list[DtypeEnum]] = {}
+        local: dict[str, set[str]] = {}
+        for path, crate, e in defs:
+            by_name.setdefault(e.name, []).append(DtypeEnum(e.name, e.variants, crate, path, e.fields, e.gated))
+            local.setdefault(crate, set()).add(e.name)
+        named = {n for n in by_name if enum_name.match(n)}
+        dtype_names = {canonical_dtype(v) for n in named for d in by_name[n] for v, _ in d.variants}
+        # Payload enums of dtype variants belong to the catalog too (DType::Bool(BoolStore)), when
+        # their variants name dtypes: a quantization strategy a dtype variant carries
+        # (QFloat(Strategy) with PerTensorAffine.. variants) is a setting, not a dtype enum.
+        frontier = list(named)
+        while frontier:
+            n = frontier.pop()
+            for d in by_name[n]:
+                for _, payload in d.variants:
+                    if (payload and payload in by_name and payload not in named
+                            and _names_dtypes(by_name[payload], dtype_names, rules["payload_share"])):
+                        named.add(payload)
+                        frontier.append(payload)
+        enums = {n: by_name[n] for n in named}
+        for n, ds in by_name.items():
+            if n in named:
+                continue
+            qualifying = [d for d in ds if len(names := {canonical_dtype(v) for v, _ in d.variants}) >= rules["all_min"]
+                          and names <= dtype_names]
+            if qualifying:
+                enums[n] = qualifying
+        for _path, _crate, alias, target in aliases:
+            if target in enums and alias not in enums:
+                enums[alias] = [DtypeEnum(alias, d.variants, d.crate, d.path, d.fields, d.gated) for d in enums[target]]
+                named.add(alias)
+        # Types a derive macro generates from a dtype enum of the tree, with its variants
+        # (cubecl's `#[derive(CubeType)]` on `enum Scalar { F32(..), .. }` makes `ScalarExpand`).
+        for suffix in rules["derived_suffixes"]:
+            for target in list(enums):
+                derived = target + suffix
+                if derived not in enums and derived not in by_name:
+                    enums[derived] = [DtypeEnum(derived, d.variants, d.crate, d.path, d.fields, d.gated)
+                                      for d in enums[target]]
+                    if target in named:
+                        named.add(derived)
+        crates = {c.replace("-", "_") for _, c, _ in defs} | {c.replace("-", "_") for _, c, _, _ in aliases}
+        return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name)
+
+    def defines(self, crate: str, name: str) -> bool:
+        return name in self.local.get(crate, ())
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.enums
+
+    def definition(self, name: str, crate: str) -> DtypeEnum | None:
+        defs = self.enums.get(name)
+        if not defs:
+            return None
+        same = [d for d in defs if d.crate == crate]
+        if same:
+            return same[0]
+        return max(defs, key=lambda d: (len(d.variants), d.path))
+
+    def expand(self, name: str, crate: str, _seen: frozenset = frozenset()) -> list[str]:
+        """Variant names of `name`, payload enums expanded: F32, ..., Bool(Native), Bool(U8), QFloat."""
+        d = self.definition(name, crate)
+        if d is None or name in _seen:
+            return []
+        out: list[str] = []
+        for v, payload in d.variants:
+            subs = self.expand(payload, crate, _seen | {name}) if payload and payload in self else []
+            out.extend(f"{v}({s})" for s in subs) if subs else out.append(v)
+        return out
+
+    def to_json(self) -> dict:
+        return {n: [{"crate": d.crate, "path": d.path, "variants": [v for v, _ in d.variants]}
+                    for d in defs] for n, defs in self.enums.items()}
+
+
+def _names_dtypes(defs: list[DtypeEnum], dtype_names: set[str], share: float) -> bool:
+    """Some definition of a payload enum has at least `share` of its variants named as dtypes
+    (BoolStore: Native, U8, U32): in canonical spelling, a variant name of the dtype-named enums
+    or a width-suffixed number type (U32 where the dtype enum lists no U32)."""
+    def is_dtype(v: str) -> bool:
+        name = canonical_dtype(v)
+        return name in dtype_names or _CANONICAL.match(name) is not None
+    return any(d.variants and sum(is_dtype(v) for v, _ in d.variants) >= share * len(d.variants)
+               for d in defs)
+

@@ -1,0 +1,262 @@
+"""The rules of the classifier, in the order it walks them: each one entry of RULE_ORDER."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_foreign_kind
+from analyzer.decisions.categories import DTYPE, MODE
+from analyzer.decisions.data import patterns, rule_data
+
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests|benches)/|(?:^|/)tests?\.rs$|_tests?\.rs$")
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+# The positions a call can stand in (SiteFacts.context); a rule names those it applies to.
+ARM_POSITIONS = ("match-arm", "let-else", "if-let-else", "if-let")
+EVERY_POSITION = (*ARM_POSITIONS, "other")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the classifier, its one entry in the registry.
+
+    `decides` is a category (the rule makes the call a record of it) or `none` (the rule leaves
+    the call out); `checks` says what it checks (the audit's `why`) and `example` shows a call it
+    fires on; `positions` are the SiteFacts contexts it applies to; `reads` names the keys of
+    queries/classifier.toml it reads; its rule-test file under tests/rules/ is named after its id
+    (`dtype/scrutinee` -> `dtype-scrutinee.toml`)."""
+
+    id: str
+    decides: str
+    checks: str
+    example: str
+    applies: Callable[[Call], bool]
+    positions: tuple[str, ...] = EVERY_POSITION
+    reads: tuple[str, ...] = ()
+
+    @property
+    def test(self) -> str:
+        return self.id.replace("/", "-") + ".toml"
+
+
+NONE = "none"
+
+
+# --- exclusions checked before any category ---------------------------------------------------
+
+def _in_test_code(c: Call) -> bool:
+    return c.site.in_test or is_test_path(c.path)
+
+
+def _unreachable(c: Call) -> bool:
+    return c.site.macro == "unreachable" or _catch_all_unreachable(c)
+
+
+def _catch_all_unreachable(c: Call) -> bool:
+    """A catch-all arm (or let-else) no value can reach: the other arms cover every variant of
+    one enum of the tree that can hold a value; what is left holds only uninhabited types
+    (`Infallible`, `!`, an empty enum), or nothing is left. A `#[cfg]`-gated arm or a gated
+    variant left over can make the catch-all reachable in some builds: then it stays a site."""
+    arm, others = c.arm, c.others
+    if arm is None or not arm.catch_all or not others or arm.gated:
+        return False
+    enums = {r.enum for o in others for r in o.refs}
+    if len(enums) != 1:
+        return False
+    written = enums.pop()
+    enum = _self_type(c.site.impl) if written == "Self" else written
+    covered: set[str] = set()
+    for o in others:
+        if o.gated or o.catch_all:
+            return False
+        if not o.refs or o.pattern.startswith(("(", "[")):
+            return False  # a literal, a tuple or a slice: not a plain variant pattern
+        if o.guard or o.error_handling or _PARTIAL.search(o.pattern):
+            continue  # covers part of its variants only
+        covered.update(r.variant for r in o.refs if r.sub is None)
+    if any(c.catalog.outside(r.root) for o in others for r in o.refs):
+        return False
+    d = c.catalog.resolve(enum, c.named_variants.get(written, set()), c.path, c.crate)
+    if d is None or not d.fields:
+        return False
+    left = [v for v, _ in d.variants if v not in covered]
+    return all(c.catalog.uninhabited(d, v) for v in left)
+
+
+def _self_type(impl_header: str) -> str:
+    """The type `Self` names in an impl: `impl<P> Trait<P> for Op<P>` -> Op."""
+    typ = impl_header.split(" for ", 1)[1] if " for " in impl_header else impl_header.removeprefix("impl")
+    if typ.lstrip().startswith("<"):  # `impl<P> Op<P>`: skip the impl's own generics
+        typ = typ.split(">", 1)[-1]
+    return typ.strip().split("<")[0].split("::")[-1].strip()
+
+
+# A pattern that matches part of a variant only: a literal or a nested payload pattern.
+_PARTIAL = re.compile(r'["\']|\b\d|\btrue\b|\bfalse\b')
+
+
+def _not_in_arm(c: Call) -> bool:
+    return c.arm is None
+
+
+def _conditional(c: Call) -> bool:
+    return not c.site.unconditional
+
+
+def _error_handling(c: Call) -> bool:
+    arm, others = c.body, c.others
+    if arm.error_handling:
+        return True
+    # (The `else` of a let-else or if-let-else is a catch-all beside its one written pattern, so
+    # `let Some(Values::Int64s(v)) = x else { panic!("values must be int64") }` reads as below.)
+    # `_ =>` beside `Some(..)` / `Ok(..)` arms only is the None / Err case (R7), unless those
+    # arms name variants of an inner enum: then the catch-all also takes every other inner
+    # variant, a dispatch on the inner enum (R12). When two or more variants of a dtype enum are
+    # named it rejects dtypes, whatever its message (Step 2); otherwise only a message saying the
+    # rest is not supported makes it one.
+    if arm.catch_all and others and all(o.error_handling for o in others):
+        inner = [o for o in others if any(r.variant not in _OPTION_RESULT for r in o.refs)]
+        # A `Some(x)` arm takes every inner value: then the catch-all is the None case alone.
+        whole = [o for o in others if o not in inner and _VALUE_ARM.match(o.pattern)]
+        if not inner or whole:
+            return True
+        inner_refs = {(r.enum, r.variant) for o in inner for r in o.refs if r.variant not in _OPTION_RESULT}
+        inner_enums = {e for e, _ in inner_refs}
+        dtype_inner = bool(inner_enums & c.dtype_enums) or c.foreign in inner_enums
+        # Two or more inner variants are a dispatch.
+        # A single one is a lookup that expects that value: its catch-all is the None case unless
+        # the message says the rest is unsupported, or names the dtype it wanted.
+        dispatch = dtype_inner and (len(inner_refs) >= 2 or c.names_a_dtype)
+        return not (dispatch or c.says_unsupported)
+    return False
+
+
+_OPTION_RESULT = {"Some", "None", "Ok", "Err"}
+_VALUE_ARM = re.compile(r"^&?\s*(?:\w+::)*(?:Some|Ok)\b")
+
+
+# --- dtype-dispatch ---------------------------------------------------------------------------
+
+def _dtype_scrutinee(c: Call) -> bool:
+    return scrutinee_is_dtype(c.site.scrutinee)
+
+
+# An arm whose pattern is one binding (`dtype`, `ref elem_type`, `x @ ..`), its guard after ` if `.
+_BINDING_ARM = re.compile(r"^&?\s*(?:ref\s+)?(?:mut\s+)?([a-z_][A-Za-z0-9_]*)(?:\s*@[^|]*?)?(?:\s+if\s+(.*))?$", re.S)
+
+
+def _dtype_arm_bindings(c: Call) -> bool:
+    """An arm binds the scrutinee to a name that says it is a dtype (`dtype if ..`, `elem_type
+    =>`), or guards its binding with a dtype-kind predicate (`x if x.is_float()`): the match
+    dispatches on a dtype, whatever the scrutinee is called."""
+    ident = patterns().scrutinee_ident
+    predicate = rule_data()["dtype"]["binding_predicate"]
+    for a in c.arms:
+        m = _BINDING_ARM.match(a.pattern)
+        if m is None or m.group(1) == "_":
+            continue
+        name, guard = m.group(1), m.group(2) or ""
+        if ident.match(name):
+            return True
+        if guard and re.search(rf"\b{re.escape(name)}\s*\.\s*(?:{predicate})\s*\(\s*\)", guard):
+            return True
+    return False
+
+
+def _dtype_arm_variants(c: Call) -> bool:
+    return bool(c.dtype_enums)
+
+
+def _dtype_foreign_kind(c: Call) -> bool:
+    return scrutinee_is_foreign_kind(c.site.scrutinee, c.arms, c.crate, c.catalog)
+
+
+def _dtype_foreign_variants(c: Call) -> bool:
+    return c.foreign is not None
+
+
+def _dtype_element_formats(c: Call) -> bool:
+    """The arms name pixel/element formats with a bit depth per channel (`Rgb8`, `L16`,
+    `Rgba32F`) of one enum: each arm maps a format to per-dtype values."""
+    return c.element_format_enum is not None
+
+
+# --- exclusions checked before the unsupported-mode rules ---------------------------------------
+
+def _internal_state(c: Call) -> bool:
+    """The panicking arm rejects a variant of an enum that describes the program's own context
+    or state (an autotune run's context, a code-generation stage): values the library makes
+    itself, never a setting a user chooses (R8)."""
+    internal = patterns().internal_enum
+    refs = c.body.refs if not c.body.catch_all else [r for o in c.others for r in o.refs]
+    enums = {r.enum for r in refs}
+    return bool(enums) and all(internal.search(e) for e in enums)
+
+
+# --- unsupported-mode -----------------------------------------------------------------------------
+
+def _mode_macro(c: Call) -> bool:
+    return c.site.macro in rule_data()["mode"]["macros"]
+
+
+def _mode_message(c: Call) -> bool:
+    return c.says_unsupported
+
+
+# The rules in the order the classifier walks them (the order docs/classifier-rubric.md gives).
+# An exclusion that applies ends the walk; consecutive rules of one category all get their say,
+# and the category of the first that fired decides once the walk leaves that group.
+RULE_ORDER: tuple[Rule, ...] = (
+    Rule("exclude/test-code", NONE, "in tests/, benches/, a #[cfg(test)] module or a #[test] function",
+         "`#[test] fn f() { match x { _ => panic!() } }`", _in_test_code),
+    Rule("exclude/unreachable", NONE, "unreachable! states an impossibility, not a missing feature; "
+         "so does a catch-all arm no value can reach",
+         "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable),
+    Rule("exclude/not-in-arm", NONE, "not the body of a match arm, let-else or if-let",
+         "`fn f() { panic!(\"no\") }`", _not_in_arm),
+    Rule("exclude/conditional", NONE, "inside the arm, but behind a condition",
+         "`A => { if x { panic!() } }`", _conditional, ARM_POSITIONS),
+    Rule("exclude/error-handling", NONE, "the arm handles Err/None/Ok/Some (error handling)",
+         "`Err(e) => panic!(\"{e}\")`", _error_handling, ARM_POSITIONS),
+    Rule("dtype/scrutinee", DTYPE,
+         "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
+         "`match x.dtype() { DType::F32 => .., _ => panic!() }`", _dtype_scrutinee, ARM_POSITIONS,
+         ("dtype.scrutinee_ident",)),
+    Rule("dtype/arm-bindings", DTYPE,
+         "an arm binds the scrutinee to a dtype name (dtype, elem_type) or guards it with x.is_float()-like predicates",
+         "`match &self.to { dtype if dtype.is_int() => panic!(), .. }`", _dtype_arm_bindings, ("match-arm",),
+         ("dtype.scrutinee_ident", "dtype.binding_predicate")),
+    Rule("dtype/arm-variants", DTYPE, "the arms name variants of a dtype enum found in the tree",
+         "`DType::F16 => panic!(\"no f16\")`", _dtype_arm_variants, ARM_POSITIONS,
+         ("dtype.enum_name", "dtype.payload_share", "dtype.all_min", "dtype.derived_suffixes")),
+    Rule("dtype/foreign-kind", DTYPE, "a tch kind() match on tch::Kind variants",
+         "`match t.kind() { Kind::Float => .., _ => panic!() }`", _dtype_foreign_kind, ARM_POSITIONS,
+         ("dtype.foreign_kind_method", "dtype.foreign_kind_enum")),
+    Rule("dtype/foreign-variants", DTYPE,
+         "arms name variants of a dtype enum from outside the tree (cubecl FloatKind, ElemType)",
+         "`FloatKind::F16 => .., FloatKind::BF16 => .., _ => panic!()`", _dtype_foreign_variants, ARM_POSITIONS,
+         ("dtype.foreign_like_min", "dtype.foreign_dtype_enums", "dtype.enum_name")),
+    Rule("dtype/element-formats", DTYPE,
+         "arms name pixel/element formats with a bit depth (an image colour type: L8, Rgb16, Rgba32F)",
+         "`L8 => .., Rgb16 => .., Rgba32F => .., _ => panic!()`", _dtype_element_formats, ARM_POSITIONS,
+         ("dtype.element_format", "dtype.element_format_min")),
+    Rule("exclude/internal-state", NONE,
+         "the arm rejects a variant of an internal context/state enum, which no user setting selects",
+         "`RunContext::Replay(_) => panic!(\"not supported while ..\")`", _internal_state, ARM_POSITIONS,
+         ("mode.internal_enum",)),
+    Rule("mode/unimplemented-macro", MODE, "unimplemented!/todo! in an arm of a non-dtype match",
+         "`PadMode::Reflect => unimplemented!()`", _mode_macro, ARM_POSITIONS, ("mode.macros",)),
+    Rule("mode/unsupported-message", MODE, "the message says the variant or setting is not supported",
+         "`InterpolateMode::Bicubic => panic!(\"bicubic is not supported\")`", _mode_message, ARM_POSITIONS,
+         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("exclude/internal-expectation", NONE, "the message states an internal expectation, not a missing feature",
+         "`_ => panic!(\"Malformed list of entries\")`", lambda c: True, ARM_POSITIONS),
+)
+RULES = {r.id: r.checks for r in RULE_ORDER}
+EXCLUSIONS = {r.id: r.checks for r in RULE_ORDER if r.decides == NONE}
