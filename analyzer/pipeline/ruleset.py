@@ -32,7 +32,9 @@ def queries_root():
 # The modules whose code decides what is found: the parse facts (and which bytes are parsed), the
 # messages, the classifier and its rule list (classify.RULE_ORDER), the ids, the record shape and
 # the extraction.
-HASHED_MODULES = ("facts/prefilter.py", "facts/regions.py", "facts/parse.py", "facts/model.py", "facts/messages.py",
+HASHED_MODULES = ("facts/prefilter.py", "facts/regions.py", "facts/parse.py", "facts/syntax.py", "facts/sites.py",
+                  "facts/patterns.py", "facts/enums.py", "facts/tokentrees.py", "facts/code.py", "facts/model.py",
+                  "facts/messages.py",
                   "decisions/classify.py", "records/ids.py", "records/model.py", "records/build.py",
                   "records/operation.py", "pipeline/extract.py")
 
