@@ -22,8 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+from analyzer.facts import enums, regions, syntax
 from analyzer.facts import parse as P
-from analyzer.facts import regions
+from analyzer.facts.model import FileFacts
+from analyzer.facts.prefilter import has_panic_hint, plain_aliases
 from analyzer.pipeline.cache import decode, encode
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.classify import classify
@@ -66,17 +68,17 @@ def main() -> None:
     oids = sorted({b.oid for b in rust})
     blobs = dict(repo.read_blobs(oids))
     worth = _prefilter(False)
-    calls = [o for o in oids if worth(blobs[o]) and P.has_panic_hint(blobs[o])]
+    calls = [o for o in oids if worth(blobs[o]) and has_panic_hint(blobs[o])]
     enum_only = [o for o in oids if worth(blobs[o]) and o not in set(calls)]
-    parser = P._parser()
+    parser = syntax._parser()
     ranged = P._ranged_parser()
     for name in ("panic_calls.scm", "token_trees.scm", "enums.scm"):
-        P.query(name)
+        syntax.query(name)
     r = args.rounds
     rows: list[tuple[str, float]] = []
 
     def hits(data: bytes) -> list[int]:
-        return [start for start, _ in P._word_spans(data, P._SITE_WORDS, 0, len(data))]
+        return [start for start, _ in syntax._word_spans(data, P._SITE_WORDS, 0, len(data))]
 
     plans = {o: regions.plan(blobs[o], hits(blobs[o])) for o in calls}
     planned = {o: P._points(blobs[o], p.ranges) for o, p in plans.items() if p is not None and p.ranges}
@@ -95,7 +97,7 @@ def main() -> None:
     rows.append((f"read {len(oids)} blobs ({sum(map(len, blobs.values())) / 1e6:.1f} MB) from git cat-file (wall)",
                  best_wall(r, lambda: list(repo.read_blobs(oids)))))
     rows.append(("prefilter + plain aliases of every blob",
-                 best(r, lambda: [(worth(d), P.plain_aliases(d)) for d in blobs.values()])))
+                 best(r, lambda: [(worth(d), plain_aliases(d)) for d in blobs.values()])))
     calls_mb = sum(len(blobs[o]) for o in calls) / 1e6
     planned_mb = sum(plans[o].size if o in planned else len(blobs[o]) for o in calls) / 1e6
     rows.append((f"for comparison: tree-sitter parse of the {len(calls)} files with a call, whole ({calls_mb:.2f} MB)",
@@ -105,13 +107,13 @@ def main() -> None:
     parse_items = best(r, parse_planned)
     rows.append((f"tree-sitter parse of their planned items ({planned_mb:.2f} MB; {len(calls) - len(planned)} whole)",
                  parse_items))
-    enum_items = best(r, lambda: [P._enum_items(blobs[o]) for o in enum_only])
+    enum_items = best(r, lambda: [enums._enum_items(blobs[o]) for o in enum_only])
     rows.append((f"enum items of {len(enum_only)} files with enums only (parse + facts)", enum_items))
     rows.append(("site facts of the files with a call (parse_file: plan + parse + sites + enums)",
                  best(r, lambda: [P.parse_file(blobs[o]) for o in calls])))
     facts = {o: P.parse_file(blobs[o]) for o in oids}
     rows.append(("cache rows of those files: encode + decode",
-                 best(r, lambda: [P.FileFacts.from_json(decode(encode(facts[o].to_json()))) for o in calls])))
+                 best(r, lambda: [FileFacts.from_json(decode(encode(facts[o].to_json()))) for o in calls])))
     crate_roots: list[str] = []
     crates = crates_of([b.path for b in rust], crate_roots)
 

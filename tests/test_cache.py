@@ -303,7 +303,7 @@ def test_cached_facts_are_exactly_what_dataclasses_give():
 
 
 def test_enums_of_a_file_without_panics_are_read_item_by_item_as_a_whole_parse_reads_them():
-    from analyzer.facts import parse
+    from analyzer.facts import enums, parse, syntax
 
     src = b'''//! An enum of dtypes { not code }
 /// The enum Shape describes { stuff }
@@ -321,9 +321,9 @@ mod inner {
 }
 fn f() -> std::mem::Discriminant<u8> { todo_not_a_macro() }
 '''
-    items = parse._enum_items(src)
-    tree = parse._parser().parse(src)
-    whole = parse._enums(tree.root_node, src)
+    items = enums._enum_items(src)
+    tree = syntax._parser().parse(src)
+    whole = enums._enums(tree.root_node, src)
     assert [(e.name, e.variants, e.line) for e in items] == [(e.name, e.variants, e.line) for e in whole]
     assert [e.name for e in items] == ["DType", "Inner"]
     assert parse.parse_file(src).enums == items

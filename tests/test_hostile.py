@@ -410,9 +410,9 @@ def test_enum_items_are_still_found_after_comments_and_strings():
 def test_query_cursors_per_file_are_bounded_by_its_size(monkeypatch):
     """Comment lines naming panic!/todo!: one range-limited query cursor per word steps over every
     earlier sibling (quadratic on a flat file); words close together share one cursor."""
-    from analyzer.facts import parse
+    from analyzer.facts import parse, syntax
     made = []
-    real = parse.QueryCursor
+    real = syntax.QueryCursor
 
     class Counting:
         def __init__(self, q):
@@ -425,11 +425,11 @@ def test_query_cursors_per_file_are_bounded_by_its_size(monkeypatch):
         def matches(self, root):
             return self.cursor.matches(root)
 
-    monkeypatch.setattr(parse, "QueryCursor", Counting)
+    monkeypatch.setattr(syntax, "QueryCursor", Counting)
     src = b"// panic! todo! panic!\n" * 5000
     facts = parse.parse_file(src)
     assert facts.sites == []
-    assert len(made) <= 2 * (len(src) // parse._WINDOW_GAP + 1), len(made)
+    assert len(made) <= 2 * (len(src) // syntax._WINDOW_GAP + 1), len(made)
 
 
 def _arms_match(n: int) -> bytes:
@@ -438,10 +438,10 @@ def _arms_match(n: int) -> bytes:
 
 
 def test_the_arms_of_a_match_are_read_once(monkeypatch):
-    from analyzer.facts import parse
+    from analyzer.facts import parse, sites
     calls = []
-    real = parse._arm_facts
-    monkeypatch.setattr(parse, "_arm_facts", lambda block, tx: calls.append(1) or real(block, tx))
+    real = sites._arm_facts
+    monkeypatch.setattr(sites, "_arm_facts", lambda block, tx: calls.append(1) or real(block, tx))
     facts = parse.parse_file(_arms_match(40))
     assert len(facts.sites) == 40 and len(calls) == 1
     assert [s.arm_index for s in facts.sites] == list(range(40))

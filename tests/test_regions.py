@@ -8,24 +8,25 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.facts import parse, regions
+from analyzer.facts import parse, regions, syntax
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
+from analyzer.facts.prefilter import has_panic_hint, plain_aliases
 
 RULES = Path(__file__).parent / "rules"
 
 
 def _whole(src: bytes) -> FileFacts:
     """Site facts of a whole-file parse, the reference a plan must reproduce."""
-    tree = parse._parser().parse(src)
+    tree = syntax._parser().parse(src)
     has_errors = tree.root_node.has_error
     if has_errors:
         tree = parse._repaired(src, tree)
-    return parse._site_facts(tree.root_node, src, has_errors, False, parse.plain_aliases(src), parse.has_panic_hint(src))
+    return parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), has_panic_hint(src))
 
 
 def _planned(src: bytes):
-    hits = [start for start, _ in parse._word_spans(src, parse._SITE_WORDS, 0, len(src))]
+    hits = [start for start, _ in syntax._word_spans(src, parse._SITE_WORDS, 0, len(src))]
     return regions.plan(src, hits), parse._planned_tree(src, hits)
 
 
@@ -235,7 +236,7 @@ def test_planned_facts_are_the_whole_file_facts_for_every_rule_example():
     planned = 0
     for src in _snippets():
         assert parse_file(src) == _whole(src), src.decode()[:200]
-        if parse.has_panic_hint(src) and _planned(src)[1] is not None:
+        if has_panic_hint(src) and _planned(src)[1] is not None:
             planned += 1
     assert planned > 100  # the plan, not the fallback, is what was compared
 

@@ -17,7 +17,7 @@ PANIC_MACROS = ("panic", "unimplemented", "todo")
 FAIL_ON = ("added", "changed", "removed", "any", "none")
 
 # -- coverage audit: what makes a backend operation (burn's conventions, as data) ---------------
-# A trait named `...Ops` (analyzer.facts.parse.OPS_TRAIT_SUFFIX) is a backend operations trait when its
+# A trait named `...Ops` (analyzer.facts.code.OPS_TRAIT_SUFFIX) is a backend operations trait when its
 # header (generics or supertraits) names this trait: `FloatTensorOps<B: Backend>`,
 # `BoolVisionOps: Backend`. Its methods, as each backend crate implements them, are the rows.
 BACKEND_TRAIT = "Backend"

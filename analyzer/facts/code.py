@@ -1,0 +1,193 @@
+"""Code facts for the coverage audit: ops traits, their impls, and a call graph by name."""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from analyzer.facts.model import FileFacts, FnFacts, ImplFacts, MacroCall, MacroDefFacts, TraitFacts
+from analyzer.facts.syntax import _has_test_attribute, norm
+
+# Read by walking items only (source file, mod, impl and trait bodies), never expression trees:
+# a query over a whole tree visits every node, while the items of a file are a few dozen nodes.
+# Calls and macro invocations inside a body are found by a regex over its bytes, which also sees
+# the calls written inside macro arguments (token trees tree-sitter leaves unparsed).
+
+# The naming convention of backend operation traits (FloatTensorOps, ModuleOps, ...).
+OPS_TRAIT_SUFFIX = "Ops"
+# A call by name, `name(` or `name::<T>(`, matched on the file's bytes reversed: there the
+# pattern starts with the literal `(`, which the regex engine finds by a fast scan; forwards it
+# would start with the name and be tried at every byte (ten times slower, measured on burn). Not
+# after `$` or `#`: a metavariable or an interpolation.
+_CALL_REVERSED = re.compile(rb"\(\s*(?:>[^;{}()<]*<\s*::\s*)?([A-Za-z0-9_]+)(?![$#\w])")
+# `!(`, `![`, `!{`: a macro invocation, its name read backwards from the `!` (found by a literal
+# search, much faster than a pattern that starts with the name).
+_BANG = re.compile(rb"!\s*[(\[{]")
+_NAME_BEFORE = re.compile(rb"(?<![$#\w])([a-z_][A-Za-z0-9_]*)\s*$")
+_NOT_CALLS = frozenset(("if", "while", "match", "for", "loop", "return", "in", "as", "move", "let", "fn",
+                        "where", "unsafe", "async", "await", "else", "mut", "ref", "impl", "dyn", "self",
+                        "super", "crate", "macro_rules"))
+# Macros of the standard library: never a dtype dispatch of the tree, so their lists are not read.
+_STD_MACROS = frozenset(("vec", "format", "format_args", "write", "writeln", "print", "println", "eprint",
+                         "eprintln", "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq",
+                         "debug_assert_ne", "matches", "panic", "todo", "unimplemented", "unreachable",
+                         "concat", "stringify", "include_str", "include_bytes", "cfg", "env", "dbg",
+                         "line", "file", "column", "module_path", "compile_error"))
+# An element's leading path; its last segment is the dtype (`F64 => f64`, `DType::F64 => f64`).
+_LIST_ELEMENT = re.compile(rb"\s*((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start_line: int
+              ) -> tuple[list[str], list[MacroCall]]:
+    """Functions called by name and macros invoked in source[start:end] (which starts on
+    `start_line`)."""
+    n = len(source)
+    found = dict.fromkeys(_CALL_REVERSED.findall(reversed_source, n - end, n - start))
+    calls: list[str] = []
+    if found:
+        # One reversal and one decode for all the names (they were matched reversed).
+        names = b"\0".join(found)[::-1].decode("utf-8", "replace").split("\0")
+        calls = [x for x in reversed(names) if (x[0].islower() or x[0] == "_") and x not in _NOT_CALLS]
+    macros: list[MacroCall] = []
+    for m in _BANG.finditer(source, start, end):
+        named = _NAME_BEFORE.search(source, max(start, m.start() - 80), m.start())
+        if named is None:
+            continue
+        name = named.group(1).decode()
+        if name not in _STD_MACROS and name != "macro_rules":
+            line = start_line + source.count(b"\n", start, named.start())
+            macros.append(_macro_call(source, name, m.end() - 1, end, line))
+    return calls, macros
+
+
+# The tokens that matter to delimiter matching: delimiters, the start of a string, a comment.
+_DELIMITER_TOKEN = re.compile(rb'[()\[\]{}"]|//|/\*')
+_STRING_REST = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)
+_OPENERS = frozenset(b"([{")
+
+
+def _scan_invocation(source: bytes, open_at: int, limit: int) -> tuple[int, tuple[int, int] | None]:
+    """(index of the delimiter closing the one at open_at, span of the last `[...]` group at the
+    top level of the arguments) or (-1, None). Jumps from token to token by regex, skipping
+    strings and comments: a macro's arguments are read without a Python step per byte."""
+    depth = 0
+    last = None
+    list_start = -1
+    pos = open_at
+    while True:
+        m = _DELIMITER_TOKEN.search(source, pos, limit)
+        if m is None:
+            return -1, None
+        tok = m.group()
+        pos = m.end()
+        if tok == b'"':
+            rest = _STRING_REST.match(source, pos, limit)
+            if rest is None:
+                return -1, None
+            pos = rest.end()
+        elif tok == b"//":
+            nl = source.find(b"\n", pos, limit)
+            pos = limit if nl < 0 else nl
+        elif tok == b"/*":
+            end = source.find(b"*/", pos, limit)
+            if end < 0:
+                return -1, None
+            pos = end + 2
+        elif tok[0] in _OPENERS:
+            depth += 1
+            if depth == 2 and tok == b"[":
+                list_start = m.start()
+        else:
+            depth -= 1
+            if depth == 1 and tok == b"]" and list_start >= 0:
+                last = (list_start, m.start())
+                list_start = -1
+            elif depth == 0:
+                return m.start(), last
+
+
+def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -> MacroCall:
+    close, last = _scan_invocation(source, open_at, limit)
+    if close < 0:
+        return MacroCall(name, line, None, True)
+    if last is None:
+        return MacroCall(name, line)
+    dtypes = []
+    for element in source[last[0] + 1:last[1]].split(b","):
+        if not element.strip():
+            continue
+        m = _LIST_ELEMENT.match(element)
+        if m is None:
+            return MacroCall(name, line, None, True)
+        dtypes.append(m.group(1).decode().split("::")[-1].strip())
+    return MacroCall(name, line, dtypes)
+
+
+def _node_text(node: Node | None, source: bytes) -> str:
+    """A node's text, read from the file's bytes."""
+    return source[node.start_byte:node.end_byte].decode("utf-8", "replace") if node is not None else ""
+
+
+def _trait_name(node: Node | None, source: bytes) -> str:
+    """`burn::ops::FloatTensorOps<Self>` -> `FloatTensorOps`."""
+    return _node_text(node, source).split("<", 1)[0].split("::")[-1].strip()
+
+
+def _method_names(body: Node, source: bytes, kinds: tuple[str, ...]) -> list[tuple[str, int]]:
+    """(name, line) of the functions (or signatures) declared in an impl or trait body."""
+    out = []
+    for item in body.named_children:
+        if item.type in kinds:
+            name = item.child_by_field_name("name")
+            if name is not None:
+                out.append((_node_text(name, source), item.start_point.row + 1))
+    return out
+
+
+def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
+    reversed_source = source[::-1]  # for _CALL_REVERSED
+    stack: list[tuple[Node, str]] = [(root, "")]
+    while stack:
+        node, trait = stack.pop()
+        for c in node.named_children:
+            t = c.type
+            if t == "function_item":
+                name = c.child_by_field_name("name")
+                body = c.child_by_field_name("body")
+                if name is None or body is None or _has_test_attribute(c):
+                    continue
+                calls, macros = _calls_in(source, reversed_source, body.start_byte, body.end_byte,
+                                          body.start_point.row + 1)
+                facts.functions.append(FnFacts(_node_text(name, source), c.start_point.row + 1, c.end_point.row + 1,
+                                               trait, calls, macros))
+            elif t == "impl_item":
+                body = c.child_by_field_name("body")
+                tname = _trait_name(c.child_by_field_name("trait"), source)
+                ops = tname.endswith(OPS_TRAIT_SUFFIX)
+                if ops and body is not None:
+                    typ = c.child_by_field_name("type")
+                    facts.impls.append(ImplFacts(tname, norm(_node_text(typ, source)) or "?", c.start_point.row + 1,
+                                                 _method_names(body, source, ("function_item",))))
+                if body is not None:
+                    stack.append((body, tname if ops else ""))
+            elif t == "trait_item":
+                name = c.child_by_field_name("name")
+                body = c.child_by_field_name("body")
+                trait_name = _node_text(name, source)
+                if name is None or body is None or not trait_name.endswith(OPS_TRAIT_SUFFIX):
+                    continue
+                header = norm(source[name.end_byte:body.start_byte].decode("utf-8", "replace"))
+                methods = [n for n, _ in _method_names(body, source, ("function_item", "function_signature_item"))]
+                facts.traits.append(TraitFacts(trait_name, c.start_point.row + 1, header, methods))
+            elif t == "mod_item":
+                body = c.child_by_field_name("body")
+                # Test modules are never reached from an operation.
+                if body is not None and not _has_test_attribute(c):
+                    stack.append((body, ""))
+            elif t == "macro_definition":
+                name = c.child_by_field_name("name")
+                if name is None:
+                    continue
+                calls, macros = _calls_in(source, reversed_source, c.start_byte, c.end_byte, c.start_point.row + 1)
+                facts.macro_defs.append(MacroDefFacts(_node_text(name, source), c.start_point.row + 1, calls, macros))
