@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.features import coverage
+from analyzer.features.coverage import matches, model
 from analyzer.records.model import RecordLine
 from analyzer.records import reader
 from conftest import read_records
@@ -285,11 +285,11 @@ def test_column_order_is_recovered_from_the_records():
                          "rejected": rejected, "messageRegex": "m", "operation": f"op{i}", "rule": "r",
                          "contentHash": "h"}})
 
-    m = coverage.build([line(1, ["F32"], ["QFloat"]),
+    m = matches.build([line(1, ["F32"], ["QFloat"]),
                         line(2, ["F64", "F32", "F16"], ["Bool(U8)", "Bool(U32)", "QFloat"]),
                         line(3, ["F16", "Bool(U8)"], ["F64"])])
     assert m.dtypes == ["F64", "F32", "F16", "Bool(U8)", "Bool(U32)", "QFloat"]
-    folded = coverage.build([line(3, ["F16", "Bool(U8)"], ["Bool(U32)"])], collapse=True)
+    folded = matches.build([line(3, ["F16", "Bool(U8)"], ["Bool(U32)"])], collapse=True)
     assert folded.dtypes == ["F16", "Bool"]
     assert folded.get("burn-x", "op3", "Bool").status == "partial"
     assert folded.get("burn-x", "op3", "F16").status == "handled"
@@ -303,9 +303,9 @@ def test_cells_that_flip_between_revisions(cli, backends, tmp_path):
                                     "        DType::F64 => conv3d_f64(x),\n        DType::F16 => conv3d_f16(x),\n"))
     backends.commit()
     cli("extract", "--repo", str(backends.path), "--sha", "HEAD", "--out", str(tmp_path / "b"))
-    base = coverage.build(reader.read(tmp_path / "a" / "records.jsonl"))
-    head = coverage.build(reader.read(tmp_path / "b" / "records.jsonl"))
-    assert coverage.flipped(base, head) == [(("burn-flex", "conv3d", "F16"), "panics", "handled")]
+    base = matches.build(reader.read(tmp_path / "a" / "records.jsonl"))
+    head = matches.build(reader.read(tmp_path / "b" / "records.jsonl"))
+    assert model.flipped(base, head) == [(("burn-flex", "conv3d", "F16"), "panics", "handled")]
     cell = head.cells[("burn-flex", "conv3d", "F16")]
     assert cell.key == ("burn-flex", "conv3d", "F16") and cell.status == "handled"
 

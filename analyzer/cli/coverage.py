@@ -54,7 +54,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --repo ../burn --format html --out coverage.html
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
-    from analyzer.features import coverage as cov
+    from analyzer.features.coverage.matches import build
+    from analyzer.features.coverage.operations import build_operations
     from analyzer.core.outputs import ensure_writable_dir, write_file
     from analyzer.records import reader
 
@@ -75,11 +76,11 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             raise UserError(f"{records_path} holds records without analysis (the published form), which "
                             f"say nothing of the dtypes each arm handles; give the records.jsonl of "
                             f"`burn-errors extract`, or drop --records to analyse a revision")
-        matrix = cov.build(lines, collapse=not expand)
+        matrix = build(lines, collapse=not expand)
         source = records_path
     else:
         _, ex = run_extract(repo, rev, repo_name, no_cache, code=True)
-        matrix = cov.build_operations(ex, collapse=not expand)
+        matrix = build_operations(ex, collapse=not expand)
         matrix.repo = matrix.repo or ex.repo
         matrix.sha = matrix.sha or ex.sha
         source = f"{ex.repo}@{ex.sha[:12]}"

@@ -17,7 +17,7 @@ A site is never both removed and added: lineage matches one-to-one. A matched pa
 under the base record's id (the id `extract --previous` would keep).
 
 Coverage cells that flipped (a dtype of an operation that was handled and now panics, or the
-reverse, or that appeared or disappeared) come from analyzer.features.coverage.
+reverse, or that appeared or disappeared) come from analyzer.features.coverage.matches.
 
 The two sides come either from two revisions of one git repository, analysed from git objects
 with one shared per-file cache (so the second revision parses only the files that differ), or from
@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.features import coverage
+from analyzer.features.coverage.matches import build as build_matrix
+from analyzer.features.coverage.model import flipped as flipped_cells
 from analyzer.core.errors import UserError
 from analyzer.lineage.link import link
 from analyzer.records.model import CONTENT_FIELDS, RecordLine, content_changes
@@ -145,11 +146,11 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
     removed = [base_lines[i] for i in lineage.lost]
     added = [head_lines[i] for i in lineage.new]
 
-    base_matrix, head_matrix = coverage.build(base_lines), coverage.build(head_lines)
+    base_matrix, head_matrix = build_matrix(base_lines), build_matrix(head_lines)
     # Flipped cells per backend and operation with their dtypes in the enum's declaration order,
     # as coverage's columns (head's columns, then any only base has), not alphabetically.
     column = {d: i for i, d in enumerate(dict.fromkeys(head_matrix.dtypes + base_matrix.dtypes))}
-    flips = sorted((Flip(*key, b, h) for key, b, h in coverage.flipped(base_matrix, head_matrix)),
+    flips = sorted((Flip(*key, b, h) for key, b, h in flipped_cells(base_matrix, head_matrix)),
                    key=lambda f: (f.crate, f.operation, column.get(f.dtype, len(column)), f.dtype))
     return DiffResult(base=base, head=head, added=_sorted(added), removed=_sorted(removed),
                       changed=sorted(changed, key=lambda c: _loc(c.head)),

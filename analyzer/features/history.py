@@ -14,7 +14,7 @@ from the revision it was first seen at to the one where it disappeared:
   - `removed-from-tree`: its file (`file-gone`) or its function (`function-gone`) is gone;
   - `rewritten`: the function is still there but no longer matches on that expression
     (`match-gone`): the site went away with the code around it, not evidently as a fix.
-- a **cell flip** is a (backend, operation, dtype) coverage cell (analyzer/coverage.py, columns
+- a **cell flip** is a (backend, operation, dtype) coverage cell (analyzer/features/coverage, columns
   folded as `coverage` shows them) whose status differs between neighbouring revisions: `fixed`
   (now handled, or its panicking arms were fixed and the operation has no panicking arm left),
   `improved` (panics -> partial), `regressed` (handled -> partial or panics, partial -> panics),
@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from analyzer.features import coverage
+from analyzer.features.coverage import model as coverage
+from analyzer.features.coverage.matches import build as build_matrix
 from analyzer.pipeline import results_cache
 from analyzer.core.errors import UserError
 
@@ -584,7 +585,7 @@ class _Builder:
                             planned.is_tag, len(lines), counts, dict(sorted(backends.items())),
                             analysed.files_scanned, analysed.parsed, analysed.cached, round(seconds, 3))
         self.revisions.append(revision)
-        matrix = coverage.build(lines, collapse=True)
+        matrix = build_matrix(lines, collapse=True)
         if index == 0:
             opened = {ln.record.id: self._start(ln, 0) for ln in lines}
         else:

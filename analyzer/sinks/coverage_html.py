@@ -6,7 +6,9 @@ and names path:line in its tooltip. Inline CSS and JS only: no network assets, w
 from __future__ import annotations
 
 from analyzer import __version__
-from analyzer.features.coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Cell, Group, Matrix, label, short_path
+from analyzer.features.coverage.model import (
+    HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Cell, Group, Matrix, label, short_path,
+)
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
 

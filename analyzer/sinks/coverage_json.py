@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from analyzer import __version__
-from analyzer.features.coverage import STATUSES, Dispatch, Matrix, Site
+from analyzer.features.coverage.model import STATUSES, Dispatch, Matrix, Site
 
 FORMAT_VERSION = 2
 STATUS_MEANING = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analyzer.features.coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from analyzer.features.coverage.model import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
 from analyzer.core.safe import md_cell, md_code_span, md_link, md_one_line
 from analyzer.core.wording import plural
 

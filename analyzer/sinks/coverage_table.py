@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from analyzer.features.coverage import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from analyzer.features.coverage.model import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.wording import plural
 

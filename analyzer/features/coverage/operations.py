@@ -1,0 +1,252 @@
+"""The operations view of the coverage matrix, built from an extraction: rows are the methods of
+the backend ops traits each crate implements, with the dispatches each implementation reaches
+through the call graph (analyzer/features/coverage/callgraph.py), repetition macros resolved per
+invocation, and n/a where a dtype is of another tensor kind than the operation's trait takes."""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+
+from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
+from analyzer.features.coverage.matches import build
+from analyzer.features.coverage.model import (
+    HANDLED, NA, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, base_variant, fold, label, short_path,
+    unique_sites,
+)
+
+# An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
+_METAVARIABLE_VARIANT = re.compile(r"(?:^|::)\s*\$(?!crate\b)(\w+)")
+
+
+@cache
+def dtype_kind(dtype: str) -> str:
+    """float, int, bool, quantized, or "" (no known kind) for a column key (`F32`, `Kind::Half`)."""
+    variant = label(dtype).split("(", 1)[0]
+    for kind, rx in _dtype_kind_patterns():
+        if rx.fullmatch(variant):
+            return kind
+    return ""
+
+
+@lru_cache(maxsize=1)
+def _dtype_kind_patterns():
+    from analyzer.core.config import DTYPE_KINDS
+    return [(kind, re.compile(rx)) for kind, rx in DTYPE_KINDS]
+
+
+def trait_kind(trait: str) -> str:
+    from analyzer.core.config import OPS_TRAIT_KINDS
+    return next((kind for prefix, kind in OPS_TRAIT_KINDS if trait.startswith(prefix)), "")
+
+
+def build_operations(ex, collapse: bool = False) -> Matrix:
+    """The operations matrix of an extraction: every backend operation (a method of a backend
+    ops trait a crate implements) with the dispatches its implementation reaches through calls by
+    name within its crate (helpers reached from several operations count for each), repetition
+    macros resolved per invocation, and n/a where a dtype is of another tensor kind than the
+    operation's trait takes."""
+    from analyzer.records.model import github_url
+
+    audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
+    checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
+    base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)
+    traits = ops_traits(ex.code)
+
+    # Operations: each crate's impls of the ops traits another crate defines.
+    ops: dict[tuple[str, str], Operation] = {}
+    for path, crate, facts in ex.code:
+        for impl in facts.impls:
+            if traits.get(impl.trait, crate) == crate:
+                continue
+            for name, line in impl.methods:
+                ops.setdefault((crate, name), Operation(crate, name, impl.trait, trait_kind(impl.trait), path, line,
+                                                        github_url(ex.repo, ex.sha, path, line, line)))
+
+    if not ops:
+        # A tree with no backend ops trait implemented: the matches view (rows by panic message).
+        return base
+
+    graph = CallGraph(ex.code, traits, ops)
+
+    # Dispatches -> (function, dispatch) instances.
+    instances: list[tuple[int, Dispatch]] = []
+    helpers: list[Dispatch] = []
+    for d in base.dispatches:
+        entry = audit_by_id.get(d.sites[0].record_id)
+        site = entry.site if entry is not None else None
+        in_macro = site.in_macro if site is not None else ""
+        if in_macro.startswith("macro_rules! "):
+            macro = in_macro.removeprefix("macro_rules! ")
+            metavars = {m for arm in site.arms for m in _METAVARIABLE_VARIANT.findall(arm.pattern)} if site else set()
+            reach = graph.reaching_macros(d.crate, macro)
+            memo: dict = {}
+            placed = False
+            for name in sorted(reach):
+                for i, inv in graph.invocations(d.crate, name):
+                    f = graph.fns[i]
+                    where = f"{short_path(f.path, f.crate)}:{inv.line}"
+                    if not metavars:
+                        inst = _instance(d, f"via {inv.name}! at {where}")
+                    else:
+                        if inv.name == macro:
+                            lists = ({UNREADABLE} if inv.unreadable else
+                                     {tuple(inv.dtypes)} if inv.dtypes is not None else
+                                     graph.default_lists(d.crate, macro, macro, reach, memo))
+                        else:
+                            lists = graph.default_lists(d.crate, inv.name, macro, reach, memo)
+                        inst = _resolved(d, macro, inv.name, where, lists)
+                    instances.append((i, inst))
+                    placed = True
+            if not placed:
+                helpers.append(_instance(d, f"{macro}! is invoked in no function"))
+            continue
+        at = graph.enclosing_fn(d.path, d.function, d.line) if d.function else None
+        if at is None:
+            helpers.append(d)
+        else:
+            instances.append((at, d))
+
+    # Instances -> evidence per (crate, operation, column).
+    evidence: dict[tuple[str, str, str], list[Evidence]] = {}
+    reasons: dict[tuple[str, str, str], list[str]] = {}
+    dispatches: list[Dispatch] = []
+    reached_cache: dict[int, list[str]] = {}
+    for at, d in instances:
+        if at not in reached_cache:
+            reached_cache[at] = graph.operations_reaching(at)
+        names = reached_cache[at]
+        if not names:
+            helpers.append(d)
+            continue
+        # A dispatch that handles dtypes of one kind only dispatches on a tensor of that kind (an
+        # int index tensor inside a float op): what it says about other kinds is not about the
+        # operation's own tensor.
+        kinds = {dtype_kind(k) for k, st in d.statuses.items() if st == HANDLED} - {""}
+        kind = kinds.pop() if len(kinds) == 1 else ""
+        for op in dict.fromkeys(names):
+            dispatches.append(_retarget(d, op))
+            for dtype, status in d.statuses.items():
+                if kind and dtype_kind(dtype) not in (kind, ""):
+                    continue
+                column = base_variant(dtype) if collapse else dtype
+                if status == PANICS:
+                    site = next((s for s in d.sites if dtype in d.rejected_by.get(s.record_id, ())), d.sites[0])
+                else:
+                    site = d.sites[0]
+                evidence.setdefault((d.crate, op, column), []).append(Evidence(dtype, status, site))
+                if status == UNKNOWN:
+                    reasons.setdefault((d.crate, op, column), []).append(d.unknown)
+
+    # A backend's columns: the first enum's, and those of the enums its own dispatches name.
+    enums_of: dict[str, set[str]] = {}
+    for d in base.dispatches:
+        enums_of.setdefault(d.crate, set()).add(d.enum)
+    cells: dict[tuple[str, str, str], Cell] = {}
+    for (crate, op), operation in sorted(ops.items()):
+        for n, g in enumerate(base.groups):
+            if n and g.enum not in enums_of.get(crate, ()):
+                continue
+            for col in g.dtypes:
+                key = (crate, op, col)
+                kind = dtype_kind(col)
+                ev = evidence.get(key)
+                if operation.kind and kind and kind != operation.kind:
+                    cells[key] = Cell(crate, op, col, NA, [], g.enum, ev or [])
+                elif ev:
+                    panicking = [e.site for e in ev if e.status == PANICS]
+                    cells[key] = Cell(crate, op, col, _fold_known([e.status for e in ev]),
+                                      unique_sites(panicking + [e.site for e in ev]), g.enum, ev)
+    dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
+    helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
+    return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
+                  ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()})
+
+
+def _arm_dtypes(arm) -> set[str]:
+    """The variants an arm names (`Enum::F32(x)`: F32), and its metavariables (`Enum::$dtype(x)`:
+    `$dtype`)."""
+    out = {r.variant for r in arm.refs}
+    out |= {"$" + m for m in _METAVARIABLE_VARIANT.findall(arm.pattern)}
+    return out
+
+
+def same_dtype_checks(entries) -> set[str]:
+    """Record ids of matches nested in an arm of another dtype match that handles the same dtypes
+    (`NdArrayTensor::F32(x) => match bias { NdArrayTensor::F32(b) => .., _ => panic!(..) }`): the
+    inner panic fires when a second tensor's dtype differs from the first's, not because a dtype
+    is unsupported, so it says nothing about the operation's dtype support."""
+    by_place: dict[tuple, list] = {}
+    for a in entries:
+        by_place.setdefault((a.path, a.site.in_macro, a.site.function), []).append(a)
+    out: set[str] = set()
+    for group in by_place.values():
+        if len(group) < 2:
+            continue
+        for inner in group:
+            handled = set().union(*(_arm_dtypes(arm) for arm in inner.site.arms if not arm.panics
+                                    and not arm.catch_all)) if inner.site.arms else set()
+            if not handled:
+                continue
+            for outer in group:
+                arms = sorted(outer.site.arms, key=lambda arm: arm.line)
+                if outer is inner or len(arms) < 2 or not (arms[0].line < inner.site.line < arms[-1].line):
+                    continue
+                around = [arm for arm in arms if arm.line <= inner.site.line][-1]
+                if not around.panics and handled <= _arm_dtypes(around):
+                    out.add(inner.id)
+                    break
+    return out
+
+
+def _fold_known(statuses: list[str]) -> str:
+    """The cell of several dispatches: the known ones folded (handled, panics or partial); a
+    cell only unknown dispatches speak for, or handled by the known ones while an unknown one
+    might panic, is unknown. Never panics by default."""
+    known = [s for s in statuses if s != UNKNOWN]
+    if not known:
+        return UNKNOWN
+    folded = fold(known)
+    return UNKNOWN if folded == HANDLED and len(known) < len(statuses) else folded
+
+
+def _instance(d: Dispatch, via: str) -> Dispatch:
+    return Dispatch(d.crate, d.operation, d.function, d.path, d.enum, d.scrutinee, d.context, dict(d.statuses),
+                    list(d.partial), d.sites, d.rejected_by, via)
+
+
+def _retarget(d: Dispatch, operation: str) -> Dispatch:
+    out = _instance(d, d.via)
+    out.operation = operation
+    out.unknown = d.unknown
+    return out
+
+
+def _resolved(d: Dispatch, macro: str, invoked: str, where: str, lists: set[tuple]) -> Dispatch:
+    """A repetition macro's dispatch as one invocation makes it: the listed dtypes handled, the
+    others as the catch-all says; unknown when the list cannot be read or is not one list."""
+    if len(lists) != 1 or UNREADABLE in lists:
+        why = (f"{invoked}! at {where} passes a dtype list the audit cannot read" if UNREADABLE in lists else
+               f"{invoked}! at {where} reaches {macro}! with {len(lists)} different dtype lists" if lists else
+               f"{invoked}! at {where} reaches {macro}! with no dtype list the audit can find")
+        out = _instance(d, f"via {invoked}! at {where}")
+        out.statuses = {k: UNKNOWN for k in d.statuses}
+        out.unknown = why
+        return out
+    (names,) = lists
+    listed = set(names)
+    out = _instance(d, f"via {invoked}! [{', '.join(names)}] at {where}")
+    out.statuses = {k: (HANDLED if label(k).split("(", 1)[0] in listed else s) for k, s in d.statuses.items()}
+    out.rejected_by = {rid: [k for k in ks if label(k).split("(", 1)[0] not in listed]
+                       for rid, ks in d.rejected_by.items()}
+    return out
+
+
+def _unique_dispatches(ds: list[Dispatch]) -> list[Dispatch]:
+    out, seen = [], set()
+    for d in ds:
+        key = (d.crate, d.path, d.line, d.via)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
