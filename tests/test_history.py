@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from analyzer.features.history import plan, release_tags, version_of
+from analyzer.features.history.revisions import plan, release_tags, version_of
 from analyzer.source.repository import open_repository
 
 OPS = "crates/burn-flex/src/ops.rs"
@@ -197,6 +197,26 @@ def test_release_tags_sort_by_version_not_by_name_or_date(git_repo):
     assert [t.name for t in release_tags(repo, "v0.1*")] == ["v0.10.0"]
 
 
+def test_the_repository_reads_a_history_plans_and_follows_with(releases):
+    git_repo, _ = releases
+    repo = open_repository(str(git_repo.path), None)
+    v1, v2, v3 = (repo.resolve(t) for t in ("v0.1.0", "v0.2.0", "v0.3.0"))
+    tags = dict(repo.tags())
+    assert tags["v0.2.0"] == v2 != git_repo.git("rev-parse", "refs/tags/v0.2.0")  # annotated: its commit
+    assert tags["v0.1.0"] == v1
+    assert repo.tag_names(merged_into=v2) == {"v0.1.0", "v0.2.0"}
+    assert repo.tag_names(containing=v2) == {"v0.2.0", "v0.2.1-pre.1", "v0.3.0", "v0.3.0-book"}
+    assert repo.is_tag("v0.2.0") and not repo.is_tag("HEAD") and not repo.is_tag("--help")
+    times, dates = repo.commit_times([v3, v1, v3]), repo.commit_dates([v1])
+    assert list(times) == [v3, v1] and times[v1] <= times[v3]
+    assert dates == {v1: repo.commit_date(v1)}
+    assert repo.commit_times([]) == {} == repo.commit_dates([])
+    # A file, a folder of the asked name, a file gone at that revision, a name git cannot be asked.
+    files = repo.read_files(v3, [OPS, "crates/burn-flex/src", "crates/burn-old/src/lib.rs", "a\nb"])
+    assert files == {OPS: ops(**V3).encode()}
+    assert repo.read_files(v1, ["crates/burn-old/src/lib.rs"])["crates/burn-old/src/lib.rs"] == OLD_CRATE.encode()
+
+
 def test_default_revisions_are_releases_then_head(releases):
     repo, _ = releases
     git = open_repository(str(repo.path), None)
@@ -314,7 +334,7 @@ def test_summary_counts_agree_with_the_lineages(cli, releases):
 
 
 def test_cached_links_are_used_only_when_they_fit_the_records():
-    from analyzer.features.history import _cached_pairs
+    from analyzer.features.history.follow import _cached_pairs
 
     class Rows:
         def __init__(self, row):

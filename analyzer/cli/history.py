@@ -54,7 +54,8 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
       burn-errors history --repo ../burn --revs v0.20.0,v0.21.0,HEAD --format json --out history.json
       burn-errors history --repo ../burn --tags 'v0.2*' --format json
     """
-    from analyzer.features.history import build_history, plan
+    from analyzer.features.history.revisions import plan
+    from analyzer.features.history.run import build_history
     from analyzer.core.outputs import ensure_writable_dir, write_file
 
     wanted = [r.strip() for value in revs for r in value.split(",") if r.strip()]

@@ -10,7 +10,7 @@ import re
 
 from analyzer import __version__
 from analyzer.decisions.categories import CATEGORIES as CATEGORY_REGISTRY
-from analyzer.features.history import FIXED, History, Lineage, State, describe
+from analyzer.features.history.model import FIXED, History, Lineage, State, describe
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 from analyzer import __version__
 from analyzer.records.model import CONTENT_FIELDS
-from analyzer.features.history import FLIP_KINDS, REMOVAL_KINDS, Event, History, Lineage, Removal, State
+from analyzer.features.history.model import FLIP_KINDS, REMOVAL_KINDS, Event, History, Lineage, Removal, State
 
 FORMAT_VERSION = 1
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from analyzer import __version__
 from analyzer.decisions.categories import CATEGORIES
-from analyzer.features.history import FIXED, REMOVED_FROM_TREE, REWRITTEN, Event, Flip, History, State, describe
+from analyzer.features.history.model import FIXED, REMOVED_FROM_TREE, REWRITTEN, Event, Flip, History, State, describe
 from analyzer.core.safe import md_link
 from analyzer.sinks.diff_markdown import code, commit_link, contrast, delta, dtypes, text
 from analyzer.core.rendering import environment

@@ -119,6 +119,73 @@ class GitRepository:
     def commit_date(self, sha: str) -> str:
         return self._git("show", "-s", "--format=%cI", sha).decode().strip()
 
+    def commit_dates(self, shas: Iterable[str]) -> dict[str, str]:
+        """Committer date (ISO 8601) of each commit, with one `git log --no-walk`."""
+        return dict(row.split(" ", 1) for row in self._each_commit(shas, "%H %cI") if " " in row)
+
+    def commit_times(self, shas: Iterable[str]) -> dict[str, int]:
+        """Committer time (seconds since the epoch) of each commit, with one `git log --no-walk`."""
+        times = {}
+        for row in self._each_commit(shas, "%H %ct"):
+            sha, _, ct = row.partition(" ")
+            if ct.isdigit():
+                times[sha] = int(ct)
+        return times
+
+    def _each_commit(self, shas: Iterable[str], fmt: str) -> list[str]:
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return []
+        out = self._git("log", "--no-walk=unsorted", f"--format={fmt}", "--end-of-options", *wanted)
+        return out.decode("utf-8", "replace").splitlines()
+
+    def tags(self) -> list[tuple[str, str]]:
+        """Every tag as (name, the commit it points at), annotated tags peeled."""
+        out = self._git("for-each-ref", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)",
+                        "--end-of-options", "refs/tags")
+        tags = []
+        for row in out.decode("utf-8", "replace").splitlines():
+            name, obj, peeled = (row.split("\0") + ["", ""])[:3]
+            tags.append((name, peeled or obj))
+        return tags
+
+    def tag_names(self, *, merged_into: str | None = None, containing: str | None = None) -> frozenset[str]:
+        """The names of the tags whose commit is an ancestor of `merged_into`, or a descendant of
+        `containing` (each commit is its own ancestor and descendant)."""
+        args = [f"--merged={merged_into}"] if merged_into else []
+        args += [f"--contains={containing}"] if containing else []
+        out = self._git("for-each-ref", "--format=%(refname:strip=2)", *args, "--end-of-options", "refs/tags")
+        return frozenset(out.decode("utf-8", "replace").split())
+
+    def is_tag(self, name: str) -> bool:
+        try:
+            self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"refs/tags/{name}")
+        except subprocess.CalledProcessError:
+            return False
+        return True
+
+    def read_files(self, sha: str, paths: Iterable[str]) -> dict[str, bytes]:
+        """The contents of each of `paths` that is a file at `sha` (a missing one is left out),
+        with one `git cat-file --batch` asked for `sha:path` names: no listing of the whole tree."""
+        asked = [p for p in paths if "\n" not in p]
+        if not asked:
+            return {}
+        data = self._git("cat-file", "--batch",
+                         input="".join(f"{sha}:{p}\n" for p in asked).encode("utf-8", "surrogateescape"))
+        out: dict[str, bytes] = {}
+        pos = 0
+        for path in asked:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            pos = end + 1
+            if len(header) < 3 or not header[2].isdigit():
+                continue  # "<name> missing" (or ambiguous): no such path at sha, no contents follow
+            size = int(header[2])
+            if header[1] == b"blob":  # not a folder of that name
+                out[path] = data[pos:pos + size]
+            pos += size + 1
+        return out
+
     def tree(self, sha: str) -> list[Blob]:
         """Every file at the revision, as (path, blob id, size)."""
         out = self._git("ls-tree", "-r", "-z", "--long", "--full-tree", sha)
