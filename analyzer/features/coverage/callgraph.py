@@ -9,6 +9,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from analyzer.core.config import BACKEND_TRAIT
 from analyzer.facts.model import FileFacts, FnFacts, MacroCall, MacroDefFacts
 
 # Method names every type has (std traits): a call of one says nothing about which helper runs.
@@ -23,8 +24,6 @@ Code = Iterable[tuple[str, str, FileFacts]]  # (path, crate, facts) of every fil
 
 def ops_traits(code: Code) -> dict[str, str]:
     """Backend ops traits defined in the tree: name -> the crate that defines it."""
-    from analyzer.core.config import BACKEND_TRAIT
-
     word = re.compile(rf"\b{re.escape(BACKEND_TRAIT)}\b")
     out: dict[str, str] = {}
     for _, crate, facts in code:

@@ -8,12 +8,14 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
+from analyzer.core.config import DTYPE_KINDS, OPS_TRAIT_KINDS
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.model import (
     HANDLED, NA, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, base_variant, fold, label, short_path,
     unique_sites,
 )
+from analyzer.records.model import github_url
 
 # An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
 _METAVARIABLE_VARIANT = re.compile(r"(?:^|::)\s*\$(?!crate\b)(\w+)")
@@ -31,12 +33,10 @@ def dtype_kind(dtype: str) -> str:
 
 @lru_cache(maxsize=1)
 def _dtype_kind_patterns():
-    from analyzer.core.config import DTYPE_KINDS
     return [(kind, re.compile(rx)) for kind, rx in DTYPE_KINDS]
 
 
 def trait_kind(trait: str) -> str:
-    from analyzer.core.config import OPS_TRAIT_KINDS
     return next((kind for prefix, kind in OPS_TRAIT_KINDS if trait.startswith(prefix)), "")
 
 
@@ -46,8 +46,6 @@ def build_operations(ex, collapse: bool = False) -> Matrix:
     name within its crate (helpers reached from several operations count for each), repetition
     macros resolved per invocation, and n/a where a dtype is of another tensor kind than the
     operation's trait takes."""
-    from analyzer.records.model import github_url
-
     audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
     checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
     base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)

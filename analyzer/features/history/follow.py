@@ -17,10 +17,11 @@ from analyzer.features.history.model import (
     FIXED, REMOVED_FROM_TREE, REWRITTEN, Analysed, Event, Flip, History, Lineage, Removal, Revision, Skipped, State,
 )
 from analyzer.features.history.revisions import Planned
+from analyzer.lineage.link import link as link_records
 from analyzer.pipeline import results_cache
+from analyzer.records.model import RecordLine, content_changes
 
-if TYPE_CHECKING:  # pydantic is imported when records are built
-    from analyzer.records.model import RecordLine
+if TYPE_CHECKING:
     from analyzer.source.repository import GitRepository
 
 # The order of a cell's statuses, from best to worst.
@@ -52,9 +53,7 @@ def _link(base_lines: list[RecordLine], head_lines: list[RecordLine], *, git_rep
     key = results_cache.key(_LINKS_KIND, git_repo.name if git_repo else "", base_sha, head_sha)
     pairs = _cached_pairs(cache, key, len(base_lines), len(head_lines)) if base_sha and head_sha else None
     if pairs is None:
-        from analyzer.lineage.link import link
-
-        found = link(base_lines, head_lines, repo=git_repo, sha=head_sha or None)
+        found = link_records(base_lines, head_lines, repo=git_repo, sha=head_sha or None)
         pairs = [(k.previous, k.current, k.tier) for k in found.links]
         if cache is not None and base_sha and head_sha:
             cache.put_result(key, {"sizes": [len(base_lines), len(head_lines)], "pairs": pairs})
@@ -134,8 +133,6 @@ class Builder:
         return lineage
 
     def _follow(self, index: int, sha: str, lines: list[RecordLine], matrix: coverage.Matrix) -> dict[str, Lineage]:
-        from analyzer.records.model import content_changes  # pydantic is loaded once records exist
-
         links = _link(self._prev_lines, lines, git_repo=self.git_repo, base_sha=self._prev_sha, head_sha=sha,
                       cache=self.cache)
         opened: dict[str, Lineage] = {}
