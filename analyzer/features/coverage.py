@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache, cached_property, lru_cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING
 from collections.abc import Iterable
 
+from analyzer.profiles import current
 from analyzer.records.model import RecordLine
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ NA = "n/a"
 UNKNOWN = "unknown"
 STATUSES = (HANDLED, PANICS, PARTIAL, NA, UNKNOWN)
 
-#: The dtype enum whose variants are written bare in cell keys (burn's `DType`).
-PRIMARY_ENUM = "DType"
+#: The dtype enum whose variants are written bare in cell keys (the target's, read at import).
+PRIMARY_ENUM = current().dtypes.primary_enum
 #: The variant standing for "every variant no arm names" of an enum outside the tree.
 OTHER = "*"
 
@@ -485,22 +486,17 @@ def dtype_kind(dtype: str) -> str:
     return ""
 
 
-@lru_cache(maxsize=1)
 def _dtype_kind_patterns():
-    from analyzer.core.config import DTYPE_KINDS
-    return [(kind, re.compile(rx)) for kind, rx in DTYPE_KINDS]
+    return current().dtype_kind_patterns
 
 
 def trait_kind(trait: str) -> str:
-    from analyzer.core.config import OPS_TRAIT_KINDS
-    return next((kind for prefix, kind in OPS_TRAIT_KINDS if trait.startswith(prefix)), "")
+    return next((kind for prefix, kind in current().code.ops_trait_kinds if trait.startswith(prefix)), "")
 
 
 def ops_traits(code) -> dict[str, str]:
     """Backend ops traits defined in the tree: name -> the crate that defines it."""
-    from analyzer.core.config import BACKEND_TRAIT
-
-    word = re.compile(rf"\b{re.escape(BACKEND_TRAIT)}\b")
+    word = current().backend_word
     out: dict[str, str] = {}
     for _, crate, facts in code:
         for t in facts.traits:
