@@ -247,16 +247,17 @@ def test_outputs_get_the_permissions_of_any_new_file(cli, git_repo, tmp_path):
 
 @pytest.mark.parametrize("command", ["extract", "coverage"])
 def test_help_shows_the_pinned_sha_and_how_to_move_it(cli, command):
-    """An installed user cannot open analyzer/config.py: --help names the commit itself."""
-    from analyzer.core.config import PINNED_SHA
+    """An installed user cannot open the profile file: --help names the commit itself."""
+    from analyzer.profiles import load
 
+    pin = load("burn").repository.pin
     res = cli(command, "--help")
     assert res.code == 0
     text = " ".join(res.stdout.split())
-    assert f"Default: the pinned commit {PINNED_SHA}." in text
+    assert f"Default: the target's pinned commit (burn: {pin})." in text
     assert "pass --sha REV" in text
-    assert "edit PINNED_SHA in analyzer/config.py in a clone of this tool's source and install that clone" in text
-    assert "the pin in analyzer/config.py" not in text
+    assert ("edit repository.pin in analyzer/profiles/burn.toml in a clone of this tool's source and install "
+            "that clone") in text
 
 
 # ---------------------------------------------------------------------------------------------

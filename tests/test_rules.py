@@ -14,6 +14,7 @@ from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.classify import classify
 from analyzer.decisions import registry_docs
 from analyzer.decisions.data import rule_data
+from analyzer.profiles import current
 from analyzer.decisions.rules import EVERY_POSITION, RULE_ORDER
 from analyzer.facts.parse import parse_file
 from analyzer.pipeline.ruleset import hashed_files
@@ -106,6 +107,9 @@ def test_every_rule_names_only_positions_and_rule_data_that_exist():
         assert rule.positions and set(rule.positions) <= set(EVERY_POSITION), rule.id
         for key in rule.reads:
             section, name = key.split(".")
+            if section == "target":
+                assert hasattr(current().dtypes, name), f"{rule.id} reads {key}, which a target profile lacks"
+                continue
             assert name in data[section], f"{rule.id} reads {key}, which queries/classifier.toml lacks"
         assert rule.example.startswith("`"), f"{rule.id}: the example is Rust code"
 

@@ -15,7 +15,6 @@ import time
 import click
 
 from analyzer import __version__
-from analyzer.core.config import DEFAULT_REPO_URL, PINNED_SHA
 from analyzer.core.errors import CheckFailed, UserError
 
 PROG = "burn-errors"
@@ -78,24 +77,51 @@ def debug_option(f):
                         help="Show the traceback of an unexpected error.")(f)
 
 
+def _use_target(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Make the `--target` profile current for the rest of the command (the other options'
+    defaults come from it, so it is read first)."""
+    from analyzer import profiles
+    profile = profiles.load(value)
+    ctx.with_resource(profiles.using(profile))
+    return profile.name
+
+
+def target_option(f):
+    from analyzer import profiles
+    return click.option("--target", default=profiles.DEFAULT, show_default=True, metavar="NAME|FILE",
+                        is_eager=True, expose_value=False, callback=_use_target,
+                        help=f"The target profile: the repository's default URL and pin, its link shape and "
+                             f"conventions. A shipped one ({', '.join(profiles.known())}) or the path of a "
+                             f"profile file (NAME.toml).")(f)
+
+
 def repo_options(f):
     f = click.option("--repo-name", metavar="OWNER/NAME",
                      help="owner/name for records and links (default: from the URL or the clone's origin, "
-                          "else tracel-ai/burn).")(f)
+                          "else the target's repository).")(f)
     f = click.option("--no-cache", is_flag=True, help="Do not read or write the cache folder.")(f)
-    f = click.option("--repo", default=DEFAULT_REPO_URL, show_default=True, metavar="URL|PATH",
+    f = click.option("--repo", default=lambda: _target().repository.url, show_default="the target's repository",
+                     metavar="URL|PATH",
                      help="Git URL (mirrored once into the cache, fetched as needed) or a local clone or "
                           "bare repository.")(f)
-    return f
+    return target_option(f)
+
+
+def _target():
+    from analyzer import profiles
+    return profiles.current()
 
 
 def sha_option(f):
-    # The pin itself, and how to move it: an installed user cannot see analyzer/config.py.
-    return click.option("--sha", "rev", default=PINNED_SHA, show_default=False, metavar="REV",
-                        help=f"Revision to analyse: full or short SHA, tag or branch. Default: the pinned "
-                             f"commit {PINNED_SHA}. For another revision pass --sha REV; to move the pin "
-                             f"for good, edit PINNED_SHA in analyzer/config.py in a clone of this tool's "
-                             f"source and install that clone (pip install .).")(f)
+    # The pin itself, and how to move it: an installed user cannot see the profile file.
+    from analyzer import profiles
+    default = profiles.load(profiles.DEFAULT)
+    return click.option("--sha", "rev", default=lambda: _target().repository.pin, show_default=False, metavar="REV",
+                        help=f"Revision to analyse: full or short SHA, tag or branch. Default: the target's "
+                             f"pinned commit ({default.name}: {default.repository.pin}). For another revision "
+                             f"pass --sha REV; to move the pin for good, edit repository.pin in "
+                             f"analyzer/profiles/{default.name}.toml in a clone of this tool's source and "
+                             f"install that clone (pip install .).")(f)
 
 
 def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None):

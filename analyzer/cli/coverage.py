@@ -107,11 +107,14 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
 
 
 def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]:
-    """Crate names from --backend values: exact, or the name without its `burn-` prefix."""
+    """Crate names from --backend values: exact, or the name without the target's crate prefix
+    (`flex` for `burn-flex`)."""
+    from analyzer.profiles import current
     have = matrix.crates()
+    prefixes = current().code.crate_tag_prefixes
     out: list[str] = []
     for name in wanted:
-        hit = name if name in have else (f"burn-{name}" if f"burn-{name}" in have else None)
+        hit = name if name in have else next((p + name for p in prefixes if p + name in have), None)
         if hit is None:
             choices = ", ".join(have) if have else "none: no dtype-dispatch sites were found"
             raise UserError(f"--backend {name}: no backend operation or dtype dispatch in that crate in {source}; "

@@ -11,7 +11,7 @@ from analyzer.core.errors import CheckFailed, UserError
 from analyzer.core.safe import terminal_text
 from analyzer.sinks import LOOKUP, PAGES, PAGES_ALIASES
 from analyzer.core.wording import plural
-from analyzer.cli.common import FormatChoice, debug_option
+from analyzer.cli.common import FormatChoice, debug_option, target_option
 
 DEFAULT_RECORDS = "output/records.jsonl"
 
@@ -29,7 +29,8 @@ def _read_records(path: str):
               help="Folder for the pages and the index.")
 @click.option("--issues-url", metavar="URL",
               help="Where \"Report an issue\" opens a new issue (default: the analysed repository's "
-                   "GitHub issues, prefilled with the message and the pinned source link).")
+                   "new-issue page on the target's host, prefilled with the message and the pinned source link).")
+@target_option
 @debug_option
 def render(records, fmt, out_dir, issues_url):
     """Write one page per record, in the shape of the published error pages, and an index.
@@ -125,6 +126,7 @@ def annotate():
 @click.argument("records", type=click.Path())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the prompts, the answer skeletons and export.json.")
+@target_option
 @debug_option
 def annotate_export(records, out_dir):
     """Write a prompt and an answer skeleton for each record that needs annotation.

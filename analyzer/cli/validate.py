@@ -7,10 +7,11 @@ import click
 
 from analyzer.core.errors import CheckFailed
 from analyzer.core.wording import plural
-from analyzer.cli.common import debug_option
+from analyzer.cli.common import debug_option, target_option
 
 @click.command()
 @click.argument("records", type=click.Path())
+@target_option
 @debug_option
 def validate(records):
     """Check a records file, or a folder written by `export`, record by record; exit 1 and list

@@ -9,6 +9,7 @@ from functools import cached_property
 from analyzer.decisions.catalog import DtypeCatalog, canonical_dtype
 from analyzer.decisions.data import patterns, rule_data
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
+from analyzer.profiles import current
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -38,11 +39,11 @@ def scrutinee_is_dtype(scrutinee: str) -> bool:
 
 def scrutinee_is_foreign_kind(scrutinee: str, arms: list[ArmFacts], crate: str,
                                catalog: DtypeCatalog) -> bool:
-    d = rule_data()["dtype"]
-    enum = d["foreign_kind_enum"]
+    d = current().dtypes
+    enum = d.foreign_kind_enum
     if catalog.defines(crate, enum):
         return False  # the crate's own Kind enum (a tensor kind), not tch's dtype
-    if not re.search(r"\.\s*" + re.escape(d["foreign_kind_method"]) + r"\s*\(\s*\)", scrutinee):
+    if not re.search(r"\.\s*" + re.escape(d.foreign_kind_method) + r"\s*\(\s*\)", scrutinee):
         return False
     return any(r.enum == enum for a in arms for r in a.refs)
 
@@ -125,7 +126,7 @@ def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog) -> str | No
     for enum, variants in sorted(named.items()):
         if len({canonical_dtype(v) for v in variants} & catalog.dtype_names) >= least:
             return enum
-    known = rule_data()["dtype"]["foreign_dtype_enums"]
+    known = current().dtypes.foreign_enums
     enum_name = patterns().enum_name
     for enum in sorted(named):
         # Named like a dtype enum (a generated protobuf `DataType`), or one of the libraries'.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from analyzer.decisions.call import Call, all_refs
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.categories import DTYPE
-from analyzer.decisions.data import rule_data
+from analyzer.profiles import current
 from analyzer.decisions.model import Decision
 from analyzer.decisions.rules import NONE, RULE_ORDER, Rule
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
@@ -51,16 +51,17 @@ def _dtype_sets(dec: Decision, call: Call) -> None:
         for r in a.refs:
             if r.enum in call.dtype_enums and not catalog.outside(r.root):
                 counts[r.enum] = counts.get(r.enum, 0) + 1
-    foreign = rule_data()["dtype"]["foreign_kind_enum"]
+    foreign = current().dtypes.foreign_kind_enum
+    primary = current().dtypes.primary_enum
     enum: str | None
     if counts:
-        enum = max(counts, key=lambda n: (counts[n], n == "DType"))
+        enum = max(counts, key=lambda n: (counts[n], n == primary))
     elif outside:
         enum = outside
     elif any(r.enum == foreign for a in [arm, *others] for r in a.refs):
         enum = foreign
-    elif "DType" in catalog:
-        enum = "DType"
+    elif primary in catalog:
+        enum = primary
     else:
         enum = next(iter(catalog.enums), None)
     dec.enum = enum

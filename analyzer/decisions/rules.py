@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_foreign_kind
 from analyzer.decisions.categories import DTYPE, MODE
 from analyzer.decisions.data import patterns, rule_data
-
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests|benches)/|(?:^|/)tests?\.rs$|_tests?\.rs$")
-
+from analyzer.profiles import current
 
 def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
+    """A file of the target's test code (its profile's `tests.paths`)."""
+    return bool(current().test_path.search(path))
 
 
 # The positions a call can stand in (SiteFacts.context); a rule names those it applies to.
@@ -29,8 +28,9 @@ class Rule:
     `decides` is a category (the rule makes the call a record of it) or `none` (the rule leaves
     the call out); `checks` says what it checks (the audit's `why`) and `example` shows a call it
     fires on; `positions` are the SiteFacts contexts it applies to; `reads` names the keys of
-    queries/classifier.toml it reads; its rule-test file under tests/rules/ is named after its id
-    (`dtype/scrutinee` -> `dtype-scrutinee.toml`)."""
+    queries/classifier.toml it reads (`target.KEY`: a key of the target profile's [dtypes]); its
+    rule-test file under tests/rules/ is named after its id (`dtype/scrutinee` ->
+    `dtype-scrutinee.toml`)."""
 
     id: str
     decides: str
@@ -237,11 +237,11 @@ RULE_ORDER: tuple[Rule, ...] = (
          ("dtype.enum_name", "dtype.payload_share", "dtype.all_min", "dtype.derived_suffixes")),
     Rule("dtype/foreign-kind", DTYPE, "a tch kind() match on tch::Kind variants",
          "`match t.kind() { Kind::Float => .., _ => panic!() }`", _dtype_foreign_kind, ARM_POSITIONS,
-         ("dtype.foreign_kind_method", "dtype.foreign_kind_enum")),
+         ("target.foreign_kind_method", "target.foreign_kind_enum")),
     Rule("dtype/foreign-variants", DTYPE,
          "arms name variants of a dtype enum from outside the tree (cubecl FloatKind, ElemType)",
          "`FloatKind::F16 => .., FloatKind::BF16 => .., _ => panic!()`", _dtype_foreign_variants, ARM_POSITIONS,
-         ("dtype.foreign_like_min", "dtype.foreign_dtype_enums", "dtype.enum_name")),
+         ("dtype.foreign_like_min", "target.foreign_enums", "dtype.enum_name")),
     Rule("dtype/element-formats", DTYPE,
          "arms name pixel/element formats with a bit depth (an image colour type: L8, Rgb16, Rgba32F)",
          "`L8 => .., Rgb16 => .., Rgba32F => .., _ => panic!()`", _dtype_element_formats, ARM_POSITIONS,

@@ -8,14 +8,13 @@ from tree_sitter import Node
 
 from analyzer.facts.model import FileFacts, FnFacts, ImplFacts, MacroCall, MacroDefFacts, TraitFacts
 from analyzer.facts.syntax import _has_test_attribute, norm
+from analyzer.profiles import current
 
 # Read by walking items only (source file, mod, impl and trait bodies), never expression trees:
 # a query over a whole tree visits every node, while the items of a file are a few dozen nodes.
 # Calls and macro invocations inside a body are found by a regex over its bytes, which also sees
 # the calls written inside macro arguments (token trees tree-sitter leaves unparsed).
 
-# The naming convention of backend operation traits (FloatTensorOps, ModuleOps, ...).
-OPS_TRAIT_SUFFIX = "Ops"
 # A call by name, `name(` or `name::<T>(`, matched on the file's bytes reversed: there the
 # pattern starts with the literal `(`, which the regex engine finds by a fast scan; forwards it
 # would start with the name and be tried at every byte (ten times slower, measured on burn). Not
@@ -147,6 +146,7 @@ def _method_names(body: Node, source: bytes, kinds: tuple[str, ...]) -> list[tup
 
 def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
     reversed_source = source[::-1]  # for _CALL_REVERSED
+    suffix = current().code.ops_trait_suffix  # the target's backend operation traits: FloatTensorOps, ModuleOps
     stack: list[tuple[Node, str]] = [(root, "")]
     while stack:
         node, trait = stack.pop()
@@ -164,7 +164,7 @@ def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
             elif t == "impl_item":
                 body = c.child_by_field_name("body")
                 tname = _trait_name(c.child_by_field_name("trait"), source)
-                ops = tname.endswith(OPS_TRAIT_SUFFIX)
+                ops = tname.endswith(suffix)
                 if ops and body is not None:
                     typ = c.child_by_field_name("type")
                     facts.impls.append(ImplFacts(tname, norm(_node_text(typ, source)) or "?", c.start_point.row + 1,
@@ -175,7 +175,7 @@ def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
                 name = c.child_by_field_name("name")
                 body = c.child_by_field_name("body")
                 trait_name = _node_text(name, source)
-                if name is None or body is None or not trait_name.endswith(OPS_TRAIT_SUFFIX):
+                if name is None or body is None or not trait_name.endswith(suffix):
                     continue
                 header = norm(source[name.end_byte:body.start_byte].decode("utf-8", "replace"))
                 methods = [n for n, _ in _method_names(body, source, ("function_item", "function_signature_item"))]

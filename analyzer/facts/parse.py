@@ -20,9 +20,10 @@ from analyzer.facts import regions
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
-from analyzer.facts.prefilter import OPS_HINT, PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.facts.prefilter import PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases
 from analyzer.facts.sites import _collect_sites
 from analyzer.facts.syntax import LANGUAGE, _blanked, _parser, _word_spans
+from analyzer.profiles import current
 
 
 # Per-file budgets. Every step of a parse is linear in the file, but a file far past anything
@@ -62,7 +63,7 @@ def _parse_file(source: bytes, code: bool) -> FileFacts:
         not_utf8 = True
     aliases = plain_aliases(source)
     has_panic = has_panic_hint(source)
-    if not code or not (has_panic or OPS_HINT.search(source) is not None):
+    if not code or not (has_panic or current().ops_hint.search(source) is not None):
         return _site_facts_alone(source, not_utf8, aliases, has_panic)
     whole, parse_errors = _whole_tree(source)
     if not parse_errors:

@@ -15,12 +15,10 @@ PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
 # the queries run only around them.
 PANIC_WORDS = (b"panic", b"unimplemented", b"todo", b"unreachable")
 ENUM_HINT = re.compile(rb"\benum\s")
-# A type named `...Ops` followed by what follows a trait's name in its definition or an impl's
-# header (`Ops<B: Backend> {`, `Ops: Backend {`, `Ops<Self> for`): the files that define or
-# implement backend operations (the coverage audit's rows). The pattern starts with the literal
-# `Ops`, which the regex engine finds by a fast scan (4 ms over burn's 12.9 MB; a pattern that
-# starts with `trait\s+\w+` takes 180 ms).
-OPS_HINT = re.compile(rb"Ops\b\s*(?:<[^;{]*?>\s*)?(?:for\b|\{|:(?!:)|where\b)")
+# The files that define or implement backend operations (the coverage audit's rows) are found
+# by the target profile's `ops_hint` (analyzer/profiles), which starts with the literal ops-trait
+# suffix so that the regex engine finds it by a fast scan (a pattern that starts with
+# `trait\s+\w+` is tried at every byte).
 # A plain type alias (`pub type BoolDType = BoolStore;`), read without parsing: `pub type` is never
 # an associated type of a trait impl (those take no visibility), and an unindented `type` is a
 # module item. Alias-only files are thus never parsed (about 1 MB of burn).

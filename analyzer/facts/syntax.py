@@ -10,6 +10,7 @@ import tree_sitter_rust
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from analyzer.pipeline.ruleset import queries_root
+from analyzer.profiles import current
 
 LANGUAGE = Language(tree_sitter_rust.language())
 
@@ -21,7 +22,6 @@ def _blanked(m: re.Match) -> bytes:
     return _NOT_NEWLINE.sub(b" ", m.group(0))
 
 
-_TEST_ATTR = re.compile(r"^#\[\s*(?:[\w:]*::)?(?:test|rstest|test_case|bench)\b|cfg\(\s*(?:all\(\s*)?test\b")
 _WS = re.compile(r"\s+")
 
 
@@ -65,7 +65,7 @@ _COMMENTS = ("line_comment", "block_comment")
 def _has_test_attribute(item: Node) -> bool:
     sib = item.prev_sibling
     while sib is not None and sib.type in ("attribute_item", "line_comment", "block_comment"):
-        if sib.type == "attribute_item" and _TEST_ATTR.search(_text(sib).decode("utf-8", "replace")):
+        if sib.type == "attribute_item" and current().test_attribute.search(_text(sib).decode("utf-8", "replace")):
             return True
         sib = sib.prev_sibling
     return False

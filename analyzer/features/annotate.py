@@ -36,6 +36,7 @@ from typing import get_args
 
 from pydantic import ValidationError
 
+from analyzer.profiles import current
 from analyzer.decisions.categories import CATEGORIES
 from analyzer.core.errors import UserError
 from analyzer.records.model import ANNOTATION_FIELDS, Annotation, HandlingStrategy, RecordLine
@@ -137,6 +138,7 @@ def prompt_context(line: RecordLine) -> dict:
         "numbered_source": numbered, "fields": fields, "style_example": STYLE_EXAMPLE,
         "skeleton": json.dumps(skeleton(r.id), indent=2),
         "field_names": ["id", *ANNOTATION_FIELDS],
+        "target_kind": current().prompt.kind,  # how the target names itself: "the Rust deep-learning framework"
     }
 
 

@@ -34,6 +34,7 @@ from urllib.parse import quote
 
 from analyzer.features.annotate import AI_TAG
 from analyzer.core.errors import UserError
+from analyzer.profiles import current
 from analyzer.records.model import RecordLine
 from analyzer.records.operation import STD_PREFIX
 from analyzer.core.rendering import environment
@@ -46,7 +47,6 @@ _KIND_PREFIX = re.compile(r"^(?:float|int|bool|q)_(?=[a-z])")
 _VARIANT_PREFIX = re.compile(r"^(?:deform|adaptive)_(?=[a-z])")
 _SUFFIXES = ("_backward", "_forward", "_grad", "_with_indices", "_inplace", "_elem", "_ref", "_async", "_impl")
 _DIM_SUFFIX = re.compile(r"_?[1-9]d$")
-_OPS_TRAIT = re.compile(r"^impl(?:<.*?>)?\s+(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)Ops\b.*\bfor\b")
 
 
 def family_key(operation: str) -> str:
@@ -78,7 +78,7 @@ def names_operation(line: RecordLine) -> bool:
 def family_scope(line: RecordLine) -> str:
     """"" (every crate) for an operation the message names or a backend-operation trait method;
     else the crate, so that common function names do not tie unrelated crates together."""
-    if names_operation(line) or _OPS_TRAIT.match(line.facts.impl or ""):
+    if names_operation(line) or current().ops_impl.match(line.facts.impl or ""):
         return ""
     return line.facts.crate
 
@@ -164,9 +164,9 @@ def page_names(lines: list[RecordLine]) -> dict[str, str]:
 
 def issue_url(line: RecordLine, base: str | None = None) -> str:
     """A new-issue link prefilled with the message, the source location and the record's address.
-    `base` defaults to the analysed repository's GitHub issues."""
+    `base` defaults to the analysed repository's new-issue page on the target's host."""
     r = line.record
-    base = base or f"https://github.com/{r.repo}/issues/new"
+    base = base or current().link("new_issue", repo=r.repo)
     title = f"Panic: {r.errorMessage[:120]}"
     body = f"Panic thrown at {r.filePath}:{r.lineNumber}, {r.githubUrl}\n\nRecord id: {r.id}"
     return f"{base}{'&' if '?' in base else '?'}title={quote(title, safe='/:@')}&body={quote(body, safe='/:@')}"

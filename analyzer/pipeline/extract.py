@@ -23,7 +23,8 @@ from analyzer.core.errors import UserError
 from analyzer.records.ids import arm_slot, assign_ids, site_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
-from analyzer.facts.prefilter import OPS_HINT, has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.profiles import current, select
 from analyzer.source.repository import GitRepository
 from analyzer.core.timestamps import utc_now
 
@@ -132,10 +133,11 @@ def _prefilter(code: bool) -> Callable[[bytes], bool]:
     """Whether a file may hold a panic-family call or an enum, or (with `code`, for the coverage
     audit) an ops trait or impl; plain aliases are read without a parse. PANIC_HINT and
     ENUM_HINT are tried only where one of the words they match occurs (see matches_at_a_word: a
-    regex over every byte cost ~8 ns a byte); OPS_HINT starts with a literal, which the regex
-    engine finds by a fast scan."""
+    regex over every byte cost ~8 ns a byte); the target's ops hint starts with a literal, which
+    the regex engine finds by a fast scan."""
     if code:
-        return lambda data: has_panic_hint(data) or has_enum_hint(data) or OPS_HINT.search(data) is not None
+        ops_hint = current().ops_hint
+        return lambda data: has_panic_hint(data) or has_enum_hint(data) or ops_hint.search(data) is not None
     return lambda data: has_panic_hint(data) or has_enum_hint(data)
 
 
@@ -180,8 +182,8 @@ def _pool(jobs: int):
     # fork is cheap (~20 ms for two workers: the parent has imported tree-sitter and the
     # analyzer); Python 3.14 defaults to forkserver on Linux, which imports all again per worker.
     ctx = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_exit_with_parent,
-                               initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
+                               initargs=(os.getpid(), current()))
     for _ in range(jobs):
         pool.submit(int)  # with fork, the first submit starts every worker now
     hold = os.environ.get(HOLD_AFTER_POOL)
@@ -201,6 +203,13 @@ def _hold(pool, path: str) -> None:
         f.write(pids)
     os.replace(path + ".tmp", path)
     threading.Event().wait()
+
+
+def _start_worker(parent: int, profile) -> None:
+    """Worker initializer: the parent's target profile current (a spawned worker starts with the
+    default one), and the worker's life tied to the parent's."""
+    select(profile)
+    _exit_with_parent(parent)
 
 
 def _exit_with_parent(parent: int) -> None:

@@ -33,8 +33,8 @@ def queries_root():
 # messages, the classifier and its rule registry, the ids, the record shape and the extraction.
 # Whole stage folders are named by a glob, so a module added to them is hashed without a list to
 # keep up to date.
-HASHED_MODULES = ("facts/*.py", "decisions/*.py", "records/ids.py", "records/model.py", "records/build.py",
-                  "records/operation.py", "pipeline/extract.py")
+HASHED_MODULES = ("facts/*.py", "decisions/*.py", "profiles/*.py", "records/ids.py", "records/model.py",
+                  "records/build.py", "records/operation.py", "pipeline/extract.py")
 
 
 def hashed_files() -> list[str]:
@@ -43,11 +43,17 @@ def hashed_files() -> list[str]:
     return sorted({p.relative_to(root).as_posix() for pattern in HASHED_MODULES for p in root.glob(pattern)})
 
 
+def rules_hash(profile=None) -> str:
+    """Hash of the query/rule data, of the code that applies it and of the target profile
+    (`profile`, else the current one: its conventions decide what is found and what records
+    say). Part of every cache key and of the manifest."""
+    from analyzer.profiles import current
+    return _rules_hash((profile or current()).digest)
+
+
 @cache
-def rules_hash() -> str:
-    """Hash of the query/rule data and of the code that applies it. Part of every cache key and
-    of the manifest."""
-    h = hashlib.sha256()
+def _rules_hash(profile_digest: str) -> str:
+    h = hashlib.sha256(b"profile\0" + profile_digest.encode() + b"\0")
     queries = queries_root()
     for entry in sorted(queries.iterdir(), key=lambda e: e.name):
         if entry.name.endswith((".scm", ".toml")):

@@ -8,6 +8,7 @@ from analyzer.decisions.categories import BACKGROUND_TAG
 from analyzer.decisions.model import Decision
 from analyzer.facts.messages import PanicMessage, Segment
 from analyzer.facts.model import SiteFacts
+from analyzer.profiles import current
 from analyzer.records.operation import operation_of
 from analyzer.records.model import Analysis, ErrorRecord, RecordLine, content_hash, github_url, slug, window
 
@@ -26,7 +27,7 @@ def record_line(repo: str, sha: str, now: str, path: str, crate: str, s: SiteFac
     source, start, end = window(file_lines, s.line, WINDOW_RADIUS)
     category = d.category
     assert category is not None and record_id is not None
-    tags = ["rust", repo.split("/")[-1], crate.removeprefix("burn-") or crate, BACKGROUND_TAG[category]]
+    tags = ["rust", repo.split("/")[-1], current().crate_tag(crate), BACKGROUND_TAG[category]]
     if s.macro != "panic":
         tags.append(s.macro)
     record = ErrorRecord(

@@ -208,10 +208,11 @@ def slug(message: str, record_id: str) -> str:
 
 
 def github_url(repo: str, sha: str, path: str, start: int, end: int) -> str:
-    """The lines on GitHub, pinned to the commit; the path percent-encoded (a file name may hold
-    spaces, `#`, `?`, `)` or newlines)."""
+    """The lines on the target's host, pinned to the commit; the path percent-encoded (a file
+    name may hold spaces, `#`, `?`, `)` or newlines)."""
     from analyzer.core.safe import url_path
-    return f"https://github.com/{url_path(repo)}/blob/{sha}/{url_path(path)}#L{start}-L{end}"
+    from analyzer.profiles import current
+    return current().link("blob", repo=url_path(repo), sha=sha, path=url_path(path), start=start, end=end)
 
 
 def window(lines: list[str], line_number: int, radius: int) -> tuple[str, int, int]:

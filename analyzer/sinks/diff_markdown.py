@@ -14,6 +14,7 @@ from urllib.parse import quote, urlsplit
 
 from analyzer import __version__
 from analyzer.features.diff import DiffResult
+from analyzer.profiles import current
 from analyzer.core.errors import UserError
 from analyzer.records.model import RecordLine
 from analyzer.core.safe import md_cell, md_code_span, md_link
@@ -162,7 +163,7 @@ def what_changed(c) -> str:
 
 def commit_link(repo: str | None, sha: str | None, label: str) -> str:
     if repo and sha:
-        return md_link(code(sha[:12]), f"https://github.com/{repo}/commit/{sha}")
+        return md_link(code(sha[:12]), current().link("commit", repo=repo, sha=sha))
     return code(label)
 
 
@@ -205,8 +206,8 @@ def header(result: DiffResult) -> str:
                  f"{commit_link(result.repo, result.head.sha, result.head.label)}")
     parts.append(f" · {result.base.records} → {plural(result.head.records, 'record')}")
     if result.repo and result.base.sha and result.head.sha and result.base.sha != result.head.sha:
-        parts.append(" · " + md_link("compare", f"https://github.com/{result.repo}/compare/{result.base.sha}..."
-                                                 f"{result.head.sha}"))
+        parts.append(" · " + md_link("compare", current().link("compare", repo=result.repo, base=result.base.sha,
+                                                                  head=result.head.sha)))
     return "".join(parts)
 
 

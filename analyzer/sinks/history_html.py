@@ -11,6 +11,7 @@ import re
 from analyzer import __version__
 from analyzer.decisions.categories import CATEGORIES as CATEGORY_REGISTRY
 from analyzer.features.history.model import FIXED, History, Lineage, State, describe
+from analyzer.profiles import current
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
 
@@ -66,7 +67,7 @@ def view(history: History) -> dict:
 
 
 def _commit_url(history: History, sha: str) -> str | None:
-    return https(f"https://github.com/{history.repo}/commit/{sha}") if "/" in history.repo else None
+    return https(current().link("commit", repo=history.repo, sha=sha)) if "/" in history.repo else None
 
 
 def _timelines(history: History) -> list[dict]:

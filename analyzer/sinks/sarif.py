@@ -15,6 +15,7 @@ from functools import lru_cache
 from analyzer import __version__
 from analyzer.decisions.categories import CATEGORIES
 from analyzer.features.diff import DiffResult
+from analyzer.profiles import current
 from analyzer.records.model import RecordLine
 from analyzer.core.safe import https_url, url_path
 
@@ -54,7 +55,7 @@ def _rule(category: str) -> dict:
         "fullDescription": {"text": c.sarif_full},
         "help": {"text": c.sarif_help, "markdown": c.sarif_help},
         "defaultConfiguration": {"level": "warning"},
-        "properties": {"tags": ["burn", "panic", c.background_tag], "precision": "high"},
+        "properties": {"tags": [current().name, "panic", c.background_tag], "precision": "high"},
     }
     home = information_uri()
     if home is not None:
@@ -110,7 +111,7 @@ def build(result: DiffResult) -> dict:
                        "summary": result.counts()},
     }
     if result.repo and result.head.sha:
-        run["versionControlProvenance"] = [{"repositoryUri": f"https://github.com/{url_path(result.repo)}",
+        run["versionControlProvenance"] = [{"repositoryUri": current().link("repository", repo=url_path(result.repo)),
                                             "revisionId": result.head.sha}]
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
 
-from analyzer.core.config import DEFAULT_REPO_NAME
 from analyzer.core.errors import UserError
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.I)
@@ -38,7 +37,7 @@ _TRANSPORT = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)::")
 
 
 def slug_from_url(url: str) -> str | None:
-    """`https://github.com/tracel-ai/burn(.git)` or `git@github.com:tracel-ai/burn` -> owner/name;
+    """`https://github.com/owner/name(.git)` or `git@github.com:owner/name` -> owner/name;
     None when the URL does not end in an owner and a name of the characters GitHub allows (an
     origin with spaces or control characters names no repository we could link to)."""
     m = _SLUG.search(url)
@@ -291,7 +290,10 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
     if name:
         return GitRepository(git_dir, name, spec)
     found = _origin_name(git_dir)
-    return GitRepository(git_dir, found or DEFAULT_REPO_NAME, spec, name_assumed=found is None)
+    if found is None:
+        from analyzer.profiles import current
+        return GitRepository(git_dir, current().repository.name, spec, name_assumed=True)
+    return GitRepository(git_dir, found, spec)
 
 
 def _git_dir_of(path: Path) -> Path | None:

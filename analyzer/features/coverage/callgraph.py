@@ -5,11 +5,10 @@ operations is reached from each."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from analyzer.core.config import BACKEND_TRAIT
+from analyzer.profiles import current
 from analyzer.facts.model import FileFacts, FnFacts, MacroCall, MacroDefFacts
 
 # Method names every type has (std traits): a call of one says nothing about which helper runs.
@@ -24,7 +23,7 @@ Code = Iterable[tuple[str, str, FileFacts]]  # (path, crate, facts) of every fil
 
 def ops_traits(code: Code) -> dict[str, str]:
     """Backend ops traits defined in the tree: name -> the crate that defines it."""
-    word = re.compile(rf"\b{re.escape(BACKEND_TRAIT)}\b")
+    word = current().backend_word
     out: dict[str, str] = {}
     for _, crate, facts in code:
         for t in facts.traits:

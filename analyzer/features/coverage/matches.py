@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from analyzer.features.coverage.model import (
-    HANDLED, OTHER, PANICS, PRIMARY_ENUM, Cell, Dispatch, Evidence, Group, Matrix, Site, base_variant, fold, qualify,
+    HANDLED, OTHER, PANICS, primary_enum, Cell, Dispatch, Evidence, Group, Matrix, Site, base_variant, fold, qualify,
     unique_sites,
 )
 from analyzer.records.model import RecordLine
@@ -26,7 +26,7 @@ def build(lines: Iterable[RecordLine], collapse: bool = False) -> Matrix:
     for ln in lines:
         a, r = ln.facts, ln.record
         match_key = (a.crate, a.operation, r.filePath, a.itemPath or a.function, a.impl, a.inMacro, a.scrutinee,
-                     a.enum or PRIMARY_ENUM, a.context == "if-let-else")
+                     a.enum or primary_enum(), a.context == "if-let-else")
         by_match.setdefault(match_key, []).append(ln)
     known = {(crate, g.enum): _expanded_order([ln for ln in lines if ln.facts.crate == crate], g.enum)
              for crate in {ln.facts.crate for ln in lines} for g in groups}
@@ -56,7 +56,7 @@ def build(lines: Iterable[RecordLine], collapse: bool = False) -> Matrix:
 def _dispatch(records: list[RecordLine], order: dict[str, int], known: dict[tuple[str, str], list[str]]) -> Dispatch:
     records = sorted(records, key=lambda ln: (ln.record.lineNumber, ln.facts.column))
     a0 = records[0].facts
-    enum = a0.enum or PRIMARY_ENUM
+    enum = a0.enum or primary_enum()
     handled: set[str] = set()
     rejected_by: dict[str, list[str]] = {}
     sites = []
@@ -85,9 +85,9 @@ def _dispatch(records: list[RecordLine], order: dict[str, int], known: dict[tupl
 
 
 def _groups(lines: list[RecordLine], collapse: bool) -> list[Group]:
-    enums = {ln.facts.enum or PRIMARY_ENUM for ln in lines}
+    enums = {ln.facts.enum or primary_enum() for ln in lines}
     out = []
-    for enum in sorted(enums, key=lambda e: (e != PRIMARY_ENUM, e)):
+    for enum in sorted(enums, key=lambda e: (e != primary_enum(), e)):
         dtypes = _expanded_order(lines, enum)
         if collapse:
             dtypes = list(dict.fromkeys(base_variant(d) for d in dtypes))
@@ -102,7 +102,7 @@ def _expanded_order(lines: list[RecordLine], enum: str) -> list[str]:
     seqs: list[list[str]] = []
     for ln in lines:
         a = ln.facts
-        if (a.enum or PRIMARY_ENUM) == enum:
+        if (a.enum or primary_enum()) == enum:
             seqs += [[qualify(enum, v) for v in a.handled], [qualify(enum, v) for v in a.rejected]]
     other = qualify(enum, OTHER)
     return _merge_orders(seqs, last=other, alphabetical=any(other in s for s in seqs))

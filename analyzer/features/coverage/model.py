@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from collections.abc import Iterable
 
+from analyzer.profiles import current
+
 HANDLED = "handled"
 PANICS = "panics"
 PARTIAL = "partial"
@@ -36,8 +38,12 @@ NA = "n/a"
 UNKNOWN = "unknown"
 STATUSES = (HANDLED, PANICS, PARTIAL, NA, UNKNOWN)
 
+
+def primary_enum() -> str:
+    """The dtype enum whose variants are written bare in cell keys (the target's `DType`)."""
+    return current().dtypes.primary_enum
+
 #: The dtype enum whose variants are written bare in cell keys (burn's `DType`).
-PRIMARY_ENUM = "DType"
 #: The variant standing for "every variant no arm names" of an enum outside the tree.
 OTHER = "*"
 
@@ -300,7 +306,7 @@ def short_path(path: str, crate: str) -> str:
 
 
 def qualify(enum: str | None, variant: str) -> str:
-    return variant if not enum or enum == PRIMARY_ENUM else f"{enum}::{variant}"
+    return variant if not enum or enum == primary_enum() else f"{enum}::{variant}"
 
 
 def fold(statuses: list[str]) -> str:

@@ -6,9 +6,9 @@ invocation, and n/a where a dtype is of another tensor kind than the operation's
 from __future__ import annotations
 
 import re
-from functools import cache, lru_cache
+from functools import cache
 
-from analyzer.core.config import DTYPE_KINDS, OPS_TRAIT_KINDS
+from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.model import (
@@ -31,13 +31,12 @@ def dtype_kind(dtype: str) -> str:
     return ""
 
 
-@lru_cache(maxsize=1)
 def _dtype_kind_patterns():
-    return [(kind, re.compile(rx)) for kind, rx in DTYPE_KINDS]
+    return current().dtype_kind_patterns
 
 
 def trait_kind(trait: str) -> str:
-    return next((kind for prefix, kind in OPS_TRAIT_KINDS if trait.startswith(prefix)), "")
+    return next((kind for prefix, kind in current().code.ops_trait_kinds if trait.startswith(prefix)), "")
 
 
 def build_operations(ex, collapse: bool = False) -> Matrix:

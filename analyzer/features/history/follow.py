@@ -227,7 +227,7 @@ def _now_handled(st: State, matrix: coverage.Matrix) -> tuple[str, ...]:
     """The dtypes this (gone) dtype-dispatch record rejected that its operation handles now."""
     if st.category != "dtype-dispatch":
         return ()
-    enum = st.enum or coverage.PRIMARY_ENUM
+    enum = st.enum or coverage.primary_enum()
     out = []
     for v in st.rejected:
         dtype = coverage.qualify(enum, v.split("(", 1)[0])

@@ -196,7 +196,7 @@ class History:
             state = lineage.state_at(flip.revision)
             if state is None or state.crate != flip.crate or state.operation != flip.operation:
                 continue
-            enum = state.enum or coverage.PRIMARY_ENUM
+            enum = state.enum or coverage.primary_enum()
             if any(coverage.qualify(enum, v.split("(", 1)[0]) == flip.dtype for v in state.rejected):
                 found.append(lineage)
         return found

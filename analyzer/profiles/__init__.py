@@ -1,0 +1,300 @@
+"""Target profiles: what the analysis knows about one repository that is not Rust itself (its
+default URL and pin, its link shape, its backend-trait and dtype-enum conventions, its test code,
+how prompts name it), one versioned TOML file per target in this folder (`burn.toml`, the
+default), read into frozen dataclasses and checked as they are read.
+
+One target is current at a time: the CLI makes the `--target` one current once, before anything
+reads it (`select`), and a run that analyses another repository on the way does it inside
+`using(profile)`. The stages read `current()` where they need a value instead of taking a
+profile parameter through every call from the command to the parser, the classifier rules, the
+record builder and the sinks. Parser processes are handed the current profile when they start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import re
+import string
+import tomllib
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from analyzer.core.errors import UserError
+
+FORMAT_VERSION = 1
+DEFAULT = "burn"
+SUFFIX = ".toml"
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_REPO_NAME = re.compile(r"^[^/\s]+/[^/\s]+$")
+_LINK_FIELDS = {"repository": {"repo"}, "blob": {"repo", "sha", "path", "start", "end"},
+                "commit": {"repo", "sha"}, "compare": {"repo", "base", "head"}, "new_issue": {"repo"}}
+
+
+@dataclass(frozen=True)
+class Repository:
+    url: str
+    name: str
+    pin: str
+
+
+@dataclass(frozen=True)
+class Links:
+    """Address templates (str.format fields, values already percent-encoded)."""
+
+    repository: str
+    blob: str
+    commit: str
+    compare: str
+    new_issue: str
+
+
+@dataclass(frozen=True)
+class Code:
+    backend_trait: str
+    ops_trait_suffix: str
+    ops_trait_kinds: tuple[tuple[str, str], ...]
+    crate_tag_prefixes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Dtypes:
+    primary_enum: str
+    kinds: tuple[tuple[str, str], ...]
+    foreign_kind_method: str
+    foreign_kind_enum: str
+    foreign_enums: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Tests:
+    paths: str
+    attributes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    kind: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    format_version: int
+    name: str
+    repository: Repository
+    links: Links
+    code: Code
+    dtypes: Dtypes
+    tests: Tests
+    prompt: Prompt
+    # The file's bytes, hashed: what the rules hash covers. Not part of the file.
+    digest: str = field(default="", compare=False)
+
+    def link(self, kind: str, **values) -> str:
+        """The `kind` address of links (blob, commit, ...) with `values`, which the caller has
+        percent-encoded as its output needs."""
+        return getattr(self.links, kind).format(**values)
+
+    # -- conventions, compiled once per profile -----------------------------------------------
+    def crate_tag(self, crate: str) -> str:
+        """`burn-ndarray` -> `ndarray`: the crate's name without the target's prefix; a name that
+        is only the prefix stays whole."""
+        for prefix in self.code.crate_tag_prefixes:
+            if crate.startswith(prefix):
+                return crate[len(prefix):] or crate
+        return crate
+
+    @cached_property
+    def test_path(self) -> re.Pattern:
+        return re.compile(self.tests.paths)
+
+    @cached_property
+    def test_attribute(self) -> re.Pattern:
+        """An attribute that makes the item under it test code: one of the target's test
+        attributes (plain or by path), or a `cfg(test)`."""
+        names = "|".join(re.escape(a) for a in self.tests.attributes)
+        return re.compile(rf"^#\[\s*(?:[\w:]*::)?(?:{names})\b|cfg\(\s*(?:all\(\s*)?test\b")
+
+    @cached_property
+    def dtype_kind_patterns(self) -> tuple[tuple[str, re.Pattern], ...]:
+        return tuple((kind, re.compile(rx)) for kind, rx in self.dtypes.kinds)
+
+    @cached_property
+    def backend_word(self) -> re.Pattern:
+        return re.compile(rf"\b{re.escape(self.code.backend_trait)}\b")
+
+    @cached_property
+    def ops_hint(self) -> re.Pattern:
+        """A type named `...<suffix>` followed by what follows a trait's name in its definition
+        or an impl's header (`Ops<B: Backend> {`, `Ops: Backend {`, `Ops<Self> for`): the files
+        that define or implement backend operations. The pattern starts with the literal suffix,
+        which the regex engine finds by a fast scan."""
+        suffix = re.escape(self.code.ops_trait_suffix).encode()
+        return re.compile(suffix + rb"\b\s*(?:<[^;{]*?>\s*)?(?:for\b|\{|:(?!:)|where\b)")
+
+    @cached_property
+    def ops_impl(self) -> re.Pattern:
+        """`impl<..> path::FloatTensorOps<..> for T` -> the trait's name before the suffix."""
+        suffix = re.escape(self.code.ops_trait_suffix)
+        name = r"[A-Za-z_][A-Za-z0-9_]*"
+        return re.compile(rf"^impl(?:<.*?>)?\s+(?:{name}::)*({name}){suffix}\b.*\bfor\b")
+
+
+# -- reading and checking a profile file -----------------------------------------------------------
+
+def _check(value, hint, where: str) -> Any:
+    """`value` as the dataclass field type `hint` wants it (lists become tuples), or a UserError
+    that names the key."""
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise _Bad(f"{where or 'the file'} must be a table")
+        hints = get_type_hints(hint)
+        names = [f.name for f in dataclasses.fields(hint) if f.init and f.name != "digest"]
+        unknown = sorted(set(value) - set(names))
+        if unknown:
+            raise _Bad(f"unknown key {_join(where, unknown[0])}")
+        missing = [n for n in names if n not in value]
+        if missing:
+            raise _Bad(f"missing key {_join(where, missing[0])}")
+        return hint(**{n: _check(value[n], hints[n], _join(where, n)) for n in names})  # type: ignore[operator]
+    origin = get_origin(hint)
+    if origin is tuple:
+        args = get_args(hint)
+        if not isinstance(value, list):
+            raise _Bad(f"{where} must be a list")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_check(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
+        if len(value) != len(args):
+            raise _Bad(f"{where} must be a list of {len(args)}")
+        return tuple(_check(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
+    if origin in (Union, types.UnionType):
+        raise TypeError(hint)  # no optional keys: every profile says everything
+    if hint is int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _Bad(f"{where} must be an integer")
+        return value
+    if hint is str:
+        if not isinstance(value, str) or not value:
+            raise _Bad(f"{where} must be a non-empty string")
+        return value
+    raise TypeError(hint)
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+class _Bad(Exception):
+    pass
+
+
+def _semantics(p: Profile) -> None:
+    """What the types do not say."""
+    if not _NAME.match(p.name):
+        raise _Bad(f"name {p.name!r} is not a lower-case word")
+    if not _REPO_NAME.match(p.repository.name):
+        raise _Bad(f"repository.name {p.repository.name!r} is not OWNER/NAME")
+    if not re.fullmatch(r"[0-9a-f]{40}", p.repository.pin):
+        raise _Bad("repository.pin must be a full 40-hex commit SHA")
+    for key, allowed in _LINK_FIELDS.items():
+        template = getattr(p.links, key)
+        try:
+            names = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+        except ValueError as e:
+            raise _Bad(f"links.{key}: {e}") from None
+        if names - allowed:
+            raise _Bad(f"links.{key} names {{{sorted(names - allowed)[0]}}}; it may name "
+                       f"{', '.join('{' + a + '}' for a in sorted(allowed))}")
+        if not template.startswith("https://"):
+            raise _Bad(f"links.{key} must be an https:// address")
+    kinds = [(f"dtypes.kinds[{i}]", rx) for i, (_, rx) in enumerate(p.dtypes.kinds)]
+    for where, rx in [("tests.paths", p.tests.paths), *kinds]:
+        try:
+            re.compile(rx)
+        except re.error as e:
+            raise _Bad(f"{where} is not a regular expression: {e}") from None
+
+
+def parse(data: bytes, source: str) -> Profile:
+    """A profile from the bytes of its file; `source` names it in errors."""
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise UserError(f"target profile {source} is not TOML: {e}") from None
+    version = raw.get("format_version")
+    if version != FORMAT_VERSION:
+        raise UserError(f"target profile {source} has format_version {version!r}; this burn-errors reads "
+                        f"format_version {FORMAT_VERSION}")
+    try:
+        profile = _check(raw, Profile, "")
+        _semantics(profile)
+    except _Bad as e:
+        raise UserError(f"target profile {source}: {e}") from None
+    return dataclasses.replace(profile, digest=hashlib.sha256(data).hexdigest())
+
+
+def _folder():
+    return resources.files(__name__)
+
+
+def known() -> list[str]:
+    """The names of the profiles shipped with the tool, sorted."""
+    return sorted(e.name[: -len(SUFFIX)] for e in _folder().iterdir() if e.name.endswith(SUFFIX))
+
+
+_LOADED: dict[str, Profile] = {}
+
+
+def load(target: str) -> Profile:
+    """The profile a `--target` value names: a shipped profile by name, or a profile file by its
+    path (a name ending in .toml). Each is read once."""
+    if target in _LOADED:
+        return _LOADED[target]
+    if target.endswith(SUFFIX):
+        path = Path(target)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise UserError(f"cannot read the target profile {target}: {e.strerror or e}") from None
+    elif _NAME.match(target) and target in known():
+        data = _folder().joinpath(target + SUFFIX).read_bytes()
+    else:
+        raise UserError(f"unknown target {target!r}; known targets: {', '.join(known())} "
+                        f"(or the path of a profile file, NAME.toml)")
+    profile = parse(data, target)
+    if not target.endswith(SUFFIX) and profile.name != target:
+        raise UserError(f"target profile {target}{SUFFIX} says its name is {profile.name!r}")
+    _LOADED[target] = profile
+    return profile
+
+
+_CURRENT: Profile | None = None
+
+
+def current() -> Profile:
+    """The current target's profile (the default target until one is selected)."""
+    return _CURRENT if _CURRENT is not None else load(DEFAULT)
+
+
+def select(profile: Profile) -> None:
+    """Make `profile` the current target (the CLI, once per command; a parser process as it starts)."""
+    global _CURRENT
+    _CURRENT = profile
+
+
+@contextlib.contextmanager
+def using(profile: Profile) -> Iterator[Profile]:
+    """`profile` current inside the block, the one before it again after."""
+    global _CURRENT
+    before = _CURRENT
+    _CURRENT = profile
+    try:
+        yield profile
+    finally:
+        _CURRENT = before
