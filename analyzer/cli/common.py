@@ -140,6 +140,12 @@ def open_cache(no_cache: bool):
 def opened(repo: str, rev: str, repo_name: str | None, no_cache: bool):
     """(repository, full SHA of rev, cache or None), the cache closed on leaving."""
     git_repo = open_repo(repo, repo_name, no_cache, want=rev)
+    if rev == PINNED_SHA and git_repo.try_resolve(rev) is None:
+        # The first run on a clone or snapshot of another commit lands here: name the way out.
+        raise UserError(f"unknown revision '{rev}' in {git_repo.origin}: it is the default pin (the commit "
+                        f"burn-errors analyses when --sha is not given), which this repository does not hold; "
+                        f"pass --sha REV to analyse another revision (a commit, tag or branch there, e.g. "
+                        f"--sha HEAD)")
     sha = git_repo.resolve(rev)
     cache = open_cache(no_cache)
     try:
