@@ -442,3 +442,38 @@ def test_an_empty_message_has_one_name_for_slug_and_page(cli, git_repo, tmp_path
     assert rec["errorMessage"] == "" and rec["slug"] == rec["id"][:6]
     assert cli("render", str(tmp_path / "o" / "records.jsonl"), "--out", str(tmp_path / "pages")).code == 0
     assert (tmp_path / "pages" / f"{rec['slug']}.md").exists()
+
+
+def _manifest() -> dict:
+    return {"repo": "tracel-ai/burn", "sha": "2" * 40, "timings": {"total": 0.62}, "panicCalls": 941,
+            "filesScanned": 1705, "counts": {"dtype-dispatch": 152, "unsupported-mode": 128},
+            "scan": {"parsed": 404, "cached": 0, "prefiltered": 1301}, "filesWithParseErrors": ["a.rs"],
+            "skipped": [{"path": "b.rs", "reason": "too large"}]}
+
+
+@pytest.mark.parametrize("width", [80, 40])
+def test_summary_lines_wrap_at_spaces_on_a_terminal(monkeypatch, capsys, width):
+    from analyzer.core import ui
+
+    written = ["output/" + "a-long-folder-name/" * 4 + "records.jsonl", "output/manifest.json"]
+    ui.summary(_manifest(), written)
+    whole = capsys.readouterr()
+    monkeypatch.setattr(ui, "_terminal_width", lambda err: width)
+    ui.summary(_manifest(), written)
+    wrapped = capsys.readouterr()
+    for plain, cut in ((whole.err, wrapped.err), (whole.out, wrapped.out)):
+        assert cut != plain
+        # Every word whole, in its order: the lines joined at their breaks give the plain text back.
+        assert cut.replace("\n  ", " ") == plain
+        # Only a word longer than the width (the long path) makes a line longer than it.
+        assert all(len(ln) <= width or " " not in ln.strip() for ln in cut.splitlines())
+    assert written[0] + "," in wrapped.out.split()
+
+
+def test_summary_lines_stay_whole_in_a_log(capsys):
+    from analyzer.core import ui
+
+    ui.summary(_manifest(), ["output/records.jsonl"])
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].endswith("1301 without a panic-family call or enum, not parsed)")
+    assert "note: 1 file was skipped, unread (first: b.rs: too large;" in err

@@ -62,8 +62,9 @@ class CliGroup(click.Group):
                 raise
             _fail(f"internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback, and "
                   f"please report it)", 2)
+        from analyzer.core.ui import say
         for warning, said in _WARNINGS.items():  # said once the command has done its work, never beside an error
-            click.echo(warning, err=True)
+            say(warning, True)
             if said is not None:
                 said()
         sys.exit(rv if isinstance(rv, int) else 0)
