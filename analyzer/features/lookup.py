@@ -276,15 +276,17 @@ def _words(text: str) -> set[str]:
 def closest(panic: Panic, lines: list[RecordLine], limit: int = CLOSEST) -> list[Near]:
     """The records nearest a message none matches: those at the panic's file first (nearest line
     first), then those whose message shares the most words with it. One pass over the records,
-    each message's words compared as sets, so the time is linear in the records and the panic."""
+    each record's words looked up in the panic's, so the time is linear in the records and the panic."""
     wanted = _words(panic.message)
     near: list[Near] = []
     for ln in lines:
         here = panic.path is not None and at_location(ln, panic.path)
         segments = literal_segments(ln.facts.messageRegex)
         words = _words(" ".join(segments)) if segments is not None else set()
-        union = len(wanted | words)
-        similarity = len(wanted & words) / union if union else 0.0
+        # Counted from the record's side: a long pasted text costs once, not once per record.
+        common = sum(1 for w in words if w in wanted)
+        union = len(wanted) + len(words) - common
+        similarity = common / union if union else 0.0
         if here or similarity >= MIN_SIMILARITY:
             distance = abs(ln.record.lineNumber - panic.line) if here and panic.line is not None else None
             near.append(Near(ln, here, distance, similarity))
