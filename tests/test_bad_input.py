@@ -40,6 +40,25 @@ def test_unknown_revision(cli, repo_with_site, tmp_path):
     assert not (tmp_path / "o" / "records.jsonl").exists()
 
 
+def test_a_failed_extract_leaves_no_output_folder_it_made(cli, repo_with_site, tmp_path):
+    out = tmp_path / "new" / "o"
+    res = cli("extract", "--repo", str(repo_with_site.path), "--sha", "no-such-rev", "--out", str(out))
+    one_line_error(res, "unknown revision")
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "kept").mkdir()  # a folder that was there before stays
+    res = cli("extract", "--repo", str(repo_with_site.path), "--sha", "no-such-rev", "--out", str(tmp_path / "kept"))
+    assert res.code == 2 and (tmp_path / "kept").is_dir()
+
+
+def test_the_default_pin_missing_from_the_repository_says_so_and_names_sha(cli, repo_with_site, tmp_path):
+    from analyzer.core.config import PINNED_SHA
+
+    res = cli("extract", "--repo", str(repo_with_site.path), "--out", str(tmp_path / "o"))
+    line = one_line_error(res, f"unknown revision '{PINNED_SHA}'", "default pin", "--sha REV")
+    res = cli("extract", "--repo", str(repo_with_site.path), "--sha", "no-such-rev", "--out", str(tmp_path / "o"))
+    assert "default pin" not in res.stderr and line
+
+
 def test_missing_path(cli, tmp_path):
     res = cli("extract", "--repo", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o"))
     one_line_error(res, "no such repository path")

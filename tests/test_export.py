@@ -52,6 +52,12 @@ def export(cli, records: Path, out: Path, *extra: str):
     return cli("export", str(records), "--out", str(out), *extra)
 
 
+def test_one_record_is_one_envelope(cli, tmp_path):
+    res = export(cli, write(tmp_path, good_line()), tmp_path / "site")
+    assert res.code == 0, res.stderr
+    assert res.stdout.startswith("Wrote 1 envelope and ")
+
+
 def test_each_envelope_is_the_published_form_byte_for_byte(cli, records, tmp_path):
     out = tmp_path / "site"
     res = export(cli, records, out, "--dataset-version", VERSION)

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import subprocess
+
 import pytest
 from conftest import read_records
 
@@ -213,6 +215,64 @@ def test_a_repository_with_no_origin_is_named_as_the_default_target_with_a_warni
     assert res.code == 0 and "warning:" not in res.stderr
 
 
+def _warnings(res) -> list[str]:
+    return [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
+
+
+def test_the_guessed_name_is_warned_of_once_per_repository(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    git_repo.git("remote", "remove", "origin")
+    args = ("extract", "--repo", str(git_repo.path), "--sha", "HEAD")
+    assert len(_warnings(cli(*args, "--out", str(tmp_path / "a")))) == 1
+    res = cli(*args, "--out", str(tmp_path / "b"))
+    assert res.code == 0 and _warnings(res) == []
+    assert len(_warnings(cli(*args, "--out", str(tmp_path / "c"), "--no-cache"))) == 1  # nowhere to remember it
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo.path), str(other)], check=True)
+    subprocess.run(["git", f"--git-dir={other}", "remote", "remove", "origin"], check=True)
+    assert len(_warnings(cli("extract", "--repo", str(other), "--sha", "HEAD", "--out", str(tmp_path / "d")))) == 1
+
+
+def test_a_failed_run_keeps_the_warning_for_the_next(cli, git_repo, tmp_path):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    git_repo.git("remote", "remove", "origin")
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "no-such-rev", "--out", str(tmp_path / "a"))
+    assert res.code == 2 and _warnings(res) == []
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "a"))
+    assert len(_warnings(res)) == 1
+
+
+# Folders whose owner part is no GitHub owner (a `+`), so the origin names no repository by itself.
+@pytest.mark.parametrize("folder, warned", [("tracel-ai+burn/repo", False), ("mirrors+all/burn.git", False),
+                                            ("tracel-ai+tensors/repo", True)])
+def test_a_clone_whose_local_origin_spells_the_name_is_not_warned_of(cli, git_repo, tmp_path, folder, warned):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    source = tmp_path / "snapshots" / folder
+    source.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo.path), str(source)], check=True)
+    subprocess.run(["git", f"--git-dir={source}", "remote", "remove", "origin"], check=True)
+    clone = tmp_path / "work" / "clone"
+    subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
+    res = cli("extract", "--repo", str(clone), "--sha", "HEAD", "--out", str(tmp_path / "o"))
+    assert res.code == 0, res.stderr
+    assert read_records(tmp_path / "o")[0]["record"]["repo"] == "tracel-ai/burn"
+    assert len(_warnings(res)) == warned
+    if warned:
+        assert f"origin remote {source} does not name it" in _warnings(res)[0]
+
+
+def test_which_local_paths_spell_a_repository_name():
+    from analyzer.cli.common import _path_names
+
+    for path in ("../burn", "/home/me/src/burn/", "/srv/burn.git", "/m/tracel-ai+burn/repo", "C:\\src\\burn"):
+        assert _path_names(path, "tracel-ai/burn"), path
+    for path in ("/home/me/tensors", "/m/someone+burn/repo", "/burn/a/b", "/srv/burnt"):
+        assert not _path_names(path, "tracel-ai/burn"), path
+
+
 def test_operation_is_the_message_prefix_else_the_function(cli, git_repo, tmp_path):
     src = '''
 impl Ops for Flex {
@@ -383,3 +443,38 @@ def test_an_empty_message_has_one_name_for_slug_and_page(cli, git_repo, tmp_path
     assert rec["errorMessage"] == "" and rec["slug"] == rec["id"][:6]
     assert cli("render", str(tmp_path / "o" / "records.jsonl"), "--out", str(tmp_path / "pages")).code == 0
     assert (tmp_path / "pages" / f"{rec['slug']}.md").exists()
+
+
+def _manifest() -> dict:
+    return {"repo": "tracel-ai/burn", "sha": "2" * 40, "timings": {"total": 0.62}, "panicCalls": 941,
+            "filesScanned": 1705, "counts": {"dtype-dispatch": 152, "unsupported-mode": 128},
+            "scan": {"parsed": 404, "cached": 0, "prefiltered": 1301}, "filesWithParseErrors": ["a.rs"],
+            "skipped": [{"path": "b.rs", "reason": "too large"}]}
+
+
+@pytest.mark.parametrize("width", [80, 40])
+def test_summary_lines_wrap_at_spaces_on_a_terminal(monkeypatch, capsys, width):
+    from analyzer.core import ui
+
+    written = ["output/" + "a-long-folder-name/" * 4 + "records.jsonl", "output/manifest.json"]
+    ui.summary(_manifest(), written)
+    whole = capsys.readouterr()
+    monkeypatch.setattr(ui, "_terminal_width", lambda err: width)
+    ui.summary(_manifest(), written)
+    wrapped = capsys.readouterr()
+    for plain, cut in ((whole.err, wrapped.err), (whole.out, wrapped.out)):
+        assert cut != plain
+        # Every word whole, in its order: the lines joined at their breaks give the plain text back.
+        assert cut.replace("\n  ", " ") == plain
+        # Only a word longer than the width (the long path) makes a line longer than it.
+        assert all(len(ln) <= width or " " not in ln.strip() for ln in cut.splitlines())
+    assert written[0] + "," in wrapped.out.split()
+
+
+def test_summary_lines_stay_whole_in_a_log(capsys):
+    from analyzer.core import ui
+
+    ui.summary(_manifest(), ["output/records.jsonl"])
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].endswith("1301 without a panic-family call or enum, not parsed)")
+    assert "note: 1 file was skipped, unread (first: b.rs: too large;" in err

@@ -208,3 +208,59 @@ def test_parse_panic(text, want):
 def test_literal_length_counts_what_the_message_spells_out(macro, fmt):
     msg = build_message(macro, fmt)
     assert literal_length(msg.regex) == msg.literal_length
+
+
+NOTE = "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
+
+
+@pytest.mark.parametrize("text,want", [
+    # a panic pasted inside double quotes: its line breaks are the two characters \n
+    ("thread 'main' panicked at src/x.rs:12:5:\\na: b\\n" + NOTE, Panic("a: b", "src/x.rs", 12, 5)),
+    ("thread 'main' panicked at src/x.rs:12:5:\\r\\na: b", Panic("a: b", "src/x.rs", 12, 5)),
+    ("error: boom\\n" + NOTE, Panic("error: boom")),
+    # a message that only spells \n (no location, no trailer) is taken as it is
+    ("first line\\nsecond", Panic("first line\\nsecond")),
+    # with real line breaks, a \n in the message is the message's own
+    ("thread 'main' panicked at src/x.rs:1:2:\nsaw \\n here", Panic("saw \\n here", "src/x.rs", 1, 2)),
+])
+def test_parse_panic_with_literal_line_breaks(text, want):
+    assert parse_panic(text) == want
+
+
+def test_a_panic_pasted_with_literal_line_breaks_finds_its_location(cli, records):
+    got = _json(cli, records, "thread 'main' panicked at crates/burn-tch/src/ops.rs:6:18:\\n"
+                              "pool3d: unsupported dtype I8\\n" + NOTE)
+    assert got["query"] == {"message": "pool3d: unsupported dtype I8", "path": "crates/burn-tch/src/ops.rs",
+                            "line": 6, "column": 18}
+    assert _where(got["matches"][0]) == "crates/burn-tch/src/ops.rs:6" and got["matches"][0]["lineDistance"] == 0
+
+
+OLD_RELEASE = ("thread 'main' panicked at /home/me/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+               "burn-tch-0.18.0/src/ops.rs:9:18:\npool3d: no kernel for dtype I8\n" + NOTE)
+
+
+def test_a_panic_from_an_older_release_suggests_its_file_and_that_release(cli, records):
+    res = cli("lookup", OLD_RELEASE, "--records", str(records), "--format", "json")
+    assert res.code == 1
+    got = json.loads(res.stdout)
+    assert got["matches"] == [] and got["release"] == {"crate": "burn-tch", "version": "0.18.0"}
+    # the record at the crate-relative path comes first, then the one sharing words with the message
+    assert [(_where(n), n["atPanicLocation"], n["lineDistance"]) for n in got["closest"]] == [
+        ("crates/burn-tch/src/ops.rs:6", True, 3), ("crates/burn-flex/src/ops/pool.rs:7", False, None)]
+    res = cli("lookup", OLD_RELEASE, "--records", str(records))
+    assert res.code == 1
+    out = res.stdout
+    assert out.startswith("No record matches the whole message; the closest (at the panic's file first):")
+    assert "1. pool3d: unsupported dtype {:?}\n   crates/burn-tch/src/ops.rs:6  <- the panic's file" in out
+    assert "the panic comes from burn-tch 0.18.0" in out and "--sha v0.18.0" in out
+    assert len(res.stderr.strip().splitlines()) == 1 and "no record" in res.stderr
+
+
+def test_no_match_suggests_the_messages_that_share_most_words(cli, records):
+    res = cli("lookup", "pool3d: dtype I8 is not supported", "--records", str(records), "--format", "json")
+    got = json.loads(res.stdout)
+    assert res.code == 1 and got["release"] is None
+    assert [_where(n) for n in got["closest"]] == ["crates/burn-flex/src/ops/pool.rs:7", "crates/burn-tch/src/ops.rs:6"]
+    assert got["closest"][0]["similarity"] == round(2 / 7, 3)  # pool3d and dtype, of seven words in all
+    res = cli("lookup", "pool3d: dtype I8 is not supported", "--records", str(records))
+    assert "the closest:" in res.stdout and "Hint:" not in res.stdout and "<- the panic's file" not in res.stdout

@@ -5,6 +5,7 @@ file, a folder of them, as well as the tool's own records.jsonl."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import read_records
@@ -165,3 +166,35 @@ def test_a_records_line_with_analysis_none_is_valid_input():
                            message=SORT, sha="2" * 40, background="unsupported-dtype", tags=["rust"])
     line = RecordLine.model_validate({"record": rec, "analysis": None})
     assert line.analysis is None and json.loads(line.to_json_line()) == {"record": rec}
+
+
+PAGES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(params=["published text", "rendered markdown", "rendered html"])
+def page(request, cli, tmp_path) -> Path:
+    if request.param == "published text":
+        return PAGES / "published" / "page.txt"
+    if request.param == "rendered markdown":
+        return next((PAGES / "pages" / "expected").glob("*.md"))
+    res = cli("render", str(PAGES / "pages" / "records.jsonl"), "--format", "html", "--out", str(tmp_path / "html"))
+    assert res.code == 0, res.stderr
+    return next(p for p in (tmp_path / "html").glob("*.html") if p.name != "index.html")
+
+
+@pytest.mark.parametrize("command", [["validate"], ["render", "--out", "pages"], ["lookup", "x", "--records"],
+                                     ["export", "--out", "site"], ["annotate", "export", "--out", "a"]])
+def test_a_page_given_as_records_is_named_a_page_in_one_line(cli, tmp_path, page, command):
+    res = cli(*command, str(page), cwd=tmp_path)
+    assert res.code == 2, (res.stdout, res.stderr)
+    assert res.stdout == ""
+    assert res.stderr.strip().splitlines() == [
+        f"burn-errors: error: {page} is an error page (its text, Markdown or HTML), not a records file; give a "
+        f"records.jsonl written by burn-errors extract, or the record as JSON (a published page links its data "
+        f"as JSON)"]
+
+
+def test_text_that_merely_mentions_the_headings_is_still_read_as_records(tmp_path):
+    assert not reader.is_page('{"record": 1}\nError message\nSource\nView on GitHub\n')
+    assert not reader.is_page("Error message\nSource\n")  # no link line, no location
+    assert reader.is_page("x · error\n\nError message\n\nm\n\nSource\n\nThrown at a.rs:1\n")

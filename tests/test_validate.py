@@ -350,3 +350,47 @@ def test_exit_codes(cli, tmp_path):
     assert res.code == 2 and len(res.stderr.strip().splitlines()) == 1 and "not UTF-8" in res.stderr
     res = cli("validate", str(write(tmp_path, good_line(), "{")))
     assert res.code == 1 and "Found 1 problem on 1 line of" in res.stderr
+
+
+def test_every_problem_of_a_line_is_listed_in_one_round(cli, tmp_path):
+    line = good_line()
+    line["record"]["severity"] = "fatal"  # refused by the schema
+    line["record"]["lineNumber"] = 9999  # a valid number, outside the record's window
+    line["record"]["messagePattern"] = "something else"
+    path, res = validate_third_line(cli, tmp_path, line)
+    start, end = line["record"]["sourceCodeStart"], line["record"]["sourceCodeEnd"]
+    assert res.stdout.splitlines()[:3] == [
+        f"{path}:3: record.severity: Input should be 'error'",
+        f"{path}:3: record.lineNumber: line 9999 is outside the window {start}-{end}",
+        f"{path}:3: record.messagePattern: must be the same text as errorMessage, is 'something else'"]
+    assert "Found 3 problems on 1 line" in res.stderr
+
+
+def test_a_check_that_reads_a_refused_field_is_left_out(cli, tmp_path):
+    line = good_line()
+    line["record"]["lineNumber"] = "12"  # the wrong type: the window check cannot read it
+    line["record"]["bogus"] = 1
+    line["analysis"]["category"] = "typo"  # the tag check reads the analysis: left out
+    line["record"]["backgroundTag"] = "unsupported-dtype"  # against the category, were it read
+    path, res = validate_third_line(cli, tmp_path, line)
+    problems = [ln for ln in res.stdout.splitlines() if ln.startswith(f"{path}:3:")]
+    assert [p.split(": ")[1] for p in problems] == ["record.lineNumber", "record.bogus", "analysis.category"]
+
+
+def test_each_field_is_named_once_with_the_rest_of_its_errors_counted(cli, tmp_path):
+    line = good_line()
+    line["record"]["tags"] = [1, 2, 3]
+    for key in ("one", "two", "three", "four", "five", "six"):
+        line["record"][key] = 0
+    path, res = validate_third_line(cli, tmp_path, line)
+    assert f"{path}:3: record.tags.0: Input should be a valid string (and 2 more in record.tags)" in res.stdout
+    assert all(f"{path}:3: record.{key}: Extra inputs" in res.stdout for key in ("one", "six"))
+
+
+def test_a_refused_line_still_counts_for_duplicate_ids(cli, tmp_path):
+    a = good_line("aaaaaaaaaaaaaaaa")
+    refused = copy.deepcopy(a)
+    refused["record"]["severity"] = "fatal"
+    path = write(tmp_path, a, refused)
+    res = cli("validate", str(path))
+    assert f"{path}:1: record.id: aaaaaaaaaaaaaaaa appears 2 times, on lines 1, 2" in res.stdout

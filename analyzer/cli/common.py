@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 
 import click
 
@@ -60,8 +61,11 @@ class CliGroup(click.Group):
                 raise
             _fail(f"internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback, and "
                   f"please report it)", 2)
-        for warning in _WARNINGS:  # said once the command has done its work, never beside an error
-            click.echo(warning, err=True)
+        from analyzer.core.ui import say
+        for warning, said in _WARNINGS.items():  # said once the command has done its work, never beside an error
+            say(warning, True)
+            if said is not None:
+                said()
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -133,20 +137,63 @@ def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None
     with git_progress() as progress:
         git_repo = open_repository(repo, cache_dir, repo_name, progress=progress, want=want)
     if git_repo.name_assumed:
-        from analyzer.core.safe import terminal_text
-        warn(terminal_text(f"warning: {repo} has no origin remote to name it; records and links say "
-                           f"{git_repo.name} (pass --repo-name OWNER/NAME for another repository)", one_line=True))
+        _warn_of_a_guessed_name(git_repo, repo, cache_dir)
     return git_repo
 
 
+def _warn_of_a_guessed_name(git_repo, repo: str, cache_dir) -> None:
+    """The name fell back to the default target's. Say so when it is a guess, once per repository
+    (remembered in the cache folder): not when the origin is a local path whose folders already
+    spell the name (`../burn`, `.../tracel-ai+burn/repo`), as a clone of a clone's is."""
+    import hashlib
+    import subprocess
+    from pathlib import Path
+
+    from analyzer.core.safe import terminal_text
+    from analyzer.source.repository import is_url
+
+    proc = subprocess.run(["git", f"--git-dir={git_repo.git_dir}", "config", "--get", "remote.origin.url"],
+                          capture_output=True)
+    origin = proc.stdout.decode("utf-8", "replace").strip()
+    if origin and not is_url(origin) and _path_names(origin, git_repo.name):
+        return
+    marker = None
+    if cache_dir is not None:
+        key = hashlib.sha256(str(Path(git_repo.git_dir).resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+        marker = Path(cache_dir) / "notices" / f"guessed-name-{key[:16]}"
+        if marker.exists():
+            return
+    why = (f"its origin remote {origin} does not name it" if origin else "it has no origin remote to name it")
+    text = terminal_text(f"warning: {repo}: {why}; records and links say {git_repo.name} (pass --repo-name "
+                         f"OWNER/NAME for another repository; said once for this repository)", one_line=True)
+    warn(text, said=None if marker is None else lambda: _remember(marker))
+
+
+def _path_names(path: str, name: str) -> bool:
+    """Whether the last two folders of a local path spell owner/name: `name`, `name.git` or
+    `owner+name` (the form a mirror's folder takes)."""
+    owner, _, repo_part = name.partition("/")
+    folders = [p for p in path.replace("\\", "/").rstrip("/").split("/") if p][-2:]
+    spelled = {repo_part, f"{repo_part}.git", f"{owner}+{repo_part}"}
+    return any(f in spelled for f in folders)
+
+
+def _remember(marker) -> None:
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:  # a cache folder it cannot write: the warning comes again next time
+        pass
+
+
 # Warnings a command gathers while it works, printed after its output when it succeeds (an error
-# stays the one line on stderr).
-_WARNINGS: list[str] = []
+# stays the one line on stderr), each with what to do once it is said.
+_WARNINGS: dict[str, Callable[[], None] | None] = {}
 
 
-def warn(text: str) -> None:
+def warn(text: str, said: Callable[[], None] | None = None) -> None:
     if text not in _WARNINGS:
-        _WARNINGS.append(text)
+        _WARNINGS[text] = said
 
 
 def open_cache(no_cache: bool):
@@ -166,6 +213,12 @@ def open_cache(no_cache: bool):
 def opened(repo: str, rev: str, repo_name: str | None, no_cache: bool):
     """(repository, full SHA of rev, cache or None), the cache closed on leaving."""
     git_repo = open_repo(repo, repo_name, no_cache, want=rev)
+    if rev == _target().repository.pin and git_repo.try_resolve(rev) is None:
+        # The first run on a clone or snapshot of another commit lands here: name the way out.
+        raise UserError(f"unknown revision '{rev}' in {git_repo.origin}: it is the default pin (the commit "
+                        f"burn-errors analyses when --sha is not given), which this repository does not hold; "
+                        f"pass --sha REV to analyse another revision (a commit, tag or branch there, e.g. "
+                        f"--sha HEAD)")
     sha = git_repo.resolve(rev)
     cache = open_cache(no_cache)
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from analyzer.core.errors import UserError
+from analyzer.core.wording import plural
 from analyzer.cli.common import debug_option
 from analyzer.cli.validate import read_documents
 
@@ -57,5 +58,6 @@ def export(records, out_dir, dataset_version):
         raise UserError(f"{records} holds no records; nothing to export")
     version = dataset_version or utc_now()
     folder = envelope.write(Path(out_dir), envelope.build(report.records, version))
-    click.echo(f"Wrote {len(report.records)} envelopes and {folder / envelope.INDEX} (dataset version {version})")
+    click.echo(f"Wrote {plural(len(report.records), 'envelope')} and {folder / envelope.INDEX} "
+               f"(dataset version {version})")
 

@@ -3,6 +3,7 @@ sites.jsonl with --all-sites)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -34,11 +35,39 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
       burn-errors extract --repo ../burn --sha HEAD --out output/
       burn-errors extract --repo ../burn --previous old/records.jsonl --all-sites
     """
-    from analyzer.core.outputs import ensure_writable_dir, write_files
-    from analyzer.core.ui import summary
+    from analyzer.core.outputs import ensure_writable_dir
 
     out = Path(out_dir)
-    ensure_writable_dir(out)
+    with _removed_on_failure(out):
+        ensure_writable_dir(out)
+        _extract(out, repo, rev, previous, all_sites, no_cache, repo_name, jobs)
+
+
+@contextlib.contextmanager
+def _removed_on_failure(out: Path):
+    """Folders of `out` this run creates are removed again, while empty, when it fails: a failed
+    extract (an unknown revision, say) leaves no trace of itself."""
+    created: list[Path] = []
+    folder = out.absolute()
+    try:
+        while not folder.exists() and folder != folder.parent:
+            created.append(folder)
+            folder = folder.parent
+    except OSError:  # a name the system cannot look up: creating it fails and says why
+        created = []
+    try:
+        yield
+    except BaseException:
+        for made in created:  # deepest first; one that now holds anything stays
+            with contextlib.suppress(OSError):
+                made.rmdir()
+        raise
+
+
+def _extract(out: Path, repo, rev, previous, all_sites, no_cache, repo_name, jobs) -> None:
+    from analyzer.core.outputs import write_files
+    from analyzer.core.ui import summary
+
     command = ["extract", *sys.argv[2:]]
     prev = None
     if previous:

@@ -24,7 +24,8 @@ def validate(records):
     "-" and the id's first 6 digits (and is made from errorMessage on a new record), githubUrl
     pins that window at analyzedSha, messagePattern is errorMessage, backgroundTag agrees with
     analysis.category, contentChangedAt is not after analyzedAt. An id or slug found twice is
-    reported on every line that has it.
+    reported on every line that has it. A line the schema refuses still gets the record checks
+    that read only fields it accepted, so one run lists every problem.
 
     \b
     Examples:

@@ -4,7 +4,9 @@ closing summary, in the manner of ruff and pytest."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
+import textwrap
 import time
 
 import click
@@ -57,6 +59,22 @@ def status(message: str):
         yield lambda text: None
 
 
+def _terminal_width(err: bool) -> int | None:
+    """The terminal's width when the stream is one, else None (a log or a pipe keeps whole lines)."""
+    stream = sys.stderr if err else sys.stdout
+    return shutil.get_terminal_size().columns if stream.isatty() else None
+
+
+def say(text: str, err: bool = False) -> None:
+    """A summary line, wrapped at spaces on a terminal: a terminal cuts it at its width mid-word,
+    which leaves halves of a word on two lines. A word longer than a line (a path) stays whole."""
+    width = _terminal_width(err)
+    if width:
+        text = "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
+                                       break_on_hyphens=False)) or text
+    click.echo(text, err=err)
+
+
 def summary(manifest: dict, written: list[str], previous: str | None = None, annotations_kept: int = 0) -> None:
     """The closing lines of `extract`, from its manifest (so a run served from the results cache
     prints what a full run prints). Every Rust file is counted once: its facts came from the
@@ -70,31 +88,30 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
     else:
         scan = manifest.get("scan") or {}
         how = (f"{scan.get('parsed', 0)} parsed, {scan.get('cached', 0)} from the cache, "
-               f"{scan.get('prefiltered', 0)} without a panic-family call or enum, not parsed")
-    click.echo(f"Analysed {manifest['repo']}@{manifest['sha'][:12]} in {manifest['timings'].get('total', 0):.2f}s: "
-               f"{calls} ({how})", err=True)
+         f"{scan.get('prefiltered', 0)} without a panic-family call or enum, not parsed")
+    say(f"Analysed {manifest['repo']}@{manifest['sha'][:12]} in {manifest['timings'].get('total', 0):.2f}s: "
+         f"{calls} ({how})", True)
     bad = manifest.get("filesWithParseErrors") or []
     if bad:
-        click.echo(f"note: {plural(len(bad), 'file')} did not parse cleanly; {'its' if len(bad) == 1 else 'their'} "
-                   f"sites were still read "
-                   f"where the tree allows (listed in manifest.json)", err=True)
+        say(f"note: {plural(len(bad), 'file')} did not parse cleanly; {'its' if len(bad) == 1 else 'their'} "
+             f"sites were still read where the tree allows (listed in manifest.json)", True)
     skipped = manifest.get("skipped") or []
     if skipped:
         from analyzer.core.safe import terminal_text
         first = terminal_text(f"{skipped[0]['path']}: {skipped[0]['reason']}", one_line=True)
-        click.echo(f"note: {len(skipped)} files were skipped, unread (first: {first}; all are listed in "
-                   f"manifest.json)", err=True)
+        say(f"note: {plural(len(skipped), 'file')} {'was' if len(skipped) == 1 else 'were'} skipped, unread "
+             f"(first: {first}; all are listed in manifest.json)", True)
     carry = manifest.get("annotation")
     if carry:
         against = f" {previous}" if previous else ""
-        click.echo(f"Compared with{against}: {carry['unchanged']} unchanged, {carry['changed']} changed, "
-                   f"{carry['new']} new, {carry['dropped']} dropped; annotations kept on "
-                   f"{plural(annotations_kept, 'record')} (changed and new records go to annotation)", err=True)
+        say(f"Compared with{against}: {carry['unchanged']} unchanged, {carry['changed']} changed, "
+             f"{carry['new']} new, {carry['dropped']} dropped; annotations kept on "
+             f"{plural(annotations_kept, 'record')} (changed and new records go to annotation)", True)
     lineage = manifest.get("lineage")
     if lineage:
         tiers = ", ".join(f"{lineage[t]} by {t}" for t in ("id", "history", "function", "message", "window"))
         lost = lineage["notFound"]
-        click.echo(f"Earlier records found again: {tiers}; {lost} not found"
-                   + (" (listed in manifest.json)" if lost else ""), err=True)
-    click.echo(f"Found {plural(sum(counts.values()), 'record')} ({parts}).")
-    click.echo("Wrote " + ", ".join(written))
+        say(f"Earlier records found again: {tiers}; {lost} not found"
+             + (" (listed in manifest.json)" if lost else ""), True)
+    say(f"Found {plural(sum(counts.values()), 'record')} ({parts}).")
+    say("Wrote " + ", ".join(written))

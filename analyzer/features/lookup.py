@@ -23,12 +23,17 @@ placeholders and matched in linear time (`message_matcher`); one of any other sh
 
 A record whose message is only a placeholder (`panic!("{msg}")`) matches any text and says
 nothing; it is shown only when it sits at the panic's file.
+
+When no record matches, `closest` names the nearest: the records at the panic's file, then those
+whose message shares the most words with it; a crates.io path also names the release the panic
+came from, whose records are the ones to look in.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from analyzer.records.model import RecordLine
 
@@ -50,7 +55,20 @@ class Panic:
 
 
 def parse_panic(text: str) -> Panic:
-    """Read the message (and location) out of what the user pasted.
+    """Read the message (and location) out of what the user pasted. A one-line paste whose line
+    breaks are spelled `\\n` (a panic pasted inside double quotes in a shell) is read with them
+    as line breaks when that gives a location or Rust's trailer."""
+    panic = _parse_panic(text)
+    if panic.path is None and "\\n" in text and "\n" not in text.strip("\r\n"):
+        unescaped = text.replace("\\r\\n", "\n").replace("\\n", "\n")
+        again = _parse_panic(unescaped)
+        if again.path is not None or _TRAILER.search(unescaped):
+            return again
+    return panic
+
+
+def _parse_panic(text: str) -> Panic:
+    """The message (and location) of `text` as Rust prints a panic.
 
     Rust 1.73 and later print `thread 'main' panicked at src/x.rs:12:5:` and the message on the
     next lines; earlier versions `thread 'main' panicked at 'message', src/x.rs:12:5`, the message
@@ -184,6 +202,15 @@ def literal_length(regex: str) -> int:
     return sum(len(s) for s in literal_segments(regex) or [])
 
 
+def release_of(path: str) -> tuple[str, str] | None:
+    """(crate, version) when `path` is inside a crates.io crate folder (`.../burn-cubecl-0.18.0/src/...`)."""
+    for part in path.split("/")[:-1]:
+        m = _CRATES_IO.match(part)
+        if m:
+            return m["crate"], m["version"]
+    return None
+
+
 def at_location(line: RecordLine, path: str) -> bool:
     """Is the record in the file the panic names? (see the module doc for the path forms)"""
     rec = line.record.filePath
@@ -212,11 +239,59 @@ class Match:
 
 
 @dataclass
+class Near:
+    """A record that does not match the message but comes close: at the panic's file, or sharing
+    words with it (`similarity`, the Jaccard index of the two messages' words)."""
+
+    line: RecordLine
+    at_location: bool
+    distance: int | None
+    similarity: float
+
+    def to_json(self, rank: int) -> dict:
+        return {"rank": rank, "similarity": round(self.similarity, 3), "atPanicLocation": self.at_location,
+                "lineDistance": self.distance, **self.line.model_dump(mode="json")}
+
+
+@dataclass
 class Lookup:
     panic: Panic
     matches: list[Match]
     placeholder_only: int  # records that match only because their message is all placeholder
     bad_regex: list[str]  # ids of records whose messageRegex is not of the shape extract writes
+    closest: list[Near] = field(default_factory=list)  # when nothing matches: the nearest records
+    release: tuple[str, str] | None = None  # (crate, version) a crates.io path in the panic names
+
+
+# How many near records a lookup without a match suggests, and how alike a message must be.
+CLOSEST = 3
+MIN_SIMILARITY = 0.25
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def closest(panic: Panic, lines: list[RecordLine], limit: int = CLOSEST) -> list[Near]:
+    """The records nearest a message none matches: those at the panic's file first (nearest line
+    first), then those whose message shares the most words with it. One pass over the records,
+    each record's words looked up in the panic's, so the time is linear in the records and the panic."""
+    wanted = _words(panic.message)
+    near: list[Near] = []
+    for ln in lines:
+        here = panic.path is not None and at_location(ln, panic.path)
+        segments = literal_segments(ln.facts.messageRegex)
+        words = _words(" ".join(segments)) if segments is not None else set()
+        # Counted from the record's side: a long pasted text costs once, not once per record.
+        common = sum(1 for w in words if w in wanted)
+        union = len(wanted) + len(words) - common
+        similarity = common / union if union else 0.0
+        if here or similarity >= MIN_SIMILARITY:
+            distance = abs(ln.record.lineNumber - panic.line) if here and panic.line is not None else None
+            near.append(Near(ln, here, distance, similarity))
+    return heapq.nsmallest(limit, near, key=lambda n: (not n.at_location, n.distance or 0, -n.similarity,
+                                                       n.line.record.filePath, n.line.record.lineNumber))
 
 
 def lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
@@ -242,4 +317,5 @@ def lookup(panic: Panic, lines: list[RecordLine]) -> Lookup:
         matches.append(Match(ln, literal, here, distance))
     matches.sort(key=lambda m: (not m.at_location, m.distance if m.distance is not None else 0, -m.literal,
                                 m.line.record.filePath, m.line.record.lineNumber))
-    return Lookup(panic, matches, placeholder_only, bad)
+    near = [] if matches else closest(panic, lines)
+    return Lookup(panic, matches, placeholder_only, bad, near, release_of(panic.path) if panic.path else None)

@@ -13,6 +13,8 @@ folder. For each document, in order:
    `analysis` beside it is checked too);
 3. the record agrees with itself (`record_problems`): the source window, the slug, the GitHub
    link, the message pattern, the background tag against the analysis, the dates, the file path.
+   On a document the schema refused, the checks that read only fields it accepted still run
+   (`partial_record_problems`), so one round lists every problem.
 
 Across documents, an id or a slug found twice is reported on every document that has it, the
 first of them listing every place.
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
@@ -31,8 +33,6 @@ from analyzer.decisions.categories import BACKGROUND_TAG
 from analyzer.core.config import WINDOW_RADIUS
 from analyzer.records.model import Analysis, Envelope, ErrorRecord, RecordLine, github_url, slug
 
-# Schema errors listed per document; the rest are counted.
-MAX_SCHEMA_ERRORS = 5
 SLUG_CUT = 50
 
 
@@ -187,13 +187,19 @@ def parse_document(value: object) -> tuple[ErrorRecord, Analysis | None]:
 
 
 def _schema_problems(error: ValidationError) -> list[str]:
+    """Every field the schema refuses, each once: the first error inside a field (an item of a
+    list, say) stands for the rest of that field's, which are counted."""
+    by_field: dict[tuple, list] = {}
+    for item in error.errors():
+        by_field.setdefault(tuple(item["loc"][:2]), []).append(item)
     problems = []
-    errors = error.errors()
-    for item in errors[:MAX_SCHEMA_ERRORS]:
-        where = ".".join(str(p) for p in item["loc"])
-        problems.append(f"{where}: {item['msg']}" if where else f"not an object holding a record: {item['msg']}")
-    if len(errors) > MAX_SCHEMA_ERRORS:
-        problems.append(f"and {len(errors) - MAX_SCHEMA_ERRORS} more schema errors")
+    for key, items in by_field.items():
+        first = items[0]
+        where = ".".join(str(p) for p in first["loc"])
+        text = f"{where}: {first['msg']}" if where else f"not an object holding a record: {first['msg']}"
+        if len(items) > 1:
+            text += f" (and {len(items) - 1} more in {'.'.join(str(p) for p in key)})"
+        problems.append(text)
     return problems
 
 
@@ -203,9 +209,7 @@ def _schema_problems(error: ValidationError) -> list[str]:
 
 def record_problems(record: ErrorRecord, analysis: Analysis | None) -> list[str]:
     """What in a record that has the schema contradicts the rest of it, as `field: why`."""
-    return [*_window_problems(record), *_slug_problems(record, analysis), *_link_problems(record),
-            *_message_problems(record), *_tag_problems(record, analysis), *_date_problems(record),
-            *_path_problems(record)]
+    return [p for check, _ in _CHECKS for p in check(record, analysis)]
 
 
 def _window_problems(r: ErrorRecord) -> list[str]:
@@ -289,6 +293,47 @@ def _path_problems(r: ErrorRecord) -> list[str]:
     return []
 
 
+# The checks of `record_problems`, in order, and the record fields each reads.
+_Check = Callable[[ErrorRecord, Analysis | None], list[str]]
+_CHECKS: tuple[tuple[_Check, tuple[str, ...]], ...] = (
+    (lambda r, a: _window_problems(r), ("sourceCode", "sourceCodeStart", "sourceCodeEnd", "lineNumber")),
+    (_slug_problems, ("id", "slug", "errorMessage")),
+    (lambda r, a: _link_problems(r),
+     ("githubUrl", "repo", "analyzedSha", "filePath", "sourceCodeStart", "sourceCodeEnd")),
+    (lambda r, a: _message_problems(r), ("messagePattern", "errorMessage")),
+    (_tag_problems, ("backgroundTag",)),
+    (lambda r, a: _date_problems(r), ("contentChangedAt", "analyzedAt")),
+    (lambda r, a: _path_problems(r), ("filePath",)),
+)
+
+
+def _partial_record(value: object, error: ValidationError) -> dict | None:
+    """The record fields of a document the schema refused that it did accept, by name: what the
+    checks of the record as a whole can still read; None when there is no record object."""
+    raw = value.get("record") if isinstance(value, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    refused = {str(item["loc"][1]) for item in error.errors() if len(item["loc"]) >= 2 and item["loc"][0] == "record"}
+    return {k: raw[k] for k in ErrorRecord.model_fields if k in raw and k not in refused}
+
+
+def partial_record_problems(value: object, error: ValidationError) -> list[str]:
+    """The checks of the record as a whole that read only fields the schema accepted, run on a
+    document it refused: one round of `validate` lists a wrong key and a wrong line number both."""
+    good = _partial_record(value, error)
+    if good is None:
+        return []
+    record = ErrorRecord.model_construct(**good)  # every field used below passed the schema
+    analysis = None
+    raw_analysis = value.get("analysis") if isinstance(value, dict) else None
+    if raw_analysis is not None:
+        try:
+            analysis = Analysis.model_validate(raw_analysis)
+        except ValidationError:
+            pass  # its errors are listed already; the checks that read it take it as absent
+    return [p for check, fields in _CHECKS if all(f in good for f in fields) for p in check(record, analysis)]
+
+
 # ---------------------------------------------------------------------------------------------
 # The whole file
 
@@ -335,7 +380,12 @@ def _document_problems(doc: Document, report: Report, ids: dict[str, list[Docume
     try:
         record, analysis = parse_document(value)
     except ValidationError as e:
-        return problems + _schema_problems(e)
+        good = _partial_record(value, e) or {}
+        if isinstance(good.get("id"), str):  # a duplicate is found on a refused document too
+            ids[good["id"]].append(doc)
+        if isinstance(good.get("slug"), str):
+            slugs[good["slug"]].append(doc)
+        return problems + _schema_problems(e) + partial_record_problems(value, e)
     report.records.append(record)
     ids[record.id].append(doc)
     slugs[record.slug].append(doc)

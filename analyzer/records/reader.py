@@ -91,7 +91,7 @@ def read_text(path: str | Path) -> str:
         if is_device(Path(path)):
             raise UserError(f"{path} is a device, not a records file; give a records.jsonl written by "
                             f"burn-errors extract")
-        return Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"no such records file: {path}; run `burn-errors extract` to make one") from None
     except IsADirectoryError:
@@ -100,6 +100,34 @@ def read_text(path: str | Path) -> str:
         raise UserError(f"{path} is not UTF-8 text; give a records.jsonl written by burn-errors extract") from None
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror or e}") from None
+    if is_page(text):
+        raise UserError(f"{path} is an error page (its text, Markdown or HTML), not a records file; give a "
+                        f"records.jsonl written by burn-errors extract, or the record as JSON (a published "
+                        f"page links its data as JSON)")
+    return text
+
+
+# The headings every error page has, in the text a reader copies or the Markdown `render` writes.
+_PAGE_HEADINGS = frozenset({"error message", "source"})
+
+
+def is_page(text: str) -> bool:
+    """Whether a text is an error page rather than records: HTML, or text that is not JSON with
+    the page's "Error message" and "Source" headings and its link line ("View on GitHub") or
+    "Thrown at" line. One pass over the lines."""
+    first = next((raw.strip() for raw in text.split("\n") if raw.strip()), "")
+    if first[:1] in ("{", "[", ""):
+        return False
+    if first.lower().startswith(("<!doctype html", "<html")):
+        return True
+    headings: set[str] = set()
+    anchor = False
+    for raw in text.split("\n"):
+        line = raw.strip().lstrip("#").strip().lower()
+        if line in _PAGE_HEADINGS:
+            headings.add(line)
+        anchor = anchor or line.startswith(("view on github", "[view on github", "thrown at "))
+    return headings == _PAGE_HEADINGS and anchor
 
 
 def _value_problem(e: ValueError) -> str:

@@ -13,11 +13,35 @@ def _t(value: object) -> str:
     return terminal_text(value, one_line=True)
 
 
+def _release_hint(result: Lookup) -> str:
+    crate, version = result.release or ("", "")
+    return (f"Hint: the panic comes from {_t(crate)} {_t(version)} (a crates.io path); records of another "
+            f"revision may not hold its message. Extract that release's records and look up in them: "
+            f"burn-errors extract --sha v{_t(version)} --out records-{_t(version)}/ && burn-errors lookup "
+            f"... --records records-{_t(version)}/records.jsonl")
+
+
+def _no_match(result: Lookup) -> str:
+    """What may help when nothing matches: the nearest records and, for a panic from a released
+    crate, that release's records; empty when there is neither (the command says so on stderr)."""
+    out: list[str] = []
+    if result.closest:
+        out.append("No record matches the whole message; the closest"
+                   + (" (at the panic's file first)" if any(n.at_location for n in result.closest) else "") + ":")
+        for i, near in enumerate(result.closest, start=1):
+            r = near.line.record
+            flag = "  <- the panic's file" if near.at_location else ""
+            out += ["", f"{i}. {_t(r.errorMessage)}", f"   {_t(r.filePath)}:{r.lineNumber}{flag}", f"   id {r.id}"]
+    if result.release is not None:
+        out += ["", _release_hint(result)] if out else [_release_hint(result)]
+    return "".join(line + "\n" for line in out)
+
+
 def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False) -> str:
-    """The text; empty when nothing matched (the command says so on stderr)."""
+    """The text: the matches, or when none matches the nearest records and a hint."""
     n = len(result.matches)
     if not n:
-        return ""
+        return _no_match(result)
     where = f" at {_t(result.panic.path)}:{result.panic.line}" if result.panic.path else ""
     out = [f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
            + (" (best first)" if n > 1 else "") + ":"]
