@@ -51,10 +51,11 @@ def test_a_failed_extract_leaves_no_output_folder_it_made(cli, repo_with_site, t
 
 
 def test_the_default_pin_missing_from_the_repository_says_so_and_names_sha(cli, repo_with_site, tmp_path):
-    from analyzer.core.config import PINNED_SHA
+    from analyzer import profiles
 
+    pin = profiles.load(profiles.DEFAULT).repository.pin
     res = cli("extract", "--repo", str(repo_with_site.path), "--out", str(tmp_path / "o"))
-    line = one_line_error(res, f"unknown revision '{PINNED_SHA}'", "default pin", "--sha REV")
+    line = one_line_error(res, f"unknown revision '{pin}'", "default pin", "--sha REV")
     res = cli("extract", "--repo", str(repo_with_site.path), "--sha", "no-such-rev", "--out", str(tmp_path / "o"))
     assert "default pin" not in res.stderr and line
 
