@@ -1,3 +1,3 @@
-"""burn-errors: unsupported-dtype and unsupported-mode panics in burn, as error records."""
+"""burn-errors: unsupported-dtype, unsupported-mode and unsupported-operation panics in burn, as error records."""
 
 __version__ = "0.1.0"

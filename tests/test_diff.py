@@ -453,7 +453,7 @@ def test_sarif_has_one_result_per_added_site(cli, history):
     assert driver["name"] == "burn-errors" and re.fullmatch(r"\d+\.\d+\.\d+.*", driver["version"])
     assert driver.get("informationUri", "https://").startswith("https://")  # only a declared homepage
     rules = {r["id"]: r for r in driver["rules"]}
-    assert set(rules) == {"burn-errors/dtype-dispatch", "burn-errors/unsupported-mode"}
+    assert set(rules) == {"burn-errors/dtype-dispatch", "burn-errors/unsupported-mode", "burn-errors/unsupported-op"}
     for r in rules.values():
         assert r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"]
         assert r["defaultConfiguration"]["level"] in ("note", "warning", "error")

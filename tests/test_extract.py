@@ -183,7 +183,7 @@ def test_manifest_says_what_run_made_the_file(cli, git_repo, tmp_path):
     _extract(cli, git_repo, tmp_path / "o")
     m = json.loads((tmp_path / "o" / "manifest.json").read_text())
     assert m["sha"] == sha and m["repo"] == "tracel-ai/burn"
-    assert m["counts"] == {"dtype-dispatch": 1, "unsupported-mode": 1}
+    assert m["counts"] == {"dtype-dispatch": 1, "unsupported-mode": 1, "unsupported-op": 0}
     assert m["filesScanned"] == 2 and m["filesWithParseErrors"] == []
     assert re.fullmatch(r"[0-9a-f]{16}", m["rulesHash"])
     assert set(m["timings"]) >= {"parse", "classify", "total"}

@@ -4,7 +4,7 @@
     python tools/accuracy.py LABELS.tsv [LABELS.tsv ...] --sites OUT/sites.jsonl [--show]
 
 LABELS.tsv lines are `path<TAB>line<TAB>macro<TAB>label<TAB>note` (label: dtype-dispatch,
-unsupported-mode or none); OUT/sites.jsonl comes from `burn-errors extract --all-sites`. Prints
+unsupported-mode, unsupported-op or none); OUT/sites.jsonl comes from `burn-errors extract --all-sites`. Prints
 precision and recall per category and, with --show, every disagreement. Labels of burn's source
 stay outside this repository; only the figures go into docs/classifier-accuracy.md.
 """
@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-CATEGORIES = ("dtype-dispatch", "unsupported-mode")
+CATEGORIES = ("dtype-dispatch", "unsupported-mode", "unsupported-op")
 
 
 def main() -> int:

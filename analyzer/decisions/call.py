@@ -22,7 +22,7 @@ def _site_arms(site: SiteFacts) -> tuple[ArmFacts | None, list[ArmFacts]]:
         written = site.arms[0]
         other = ArmFacts("else", [], True, False, True, False, site.line)
         return other, [ArmFacts(written.pattern, written.refs, written.catch_all, False, False,
-                                written.error_handling, written.line)]
+                                written.error_handling, written.line, returns_binding=written.returns_binding)]
     if site.context == "if-let" and site.arms:
         return site.arms[0], [ArmFacts("else", [], True, False, False, False, site.line)]
     return None, []

@@ -9,7 +9,7 @@ from typing import Literal, get_args
 
 # The closed sets of the record schema (pydantic checks them); kept beside the registry, which a
 # test holds them equal to.
-CategoryId = Literal["dtype-dispatch", "unsupported-mode"]
+CategoryId = Literal["dtype-dispatch", "unsupported-mode", "unsupported-op"]
 BackgroundTag = Literal["unsupported-dtype", "unsupported-op-backend"]
 
 
@@ -58,10 +58,24 @@ CATEGORY_LIST: tuple[Category, ...] = (
         sarif_help=("Support the variant, reject it earlier with an error the caller can handle, or "
                     "document which backends support it."),
     ),
+    Category(
+        id="unsupported-op",
+        background_tag="unsupported-op-backend",
+        kind="a function (a backend's, an importer's or a build's operation) whose whole body panics",
+        rejected="calls",
+        sarif_name="UnsupportedOperationPanic",
+        sarif_short="An operation is not implemented: its whole body panics.",
+        sarif_full=("A function whose whole body is unimplemented!, todo! or a panic! saying it is not "
+                    "supported (a backend's ops-trait method, an importer's or a build's stub): every user "
+                    "who calls this operation there gets a panic at run time."),
+        sarif_help=("Implement the operation, return an error the caller can handle, or document which "
+                    "backends and builds provide it."),
+    ),
 )
 CATEGORIES: dict[str, Category] = {c.id: c for c in CATEGORY_LIST}
 DTYPE = "dtype-dispatch"
 MODE = "unsupported-mode"
+OP = "unsupported-op"
 BACKGROUND_TAG: dict[str, str] = {c.id: c.background_tag for c in CATEGORY_LIST}
 
 assert set(get_args(CategoryId)) == set(CATEGORIES), "CategoryId must list the registry's ids"

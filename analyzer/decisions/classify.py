@@ -27,6 +27,9 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
                 return Decision(False, None, rule.id, [r.id for r in fired] + [rule.id])
             fired.append(rule)
     category = fired[0].decides
+    if call.arm is None:
+        # A body or a guard: no arms, so no dtype sets; the guard's condition stands for a pattern.
+        return Decision(True, category, fired[0].id, [r.id for r in fired], pattern=site.condition)
     arm = call.body
     dec = Decision(True, category, fired[0].id, [r.id for r in fired], pattern=arm.pattern,
                    catch_all=arm.catch_all)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_foreign_kind
-from analyzer.decisions.categories import DTYPE, MODE
+from analyzer.decisions.categories import DTYPE, MODE, OP
 from analyzer.decisions.data import patterns, rule_data
 from analyzer.profiles import current
 
@@ -18,7 +18,8 @@ def is_test_path(path: str) -> bool:
 
 # The positions a call can stand in (SiteFacts.context); a rule names those it applies to.
 ARM_POSITIONS = ("match-arm", "let-else", "if-let-else", "if-let")
-EVERY_POSITION = (*ARM_POSITIONS, "other")
+BODY, GUARD = ("body",), ("guard",)
+EVERY_POSITION = (*ARM_POSITIONS, *BODY, *GUARD, "other")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,21 @@ def _in_test_code(c: Call) -> bool:
 
 
 def _unreachable(c: Call) -> bool:
-    return c.site.macro == "unreachable" or _catch_all_unreachable(c)
+    return c.site.macro == "unreachable" or _catch_all_unreachable(c) or _uninhabited_arm(c)
+
+
+def _uninhabited_arm(c: Call) -> bool:
+    """An explicit arm whose every variant holds an uninhabited type (`Never(Infallible)`): no
+    value takes it."""
+    arm = c.arm
+    if arm is None or arm.catch_all or not arm.refs or c.site.context != "match-arm":
+        return False
+    for r in arm.refs:
+        d = None if c.catalog.outside(r.root) else c.catalog.resolve(
+            _self_type(c.site.impl) if r.enum == "Self" else r.enum, {r.variant}, c.path, c.crate)
+        if d is None or not c.catalog.uninhabited(d, r.variant):
+            return False
+    return True
 
 
 def _catch_all_unreachable(c: Call) -> bool:
@@ -107,6 +122,20 @@ def _not_in_arm(c: Call) -> bool:
 
 def _conditional(c: Call) -> bool:
     return not c.site.unconditional
+
+
+def _accessor(c: Call) -> bool:
+    """An accessor: beside the panic there is one arm, naming one variant and handing back what
+    it binds (`if let Data::F32s(v) = self { v } else { panic!(..) }`). Its callers know the
+    variant already; the panic states that expectation, no user choice selects it."""
+    arm, others = c.arm, c.others
+    if arm is None or not arm.catch_all or len(others) != 1:
+        return False
+    o = others[0]
+    shaped = (o.returns_binding and not (o.catch_all or o.guard or o.error_handling or o.gated)
+              and len(o.refs) == 1 and o.refs[0].sub is None)
+    # "only float32 values are supported" rejects the dtypes a user's file may hold (R12's wording).
+    return shaped and not (c.says_unsupported and c.names_a_dtype)
 
 
 def _error_handling(c: Call) -> bool:
@@ -187,6 +216,26 @@ def _dtype_element_formats(c: Call) -> bool:
     return c.element_format_enum is not None
 
 
+def _dtype_guard(c: Call) -> bool:
+    """A guard whose condition tests a dtype (`x.dtype() != DType::F32`, `dtype.is_int()`, a
+    `DType::` variant) and whose call says the dtype is not supported."""
+    return _guard_says_unsupported(c) and _condition_tests_dtype(c)
+
+
+def _condition_tests_dtype(c: Call) -> bool:
+    cond = c.site.condition
+    if scrutinee_is_dtype(cond):
+        return True
+    predicate = rule_data()["dtype"]["binding_predicate"]
+    if re.search(rf"\.\s*(?:{predicate})\s*\(\s*\)", cond):
+        return True
+    return any(patterns().enum_name.match(enum) for enum in re.findall(r"\b([A-Z][A-Za-z0-9]*)\s*::\s*[A-Z]", cond))
+
+
+def _guard_says_unsupported(c: Call) -> bool:
+    return _mode_macro(c) or c.says_unsupported
+
+
 # --- exclusions checked before the unsupported-mode rules ---------------------------------------
 
 def _internal_state(c: Call) -> bool:
@@ -209,6 +258,20 @@ def _mode_message(c: Call) -> bool:
     return c.says_unsupported
 
 
+# --- unsupported-op -------------------------------------------------------------------------------
+
+def _op_macro(c: Call) -> bool:
+    return c.site.macro in rule_data()["mode"]["macros"]
+
+
+def _op_message(c: Call) -> bool:
+    """The message says the operation is not supported; a function's name says which operation,
+    as an explicit arm names its variant, so "can't <verb>" counts too (`Can't differentiate ..`)."""
+    pats, message = patterns(), c.site.message
+    return c.says_unsupported or (bool(pats.variant_cannot.search(message))
+                                  and not pats.transient_state.search(message))
+
+
 # The rules in the order the classifier walks them (the order docs/classifier-rubric.md gives).
 # An exclusion that applies ends the walk; consecutive rules of one category all get their say,
 # and the category of the first that fired decides once the walk leaves that group.
@@ -218,12 +281,16 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/unreachable", NONE, "unreachable! states an impossibility, not a missing feature; "
          "so does a catch-all arm no value can reach",
          "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable),
-    Rule("exclude/not-in-arm", NONE, "not the body of a match arm, let-else or if-let",
-         "`fn f() { panic!(\"no\") }`", _not_in_arm),
-    Rule("exclude/conditional", NONE, "inside the arm, but behind a condition",
-         "`A => { if x { panic!() } }`", _conditional, ARM_POSITIONS),
+    Rule("exclude/not-in-arm", NONE,
+         "not the body of a match arm, let-else, if-let, plain if/else branch, nor a function's whole body",
+         "`fn f(n: usize) { check(n); panic!(\"no\") }`", _not_in_arm, (*ARM_POSITIONS, "other")),
+    Rule("exclude/conditional", NONE, "inside the arm or branch, but behind a condition",
+         "`A => { for x in y { panic!() } }`", _conditional, (*ARM_POSITIONS, *GUARD)),
     Rule("exclude/error-handling", NONE, "the arm handles Err/None/Ok/Some (error handling)",
          "`Err(e) => panic!(\"{e}\")`", _error_handling, ARM_POSITIONS),
+    Rule("exclude/accessor", NONE,
+         "an accessor: one other arm, naming one variant and handing back its payload",
+         "`if let Data::F32s(v) = self { v } else { panic!(\"not f32\") }`", _accessor, ARM_POSITIONS),
     Rule("dtype/scrutinee", DTYPE,
          "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "`match x.dtype() { DType::F32 => .., _ => panic!() }`", _dtype_scrutinee, ARM_POSITIONS,
@@ -246,17 +313,30 @@ RULE_ORDER: tuple[Rule, ...] = (
          "arms name pixel/element formats with a bit depth (an image colour type: L8, Rgb16, Rgba32F)",
          "`L8 => .., Rgb16 => .., Rgba32F => .., _ => panic!()`", _dtype_element_formats, ARM_POSITIONS,
          ("dtype.element_format", "dtype.element_format_min")),
+    Rule("dtype/guard-condition", DTYPE,
+         "a plain if whose condition tests a dtype rejects it as not supported (or with unimplemented!/todo!)",
+         "`if x.dtype().is_int() { panic!(\"int matmul is not supported\") }`", _dtype_guard, GUARD,
+         ("dtype.scrutinee_ident", "dtype.binding_predicate", "dtype.enum_name", "mode.macros", "mode.unsupported")),
     Rule("exclude/internal-state", NONE,
          "the arm rejects a variant of an internal context/state enum, which no user setting selects",
          "`RunContext::Replay(_) => panic!(\"not supported while ..\")`", _internal_state, ARM_POSITIONS,
          ("mode.internal_enum",)),
-    Rule("mode/unimplemented-macro", MODE, "unimplemented!/todo! in an arm of a non-dtype match",
-         "`PadMode::Reflect => unimplemented!()`", _mode_macro, ARM_POSITIONS, ("mode.macros",)),
+    Rule("mode/unimplemented-macro", MODE,
+         "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
+         "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),
     Rule("mode/unsupported-message", MODE, "the message says the variant or setting is not supported",
-         "`InterpolateMode::Bicubic => panic!(\"bicubic is not supported\")`", _mode_message, ARM_POSITIONS,
+         "`InterpolateMode::Bicubic => panic!(\"bicubic is not supported\")`; "
+         "`if ceil_mode { panic!(\"ceil_mode is not supported\") }`", _mode_message, (*ARM_POSITIONS, *GUARD),
          ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
-    Rule("exclude/internal-expectation", NONE, "the message states an internal expectation, not a missing feature",
-         "`_ => panic!(\"Malformed list of entries\")`", lambda c: True, ARM_POSITIONS),
+    Rule("op/unimplemented-body", OP, "a function whose whole body is unimplemented!/todo!",
+         "`fn q_slice(t: T, r: R) -> T { unimplemented!() }`", _op_macro, BODY, ("mode.macros",)),
+    Rule("op/unsupported-message", OP,
+         "a function whose whole body is a panic saying the operation is not supported (or can't be done)",
+         "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`", _op_message, BODY,
+         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("exclude/internal-expectation", NONE, "the message states an internal expectation or misuse, "
+         "not a missing feature", "`_ => panic!(\"Malformed list of entries\")`; "
+         "`if a.len() != b.len() { panic!(\"lengths differ\") }`", lambda c: True, (*ARM_POSITIONS, *BODY, *GUARD)),
 )
 RULES = {r.id: r.checks for r in RULE_ORDER}
 EXCLUSIONS = {r.id: r.checks for r in RULE_ORDER if r.decides == NONE}

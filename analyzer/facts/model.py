@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 3
+FACTS_VERSION = 4
 
 
 @dataclass
@@ -39,6 +39,9 @@ class ArmFacts:
     error_handling: bool  # Err(..)/None/Ok(..)/Some(..) arm
     line: int
     gated: bool = False  # the arm carries a #[cfg(..)] attribute: some builds compile it out
+    # The arm's value is one of the names its pattern binds (`Data::F32s(v) => v`, `v.clone()`):
+    # it hands back the payload of the one variant it names.
+    returns_binding: bool = False
 
 
 @dataclass
@@ -54,9 +57,10 @@ class SiteFacts:
     message: str
     message_segments: list[tuple[str, bool]]
     message_literal: bool  # the message came from a string literal (or the macro's default)
-    # Where the call stands: match-arm | let-else | if-let-else | if-let | other
+    # Where the call stands: match-arm | let-else | if-let-else | if-let | body (the whole body
+    # of a function) | guard (the body of a plain `if` / `else` branch) | other
     context: str
-    unconditional: bool  # the call is the whole body of that arm/else (not behind an `if`)
+    unconditional: bool  # the call is the whole body of that arm/else/branch (not behind an `if`)
     scrutinee: str = ""
     arm_index: int = -1
     arms: list[ArmFacts] = field(default_factory=list)
@@ -65,6 +69,14 @@ class SiteFacts:
     item_path: str = ""  # mod::impl::fn chain inside the file, for ids
     in_test: bool = False
     in_macro: str = ""  # name of the macro whose token tree holds the call ("" if none)
+    # A guard: the `if`'s condition (of the `if` whose `else` it is, for an `else` branch), and
+    # which branch the call is the body of: then | else.
+    condition: str = ""
+    branch: str = ""
+    # A body: what the function is: trait-impl (a method of `impl Trait for T`), trait-default
+    # (a trait's default method), method (of an inherent impl) or free; and the trait's name.
+    fn_kind: str = ""
+    fn_trait: str = ""
 
 
 @dataclass

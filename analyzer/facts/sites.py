@@ -5,6 +5,7 @@ macro calls and macro_rules bodies."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -71,6 +72,10 @@ class _Placement:
     scrutinee: str = ""
     arm_index: int = -1
     arms: list[ArmFacts] = field(default_factory=list)
+    condition: str = ""
+    branch: str = ""
+    fn_kind: str = ""
+    fn_trait: str = ""
 
 
 def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:
@@ -120,6 +125,14 @@ def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:
         if cons is not None and cons.id == node.id and cond is not None and cond.type == "let_condition":
             return _let_placement("if-let", call, node, cond.child_by_field_name("pattern"),
                                   cond.child_by_field_name("value"), tx)
+    branch = _plain_if_branch(node, parent)
+    if branch is not None:
+        cond = branch[0].child_by_field_name("condition")
+        return _Placement("guard", _is_whole_body(call, node), condition=norm(tx(cond)) if cond is not None else "",
+                          branch=branch[1])
+    if parent.type == "function_item" and _is_function_body(call, node, parent):
+        kind, trait = _function_kind(parent)
+        return _Placement("body", True, fn_kind=kind, fn_trait=trait)
     # Deeper inside an arm (behind an `if`, in a loop): an arm site, but a conditional one. A
     # closure or a nested function is code of its own, not the arm's body.
     up: Node | None = parent
@@ -129,6 +142,86 @@ def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:
             return _Placement(place.context, False, place.scrutinee, place.arm_index, place.arms)
         up = up.parent
     return _Placement("other", False)
+
+
+_LET_CONDITIONS = ("let_condition", "let_chain")
+
+
+def _plain_if_branch(node: Node, parent: Node) -> tuple[Node, str] | None:
+    """(the `if`, `then` | `else`) when the block `node` is a branch of a plain `if` (not `if
+    let`): its consequence, or the block of its `else`."""
+    if node.type != "block":
+        return None
+    ifx: Node | None = parent
+    branch = "then"
+    if parent.type == "else_clause":
+        ifx, branch = parent.parent, "else"
+    else:
+        cons = parent.child_by_field_name("consequence")
+        if cons is None or cons.id != node.id:
+            return None
+    if ifx is None or ifx.type != "if_expression":
+        return None
+    cond = ifx.child_by_field_name("condition")
+    if cond is None or cond.type in _LET_CONDITIONS:
+        return None
+    return ifx, branch
+
+
+def _is_function_body(call: Node, block: Node, function: Node) -> bool:
+    """The call is all the function's body holds, beside comments and `let _ = ..;` bindings that
+    silence unused arguments. A shadow parse's own wrapper function (`__m`) is no function."""
+    body = function.child_by_field_name("body")
+    name = function.child_by_field_name("name")
+    if body is None or body.id != block.id or (name is not None and name.text == b"__m"):
+        return False
+    rest = [c for c in block.named_children if c.type not in _COMMENTS and not _silences(c)]
+    return len(rest) == 1 and _is_whole_body(call, block)
+
+
+def _silences(stmt: Node) -> bool:
+    if stmt.type != "let_declaration":
+        return False
+    pat = stmt.child_by_field_name("pattern")
+    return pat is not None and pat.text is not None and pat.text.startswith(b"_")
+
+
+def _function_kind(function: Node) -> tuple[str, str]:
+    """What the function is (trait-impl, trait-default, method, free) and the trait's name."""
+    holder = function.parent.parent if function.parent is not None else None
+    if holder is not None and holder.type == "trait_item":
+        name = holder.child_by_field_name("name")
+        return "trait-default", _text(name).decode() if name is not None else ""
+    if holder is not None and holder.type == "impl_item":
+        trait = holder.child_by_field_name("trait")
+        if trait is None:
+            return "method", ""
+        path = norm(_text(trait).decode("utf-8", "replace")).split("<")[0]
+        return "trait-impl", path.split("::")[-1].strip()
+    return "free", ""
+
+
+# The arm's value hands back a name its pattern binds: `v`, `&v`, `*v`, or a conversion of it
+# (`v.clone()`, `v.into_shared()`); a method that computes something else (`d.strategy()`) does not.
+_CONVERSION = r"clone|cloned|copied|to_owned|to_vec|into|into_shared|into_inner|as_ref|as_mut|as_slice|borrow|view"
+_BINDING_VALUE = re.compile(rf"^[&*\s]*(?:mut\s+)?([a-z_][A-Za-z0-9_]*)(?:\s*\.\s*(?:{_CONVERSION})\s*\(\s*\))*$")
+_PATTERN_NAME = re.compile(r"(?<![A-Za-z0-9_:])([a-z_][A-Za-z0-9_]*)\b(?!\s*(?:::|\())")
+
+
+def _returns_binding(pattern: str, value: Node | None, tx) -> bool:
+    """The value (an expression, or a block holding only one) is a name the pattern binds."""
+    if value is None:
+        return False
+    if value.type == "block":
+        inner = [c for c in value.named_children if c.type not in _COMMENTS]
+        if len(inner) != 1 or inner[0].type == "expression_statement":
+            return False
+        value = inner[0]
+    m = _BINDING_VALUE.match(norm(tx(value)))
+    if m is None:
+        return False
+    names = set(_PATTERN_NAME.findall(pattern)) - {"ref", "mut", "_"}
+    return m.group(1) in names
 
 
 def _arm_is_gated(arm: Node) -> bool:
@@ -173,6 +266,7 @@ def _arm_facts(block: Node, tx) -> tuple[list[ArmFacts], dict[int, int]]:
                             and any(is_error_handling(c) for c in core)),
             line=arm.start_point.row + 1,
             gated=_arm_is_gated(arm),
+            returns_binding=_returns_binding(pattern_text, arm.child_by_field_name("value"), tx),
         ))
     return arms, index_of
 
@@ -192,11 +286,30 @@ def _let_placement(kind: str, call: Node, body: Node, pat: Node | None, value: N
     if pat is None:
         return _Placement("other", False)
     refs = pattern_refs(pat)
-    arm = ArmFacts(pattern=norm(tx(pat)), refs=refs,
+    text = norm(tx(pat))
+    arm = ArmFacts(pattern=text, refs=refs,
                    catch_all=is_catch_all(pat), guard=False, panics=(kind == "if-let"),
-                   error_handling=is_error_handling(pat), line=pat.start_point.row + 1)
+                   error_handling=is_error_handling(pat), line=pat.start_point.row + 1,
+                   returns_binding=_returns_binding(text, _written_side(kind, body), tx))
     return _Placement(kind, _is_whole_body(call, body),
                       norm(tx(value)) if value is not None else "", 0, [arm])
+
+
+def _written_side(kind: str, body: Node) -> Node | None:
+    """The value the written pattern's side gives: the `if let`'s consequence, or the expression
+    that ends the block after a let-else."""
+    if kind == "if-let-else":
+        clause = body.parent
+        ifx = clause.parent if clause is not None else None
+        return ifx.child_by_field_name("consequence") if ifx is not None else None
+    if kind == "let-else":
+        decl = body.parent
+        nxt = decl.next_named_sibling if decl is not None else None
+        while nxt is not None and nxt.type in _COMMENTS:
+            nxt = nxt.next_named_sibling
+        if nxt is not None and nxt.next_named_sibling is None and nxt.type != "expression_statement":
+            return nxt
+    return None
 
 
 def _enclosing(node: Node) -> tuple[str, str, str, bool]:
@@ -318,6 +431,10 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             message_literal=literal,
             context=place.context,
             unconditional=place.unconditional,
+            condition=place.condition,
+            branch=place.branch,
+            fn_kind=place.fn_kind,
+            fn_trait=place.fn_trait,
             scrutinee=place.scrutinee,
             arm_index=place.arm_index,
             arms=place.arms,

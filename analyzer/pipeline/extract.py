@@ -20,7 +20,7 @@ from analyzer.decisions.classify import classify
 from analyzer.decisions.model import Decision
 from analyzer.decisions.rules import EXCLUSIONS
 from analyzer.core.errors import UserError
-from analyzer.records.ids import arm_slot, assign_ids, site_key
+from analyzer.records.ids import assign_ids, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
@@ -362,8 +362,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     # -- records -------------------------------------------------------------------------
     t3 = time.perf_counter()
     kept = [a for a in audit if a.decision.record]
-    ids = assign_ids([site_key(a.crate, a.site.item_path, a.site.scrutinee,
-                               arm_slot(a.decision.pattern, a.decision.catch_all)) for a in kept],
+    ids = assign_ids([position_key(a.crate, a.site.item_path, a.site.context, a.site.scrutinee,
+                                   a.decision.pattern, a.decision.catch_all, a.site.branch) for a in kept],
                      [a.path for a in kept], [a.site.line for a in kept])
     for a, i in zip(kept, ids):
         a.id = i

@@ -12,6 +12,10 @@ binding or a new guard (the arm changes). Lines, columns, the source window and 
 are left out too, so inserting code above a site, moving its function inside the file, or moving
 the file inside its crate keeps the id.
 
+A call that is a function's whole body (`fn q_slice(..) { unimplemented!() }`) is keyed by the
+crate, the items around it and `body`; a call that is the body of a plain `if`/`else` branch by the
+crate, the items, `guard` and the branch with its condition.
+
 Two refactors that do not touch the error keep the id too: an impl's self type is taken without
 its generic parameters (`impl Ops<Self> for Backend<E, I, Q>` and `impl Ops<Self> for Backend` are
 one impl; the trait's own parameters stay, as `From<f32>` and `From<f64>` are two impls), and the
@@ -70,6 +74,18 @@ def _first_alternative(pattern: str) -> str:
 
 def site_key(crate: str, item_path: str, scrutinee: str, slot: str) -> tuple[str, ...]:
     return (crate, structural_path(item_path), scrutinee, slot)
+
+
+def position_key(crate: str, item_path: str, context: str, scrutinee: str, pattern: str, catch_all: bool,
+                 branch: str = "") -> tuple[str, ...]:
+    """The key of a site in any position. An arm's is `site_key`; a function's whole body is
+    (crate, items, `body`); a guard is (crate, items, `guard`, the branch and the condition,
+    paths by their last segment). Keys of the three shapes never coincide."""
+    if context == "body":
+        return (crate, structural_path(item_path), "body")
+    if context == "guard":
+        return (crate, structural_path(item_path), "guard", branch + " " + _PATH.sub(r"\1", pattern))
+    return site_key(crate, item_path, scrutinee, arm_slot(pattern, catch_all))
 
 
 def structural_path(item_path: str) -> str:

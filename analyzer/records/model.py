@@ -110,7 +110,7 @@ class Analysis(BaseModel):
     function: StrictStr
     impl: StrictStr = ""
     itemPath: StrictStr = ""
-    context: Literal["match-arm", "let-else", "if-let-else", "if-let"] = "match-arm"
+    context: Literal["match-arm", "let-else", "if-let-else", "if-let", "body", "guard"] = "match-arm"
     scrutinee: StrictStr
     pattern: StrictStr
     enum: StrictStr | None = None
@@ -288,12 +288,13 @@ def function_from_window(record: ErrorRecord) -> str:
 
 def derive_analysis(record: ErrorRecord) -> Analysis:
     """What a record without analysis tells of itself (see RecordLine.facts)."""
-    from analyzer.decisions.categories import DTYPE, MODE, by_background_tag
+    from analyzer.decisions.categories import MODE, by_background_tag
     from analyzer.records.operation import operation_of
     from analyzer.facts.messages import PanicMessage, split_format
 
     known = by_background_tag(record.backgroundTag)
-    category: CategoryId = DTYPE if known is not None and known.id == DTYPE else MODE  # type: ignore[assignment]
+    # A tag two categories share (unsupported-op-backend) reads as the first that has it.
+    category: CategoryId = known.id if known is not None else MODE  # type: ignore[assignment]
     at = record.lineNumber - record.sourceCodeStart
     window_lines = record.sourceCode.split("\n")
     near = "\n".join(window_lines[max(at, 0):at + 3])

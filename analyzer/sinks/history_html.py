@@ -58,6 +58,7 @@ def view(history: History) -> dict:
         "revisions": [{"label": r.label, "sha": r.sha[:12], "date": r.date[:10], "records": r.records,
                        "anchor": anchors[r.index], "url": _commit_url(history, r.sha)}
                       for r in history.revisions],
+        "categories": list(CATEGORIES),
         "timelines": _timelines(history),
         "regressions": _regressions(history, anchors),
         "releases": [_release(history, i, anchors) for i in reversed(range(len(history.revisions)))],

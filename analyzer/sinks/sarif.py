@@ -1,7 +1,8 @@
 """`burn-errors diff --format sarif`: SARIF 2.1.0 for GitHub code scanning.
 
 One result per added site (a new panic a user can hit), under one rule per category
-(`burn-errors/dtype-dispatch`, `burn-errors/unsupported-mode`). Each result points at the file and
+(`burn-errors/dtype-dispatch`, `burn-errors/unsupported-mode`, `burn-errors/unsupported-op`).
+Each result points at the file and
 line in the head revision, relative to the repository root (`%SRCROOT%`), and carries
 `partialFingerprints` made from the record id, so code scanning recognises the same site across
 runs even when lines above it move.
