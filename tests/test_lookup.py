@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-
-import pytest
-
+import re
 import subprocess
 
+import pytest
 from conftest import _command, subprocess_env
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from analyzer.features.lookup import Panic, literal_length, parse_panic
+from analyzer.features.lookup import Panic, literal_length, message_matcher, parse_panic
 from analyzer.facts.messages import build_message
 
 FLEX_POOL = r'''
@@ -208,3 +209,16 @@ def test_parse_panic(text, want):
 def test_literal_length_counts_what_the_message_spells_out(macro, fmt):
     msg = build_message(macro, fmt)
     assert literal_length(msg.regex) == msg.literal_length
+
+
+@given(st.lists(st.text("ab", max_size=3), min_size=2, max_size=5), st.text("ab", max_size=10))
+@example(["", "b", "bc"], "bc")  # a middle segment may not reach into the last one
+@example(["", "ab", "ba", ""], "aba")  # nor two middle segments share a character
+@example(["ab", "ba"], "aba")  # nor the first and the last
+def test_message_matcher_is_the_regex_full_match(segments, text):
+    """The linear matcher answers as `re.fullmatch` does, for any literal segments: each segment
+    takes its own characters of the text, in order, none shared with its neighbours."""
+    regex = "^" + ".*?".join(re.escape(s) for s in segments) + "$"
+    matcher = message_matcher(regex)
+    assert matcher is not None
+    assert matcher(text) == (re.fullmatch(regex, text, re.S) is not None), (regex, text)
