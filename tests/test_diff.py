@@ -528,6 +528,14 @@ def test_fail_on_only_counts_what_happened(cli, added_only):
     assert res.code == 1 and "1 added" in res.stderr
 
 
+def test_fail_on_any_fails_on_a_removed_site_alone(cli, added_only):
+    """Diffing back from head to base removes one site and adds none: `any` includes removed."""
+    repo, base, head, _ = added_only
+    assert run_diff(cli, repo, head, base, "--fail-on", "added", "--fail-on", "changed").code == 0
+    res = run_diff(cli, repo, head, base, "--fail-on", "any")
+    assert res.code == 1 and "1 removed" in res.stderr, res.stderr
+
+
 def test_fail_on_none_with_another_kind_is_an_error(cli, history):
     repo, base, head = history
     res = run_diff(cli, repo, base, head, "--fail-on", "none", "--fail-on", "added")

@@ -315,6 +315,32 @@ def test_a_coverage_regression(cli, releases):
     assert doc["releases"][1]["cells"]["regressed"] == 1
 
 
+def test_a_cell_that_goes_from_panics_to_partial_is_improved_not_fixed(cli, git_repo):
+    """v0.1.0 rejects every Bool; v0.2.0 handles Bool(Native) only, so the Bool cell is partial:
+    better, but a Bool tensor can still panic, so it is not fixed."""
+    path = "crates/burn-flex/src/ops.rs"
+    before = """\
+        pub fn flip(x: Tensor) -> Tensor {
+            match x.dtype() {
+                DType::F32 => flip_f32(x),
+                dtype => panic!("flip: unsupported dtype {dtype:?}"),
+            }
+        }
+        """
+    git_repo.crate("burn-flex", {"src/ops.rs": before})
+    git_repo.commit("v0.1.0")
+    git_repo.git("tag", "v0.1.0")
+    git_repo.write(path, before.replace("DType::F32 => flip_f32(x),",
+                                        "DType::F32 => flip_f32(x),\n        DType::Bool(BoolStore::Native) => flip_bool(x),"))
+    git_repo.commit("v0.2.0")
+    git_repo.git("tag", "v0.2.0")
+    doc = history_json(cli, git_repo, "--revs", "v0.1.0,v0.2.0")
+    c = cell(doc, "burn-flex", "flip", "Bool")
+    assert c["changes"] == [{"revision": "v0.2.0", "from": "panics", "to": "partial", "kind": "improved"}]
+    assert c["fixedIn"] is None and doc["summary"]["cellsFixed"] == 0
+    assert doc["releases"][0]["cells"]["improved"] == 1 and doc["releases"][0]["cells"]["fixed"] == 0
+
+
 def test_a_new_site_is_first_seen_where_it_appears(cli, releases):
     repo, _ = releases
     doc = history_json(cli, repo)

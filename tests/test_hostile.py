@@ -275,6 +275,23 @@ def test_terminal_text_strips_sequences():
     assert rich_text("[/bold]x\x1b[1m") == "\\[/bold]x"
 
 
+# The bidirectional embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069): printed,
+# they reorder what the reader sees (a path that reads as another, "Trojan Source").
+BIDI = "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+
+
+def test_terminal_text_strips_bidi_controls(base_line, tmp_path):
+    from analyzer.core.safe import rich_text, terminal_text
+    assert terminal_text("src/\u202eevil\u202c.rs" + BIDI) == "src/evil.rs"
+    assert rich_text("a" + BIDI + "b") == "ab"
+    line = tampered(base_line, 1, errorMessage="conv: unsupported dtype {d:?}" + BIDI,
+                    filePath="crates/burn-x/src/\u202elib.rs", a_crate="burn-x\u2067")
+    res = run_cli("lookup", "conv: unsupported dtype F16" + BIDI, "--records",
+                  str(write_records(tmp_path / "r.jsonl", [line])))
+    assert res.code == 0, res.stderr
+    assert "lib.rs" in res.stdout and not set(BIDI) & set(res.stdout + res.stderr), repr(res.stdout)
+
+
 def test_coverage_table_shows_markup_in_dtype_names_as_text(base_line, tmp_path):
     line = tampered(base_line, 1, a_rejected=["[/bold]", "I8[red]"], a_handled=["F32"])
     records = write_records(tmp_path / "r.jsonl", [line])

@@ -11,7 +11,7 @@ from conftest import extract_by_message
 from published import annotation_for, line_of, published_record, write_envelope_folder
 
 from analyzer.records.ids import arm_slot, site_key
-from analyzer.lineage.link import Lineage, Link, carry_over, follow_line, parse_diff
+from analyzer.lineage.link import Lineage, Link, carry_over, follow_line, link, parse_diff
 from analyzer.records.model import RecordLine
 
 OPS_PATH = "crates/burn-ndarray/src/ops/module.rs"
@@ -183,6 +183,31 @@ def test_structural_id_ignores_impl_generics_and_enum_paths():
     assert site_key("c", "impl From<f32> for Scale::fn from", "v", "_") != site_key(
         "c", "impl From<f64> for Scale::fn from", "v", "_")
     assert arm_slot("ScaleKind::E4M3 | ScaleKind::E5M2", False) == arm_slot("ScaleFormat::E4M3", False) == "E4M3"
+
+
+def test_a_guard_added_to_an_arm_keeps_the_structural_id(cli, git_repo, tmp_path):
+    """The id is computed afresh (no earlier records to follow): an arm that gains a guard, or
+    whose guard is rewritten, is the same slot, so the record keeps its id without lineage."""
+    assert arm_slot("DType::F16 if !x.is_contiguous()", False) == arm_slot("DType::F16", False) == "F16"
+    assert arm_slot("DType::F16 | DType::BF16 if half", False) == "F16"
+    before = """\
+        pub fn cumsum(x: Tensor) -> Tensor {
+            match x.dtype() {
+                DType::F32 => cumsum_f32(x),
+                DType::F16 => panic!("cumsum: f16 is not supported"),
+                _ => cumsum_any(x),
+            }
+        }
+        """
+    git_repo.crate("burn-flex", {"src/ops.rs": before})
+    git_repo.commit()
+    first = extract_by_message(cli, git_repo, tmp_path / "a")
+    git_repo.write("crates/burn-flex/src/ops.rs", before.replace("DType::F16 =>", "DType::F16 if x.rank() > 1 =>"))
+    git_repo.commit()
+    second = extract_by_message(cli, git_repo, tmp_path / "b")
+    message = "cumsum: f16 is not supported"
+    assert second[message]["analysis"]["pattern"] != first[message]["analysis"]["pattern"]
+    assert second[message]["record"]["id"] == first[message]["record"]["id"]
 
 
 def test_diff_reports_refactors_as_changed_or_moved_never_removed_and_added(cli, git_repo, tmp_path):
@@ -365,3 +390,31 @@ def test_a_site_whose_crate_was_renamed_keeps_its_id_by_function_and_message(cli
         rec, an = after[message]["record"], after[message]["analysis"]
         assert rec["id"] == rid and rec["filePath"] == "crates/burn-cpu/src/module_ops.rs"
         assert an["lineage"] == "function" and an["crate"] == "burn-cpu"
+
+
+def _windowed(rid: str, line: int, window: list[str]) -> RecordLine:
+    """A record in the published form (no analysis) whose source window is `window`, with the
+    panic on the window's line that holds `panic!`."""
+    at = next(i for i, text in enumerate(window) if "panic!" in text)
+    return RecordLine.model_validate({"record": {
+        **_plain_record(rid, "dtype not supported", line), "sourceCode": "\n".join(window),
+        "sourceCodeStart": line - at, "sourceCodeEnd": line - at + len(window) - 1}})
+
+
+def test_the_key_tiers_look_again_after_the_windows_paired_some():
+    """Two sites with one message in one file on each side: the key `file and message` is shared
+    by two, so it pairs nothing at first. The window tier pairs the pair whose windows agree (its
+    function was renamed, so no function key pairs it); the other pair's windows differ, but the
+    message key is unique once the first pair is taken, and the last pass pairs it."""
+    kept = ["    let shape = x.shape();", "    let strides = x.strides();", "    match x.dtype() {",
+            "        DType::F32 => run_f32(x),", '        _ => panic!("dtype not supported"),', "    }"]
+    previous = [_windowed("aaaaaaaaaaaaaaaa", 20, ["fn conv(x: Tensor) {", *kept]),
+                _windowed("bbbbbbbbbbbbbbbb", 60, ["fn pool(a: Tensor) {", "    if a.is_empty() {",
+                                                   '        panic!("dtype not supported")', "    }"])]
+    current = [_windowed("cccccccccccccccc", 22, ["fn conv_forward(x: Tensor) {", *kept]),
+               _windowed("dddddddddddddddd", 70, ["fn pool2d(input: Tensor, k: usize) -> Tensor {",
+                                                  "    let size = k * k;", "    assert_ne!(size, 0);",
+                                                  '    panic!("dtype not supported")'])]
+    result = link(previous, current)
+    assert {(k.previous, k.current): k.tier for k in result.links} == {(0, 0): "window", (1, 1): "message"}
+    assert result.lost == [] and result.new == []

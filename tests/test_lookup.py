@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-
-import pytest
-
+import re
 import subprocess
 
+import pytest
 from conftest import _command, subprocess_env
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from analyzer.features.lookup import Panic, literal_length, parse_panic
+from analyzer.features.lookup import Panic, literal_length, message_matcher, parse_panic
 from analyzer.facts.messages import build_message
 
 FLEX_POOL = r'''
@@ -264,3 +265,14 @@ def test_no_match_suggests_the_messages_that_share_most_words(cli, records):
     assert got["closest"][0]["similarity"] == round(2 / 7, 3)  # pool3d and dtype, of seven words in all
     res = cli("lookup", "pool3d: dtype I8 is not supported", "--records", str(records))
     assert "the closest:" in res.stdout and "Hint:" not in res.stdout and "<- the panic's file" not in res.stdout
+@given(st.lists(st.text("ab", max_size=3), min_size=2, max_size=5), st.text("ab", max_size=10))
+@example(["", "b", "bc"], "bc")  # a middle segment may not reach into the last one
+@example(["", "ab", "ba", ""], "aba")  # nor two middle segments share a character
+@example(["ab", "ba"], "aba")  # nor the first and the last
+def test_message_matcher_is_the_regex_full_match(segments, text):
+    """The linear matcher answers as `re.fullmatch` does, for any literal segments: each segment
+    takes its own characters of the text, in order, none shared with its neighbours."""
+    regex = "^" + ".*?".join(re.escape(s) for s in segments) + "$"
+    matcher = message_matcher(regex)
+    assert matcher is not None
+    assert matcher(text) == (re.fullmatch(regex, text, re.S) is not None), (regex, text)

@@ -12,6 +12,8 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import click
 
@@ -25,12 +27,16 @@ _STARTED = time.perf_counter()
 class CliGroup(click.Group):
     """A click group whose errors are one line on stderr with exit code 2, never a traceback."""
 
-    def main(self, args=None, prog_name=None, **extra):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> NoReturn:
+        """Always standalone: every outcome is an exit code (`standalone_mode` is accepted, as
+        click's signature has it, and does not change that)."""
         args = list(sys.argv[1:] if args is None else args)
         _WARNINGS.clear()
         debug = "--debug" in args or os.environ.get("BURN_ERRORS_DEBUG") == "1"
         try:
-            rv = super().main(args=args, prog_name=prog_name or PROG, standalone_mode=False, **extra)
+            rv = super().main(args=args, prog_name=prog_name or PROG, complete_var=complete_var,
+                              standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as e:
             click.echo(e.ctx.get_help())
             sys.exit(0)
@@ -61,15 +67,20 @@ class CliGroup(click.Group):
                 raise
             _fail(f"internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback, and "
                   f"please report it)", 2)
-        from analyzer.core.ui import say
-        for warning, said in _WARNINGS.items():  # said once the command has done its work, never beside an error
-            say(warning, True)
-            if said is not None:
-                said()
+        _say_warnings()
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-def _fail(message: str, code: int) -> None:
+def _say_warnings() -> None:
+    """The warnings a command gathered, said once it has done its work (never beside an error)."""
+    from analyzer.core.ui import say
+    for warning, said in _WARNINGS.items():
+        say(warning, True)
+        if said is not None:
+            said()
+
+
+def _fail(message: str, code: int) -> NoReturn:
     from analyzer.core.safe import terminal_text
     first = terminal_text(message, one_line=True)  # messages may quote file names or record text
     click.echo(f"{PROG}: error: {first}", err=True)

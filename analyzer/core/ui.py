@@ -22,10 +22,10 @@ def _tty() -> bool:
 def git_progress():
     """A callback (stage, done, total) for cloning and fetching, shown as a progress bar."""
     if _tty():
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeElapsedColumn(), transient=True, console=_console()) as bar:
-            tasks: dict[str, int] = {}
+            tasks: dict[str, TaskID] = {}
 
             def report(stage: str, done: int, total: int | None):
                 if stage not in tasks:
@@ -33,14 +33,16 @@ def git_progress():
                 bar.update(tasks[stage], completed=done, total=total)
             yield report
     else:
-        last = {"stage": None, "t": 0.0}
+        last_stage: str | None = None
+        last_time = 0.0
 
         def report(stage: str, done: int, total: int | None):
+            nonlocal last_stage, last_time
             now = time.monotonic()
-            if stage != last["stage"] or now - last["t"] > 5 or (total and done == total):
+            if stage != last_stage or now - last_time > 5 or (total and done == total):
                 pct = f" {100 * done // total}%" if total else ""
                 click.echo(f"git {stage}{pct} ({done}/{total or '?'})", err=True)
-                last.update(stage=stage, t=now)
+                last_stage, last_time = stage, now
         yield report
 
 

@@ -45,7 +45,7 @@ def _variant_names(refs: list[VariantRef]) -> list[str]:
 
 
 
-def _dtype_sets(dec: Decision, call: Call) -> None:
+def _dtype_sets(dec: Decision, call: Call) -> None:  # noqa: C901 (the dtype sets of one decision, each step a branch of the same walk)
     """Fill enum, handled, rejected and partial for a dtype-dispatch decision."""
     arm, others, crate, catalog = call.body, call.others, call.crate, call.catalog
     outside = call.foreign or call.element_format_enum

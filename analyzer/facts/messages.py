@@ -22,6 +22,34 @@ class LiteralError(ValueError):
     """The text is not a Rust string literal rustc would accept."""
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _hex_escape(body: str, i: int, byte_literal: bool) -> str:
+    """The character of the `\\xNN` escape at `body[i]` (above 0x7F only in a byte literal)."""
+    digits = body[i + 2:i + 4]
+    if len(digits) != 2 or not all(c in _HEX for c in digits):
+        raise LiteralError("bad \\x escape")
+    value = int(digits, 16)
+    if value > 0x7F and not byte_literal:
+        raise LiteralError("\\x escape above 0x7F")
+    return chr(value)
+
+
+def _unicode_escape(body: str, i: int) -> tuple[str, int]:
+    """The character of the `\\u{...}` escape at `body[i]`, and where the text goes on after it."""
+    close = body.find("}", i)
+    if body[i + 2:i + 3] != "{" or close < 0:
+        raise LiteralError("bad \\u escape")
+    digits = body[i + 3:close].replace("_", "")
+    if not 1 <= len(digits) <= 6 or not all(c in _HEX for c in digits):
+        raise LiteralError("bad \\u escape")
+    value = int(digits, 16)
+    if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
+        raise LiteralError("\\u escape is not a scalar value")
+    return chr(value), close + 1
+
+
 def decode_string_literal(text: str) -> str:
     """Decode a Rust string literal (`"..."`, `r#"..."#`, `b"..."`, `c"..."`) to its value.
 
@@ -56,26 +84,11 @@ def decode_string_literal(text: str) -> str:
             while i < n and body[i] in " \t\n\r":
                 i += 1
         elif nxt == "x":
-            digits = body[i + 2:i + 4]
-            if len(digits) != 2 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise LiteralError("bad \\x escape")
-            value = int(digits, 16)
-            if value > 0x7F and not text.startswith("b"):
-                raise LiteralError("\\x escape above 0x7F")
-            out.append(chr(value))
+            out.append(_hex_escape(body, i, text.startswith("b")))
             i += 4
         elif nxt == "u":
-            close = body.find("}", i)
-            if body[i + 2:i + 3] != "{" or close < 0:
-                raise LiteralError("bad \\u escape")
-            digits = body[i + 3:close].replace("_", "")
-            if not 1 <= len(digits) <= 6 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise LiteralError("bad \\u escape")
-            value = int(digits, 16)
-            if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
-                raise LiteralError("\\u escape is not a scalar value")
-            out.append(chr(value))
-            i = close + 1
+            ch, i = _unicode_escape(body, i)
+            out.append(ch)
         else:
             raise LiteralError(f"unknown escape \\{nxt}")
     return "".join(out)

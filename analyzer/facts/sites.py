@@ -78,7 +78,7 @@ class _Placement:
     fn_trait: str = ""
 
 
-def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:
+def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:  # noqa: C901 (one walk up the tree, a branch per kind of parent)
     """Find the match arm, let-else or if-let that the call is the body of. `tx(node)` gives a
     node's text from the original file. `arms_of` keeps each match's arm facts by node id, so a
     match of n panicking arms is read once, not n times."""

@@ -39,7 +39,7 @@ def trait_kind(trait: str) -> str:
     return next((kind for prefix, kind in current().code.ops_trait_kinds if trait.startswith(prefix)), "")
 
 
-def build_operations(ex, collapse: bool = False) -> Matrix:
+def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
     """The operations matrix of an extraction: every backend operation (a method of a backend
     ops trait a crate implements) with the dispatches its implementation reaches through calls by
     name within its crate (helpers reached from several operations count for each), repetition
