@@ -28,6 +28,8 @@ class CliGroup(click.Group):
     def main(self, args=None, prog_name=None, **extra):
         args = list(sys.argv[1:] if args is None else args)
         _WARNINGS.clear()
+        from analyzer.source.repository import harden_git
+        harden_git()  # for git processes any module starts, not only the source stage's
         debug = "--debug" in args or os.environ.get("BURN_ERRORS_DEBUG") == "1"
         try:
             rv = super().main(args=args, prog_name=prog_name or PROG, standalone_mode=False, **extra)
