@@ -55,13 +55,13 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
     from analyzer.features import coverage as cov
-    from analyzer.core.outputs import ensure_writable_dir, write_file
+    from analyzer.core.outputs import ensure_writable_file, write_file
     from analyzer.records import reader
 
     ctx = click.get_current_context()
     out = Path(out_file) if out_file else None
     if out is not None:  # fail before the work when the folder cannot take the file
-        ensure_writable_dir(out.parent)
+        ensure_writable_file(out)
 
     if records_path:
         given = [f"--{n.replace('_', '-')}" if n != "rev" else "--sha" for n in ("repo", "rev", "repo_name", "no_cache")

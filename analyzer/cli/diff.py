@@ -50,7 +50,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
       burn-errors diff $BASE $HEAD --repo . --artifacts-url "$ARTIFACT_URL" --out comment.md
     """
     from analyzer.features.diff import diff_records, diff_revisions, records_mode
-    from analyzer.core.outputs import ensure_writable_dir, write_file
+    from analyzer.core.outputs import ensure_writable_file, write_file
     from analyzer.sinks import diff_markdown
     from analyzer.core.ui import status
 
@@ -66,7 +66,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
     if out is not None:
         if out.is_dir():
             raise UserError(f"--out {out_file} is a folder; give a file name")
-        ensure_writable_dir(out.parent)  # fail before the analysis, not after it
+        ensure_writable_file(out)  # fail before the analysis, not after it
 
     if records_mode(base, head):
         # With --repo given, lineage can follow base lines through its history.

@@ -55,7 +55,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
       burn-errors history --repo ../burn --tags 'v0.2*' --format json
     """
     from analyzer.features.history import build_history, plan
-    from analyzer.core.outputs import ensure_writable_dir, write_file
+    from analyzer.core.outputs import ensure_writable_file, write_file
 
     wanted = [r.strip() for value in revs for r in value.split(",") if r.strip()]
     if revs and not wanted:
@@ -71,7 +71,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     if out is not None:
         if out.is_dir():
             raise UserError(f"--out {out_file} is a folder; give a file name")
-        ensure_writable_dir(out.parent)  # fail before the analysis, not after it
+        ensure_writable_file(out)  # fail before the analysis, not after it
 
     # A URL mirror is fetched when it lacks the last revision asked for.
     git_repo = open_repo(repo, repo_name, no_cache, want=(wanted[-1] if wanted else to_rev or "HEAD"))
