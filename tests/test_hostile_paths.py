@@ -172,3 +172,23 @@ def test_lone_surrogates_are_refused_when_the_records_are_read(records, tmp_path
             "annotate-export": ["annotate", "export", str(bad), "--out", str(tmp_path / "ann")],
             "diff": ["diff", str(records), str(bad), "--out", str(tmp_path / "d.md")]}[command]
     one_line_refusal(run_cli(*args), "lone surrogate")
+
+
+# --- extract --previous ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field, value, words", [
+    ("slug", "<script>x</script>", "record.slug"),
+    ("contentChangedAt", "2999-01-01T00:00:00.000Z", "contentChangedAt"),
+    ("githubUrl", "javascript:alert(1)", "record.githubUrl"),
+])
+def test_extract_previous_refuses_what_validate_refuses(records, tmp_path, field, value, words):
+    line = json.loads(records.read_text().splitlines()[0])
+    line["record"][field] = value
+    previous = tmp_path / "previous.jsonl"
+    previous.write_text(json.dumps(line) + "\n")
+    assert run_cli("validate", str(previous)).code == 1  # validate refuses it
+    repo = records.parent.parent / "repo"
+    res = run_cli("extract", "--repo", str(repo), "--sha", "HEAD", "--out", str(tmp_path / "o"),
+                  "--previous", str(previous))
+    one_line_refusal(res, "does not pass `burn-errors validate`", words)
+    assert not (tmp_path / "o" / "records.jsonl").exists()

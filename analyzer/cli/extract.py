@@ -45,6 +45,7 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         from analyzer.records import reader
         from analyzer.sinks import jsonl
         prev = reader.read(previous)
+        _check_previous(previous)
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
         from analyzer.pipeline import results_cache
 
@@ -78,3 +79,18 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         summary(man, [str(p) for p in files], previous=previous, annotations_kept=kept)
         if cache is not None and prev is None:
             results_cache.put_extract(cache, key, records_text, sites_text, man)
+
+
+def _check_previous(previous: str) -> None:
+    """Refuse earlier records that `validate` refuses: their slugs, tags and dates are handed on
+    to the records written now, so a file anyone could write must pass the same checks first."""
+    from analyzer.cli.validate import read_documents
+    from analyzer.core.errors import UserError
+    from analyzer.records.checks import check_documents
+
+    report = check_documents(read_documents(previous)[0])
+    if report.problems:
+        first = report.lines()[0]
+        more = f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
+        raise UserError(f"--previous {previous} does not pass `burn-errors validate`: {first}{more}; its "
+                        f"slugs, tags and dates would be copied into the new records, so fix it first")
