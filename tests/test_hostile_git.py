@@ -112,3 +112,30 @@ def test_the_url_mirror_takes_branches_and_tags_only(tmp_path):
     refs = plain_git(mirror, "for-each-ref", "--format=%(refname)").split()
     assert refs and all(r.startswith(("refs/heads/", "refs/tags/")) for r in refs), refs
     assert "refs/tags/v1" in refs and "refs/heads/main" in refs
+
+
+def test_a_blob_past_the_budget_is_skipped_from_its_listed_size_unread(tmp_path, monkeypatch):
+    from analyzer.source.repository import GitRepository
+
+    repo = genuine_repo(tmp_path)
+    big = "// padding\n" * 400_000 + SITE  # past the 4 MB budget
+    repo.write("crates/burn-x/src/big.rs", big, dedent=False)
+    repo.commit("big")
+    big_blob = plain_git(repo.path, "rev-parse", "HEAD:crates/burn-x/src/big.rs")
+    asked: list[str] = []
+    real = GitRepository.read_blobs
+
+    def spy(self, oids):
+        oids = list(oids)
+        asked.extend(oids)
+        return real(self, oids)
+
+    monkeypatch.setattr(GitRepository, "read_blobs", spy)
+    out = tmp_path / "o"
+    res = extract(repo.path, out)
+    assert res.code == 0, res.stderr
+    assert asked and big_blob not in asked
+    import json
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"path": "crates/burn-x/src/big.rs",
+            "reason": "larger than the 4,000,000-byte budget per file"} in manifest["skipped"]

@@ -284,6 +284,27 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
     return out
 
 
+def _within_budget(oids: list[str], sizes: dict[str, int], facts: dict[str, FileFacts],
+                   code_facts: dict[str, FileFacts] | None) -> list[str]:
+    """The blobs of `oids` within the parser's size budget. The others get facts that say so,
+    from their size in the tree listing, without a byte of them read (a 1 GiB blob would
+    otherwise be read into memory to be skipped); they are not cached, since the listing is
+    cheap and the verdict is not checked against the content."""
+    from analyzer.facts.parse import MAX_FILE_BYTES
+
+    keep = []
+    for oid in oids:
+        if sizes.get(oid, 0) > MAX_FILE_BYTES:
+            skipped = FileFacts([], [], False, False, [],
+                                skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
+            facts[oid] = skipped
+            if code_facts is not None:
+                code_facts[oid] = skipped
+        else:
+            keep.append(oid)
+    return keep
+
+
 def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
             now: str | None = None, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, code: bool = False) -> Extraction:
@@ -324,6 +345,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     contents: dict[str, bytes] = {}  # the record stage reads the files it needs
     if missing:
         sizes = {b.oid: b.size for b in rust}
+        missing = _within_budget(missing, sizes, facts, code_facts if code else None)
+    if missing:
         fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress,
                            prefiltered, code)
         facts.update((oid, p.sites) for oid, p in fresh.items())
