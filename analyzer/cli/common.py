@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 import time
+from pathlib import Path
 
 import click
 
@@ -101,11 +102,10 @@ def sha_option(f):
 
 
 def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None):
-    from analyzer.pipeline.cache import default_cache_dir
     from analyzer.source.repository import open_repository
     from analyzer.core.ui import git_progress
 
-    cache_dir = None if no_cache else default_cache_dir()
+    cache_dir = cache_folder(no_cache)
     with git_progress() as progress:
         git_repo = open_repository(repo, cache_dir, repo_name, progress=progress, want=want)
     if git_repo.name_assumed:
@@ -125,14 +125,33 @@ def warn(text: str) -> None:
         _WARNINGS.append(text)
 
 
-def open_cache(no_cache: bool):
+def cache_folder(no_cache: bool) -> Path | None:
+    """The cache folder to use, or None: with --no-cache, or when the folder could have been
+    written by someone else (see analyzer/pipeline/cache.py), which is warned about and bypassed
+    rather than fatal, as no output depends on the cache."""
     if no_cache:
+        return None
+    from analyzer.pipeline.cache import default_cache_dir, untrusted
+
+    folder = default_cache_dir()
+    reason = untrusted(folder)
+    if reason is not None:
+        from analyzer.core.safe import terminal_text
+        warn(terminal_text(f"warning: the cache folder is not used: {reason}; this run went without it (make "
+                           f"it yours and private, or set BURN_ERRORS_CACHE to a folder that is)", one_line=True))
+        return None
+    return folder
+
+
+def open_cache(no_cache: bool):
+    folder = cache_folder(no_cache)
+    if folder is None:
         return None
     from analyzer.pipeline.cache import FactsCache, default_cache_dir
     from analyzer.pipeline.ruleset import rules_hash
     import sqlite3
     try:
-        return FactsCache(default_cache_dir(), rules_hash(), __version__)
+        return FactsCache(folder, rules_hash(), __version__)
     except (OSError, sqlite3.Error) as e:  # sqlite: a folder it may not write in ("unable to open")
         raise UserError(f"cannot use the cache folder {default_cache_dir()}: {getattr(e, 'strerror', None) or e}; set "
                         f"BURN_ERRORS_CACHE to a writable folder or pass --no-cache") from None

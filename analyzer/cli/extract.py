@@ -52,7 +52,10 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
         key = results_cache.extract_key(git_repo.name, sha, all_sites)
         hit = cache.get_result(key) if cache is not None and prev is None else None
         served = (results_cache.served_extract(hit, git_repo.origin, out, all_sites, command,
-                                               time.perf_counter() - _STARTED) if hit is not None else None)
+                                               time.perf_counter() - _STARTED, git_repo.name, sha)
+                  if hit is not None else None)
+        if hit is not None and served is None and cache is not None:
+            cache.drop_result(key)  # damaged or tampered with: made again below
         if served is not None:
             files, man = served
             write_files(files)
