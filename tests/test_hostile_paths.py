@@ -192,3 +192,69 @@ def test_extract_previous_refuses_what_validate_refuses(records, tmp_path, field
                   "--previous", str(previous))
     one_line_refusal(res, "does not pass `burn-errors validate`", words)
     assert not (tmp_path / "o" / "records.jsonl").exists()
+
+
+# --- terminals ---------------------------------------------------------------------------------
+
+def _on_a_terminal(*args: str) -> tuple[int, str]:
+    """Run the command with stdout on a pseudo-terminal: (exit code, what the terminal got)."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([*_command(), *args], stdout=slave, stderr=subprocess.DEVNULL,
+                            env=subprocess_env({"COLUMNS": "200"}))
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            proc.kill()
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the command closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=60), b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+HOSTILE_TEXT = "conv\u009b31m\u202eevil: unsupported dtype"
+
+
+@pytest.mark.parametrize("command", [["diff", "--format", "json"], ["diff", "--format", "sarif"],
+                                     ["coverage", "--format", "json"]])
+def test_json_on_a_terminal_carries_no_c1_control_or_bidi_override(records, tmp_path, command):
+    line = json.loads(records.read_text().splitlines()[0])
+    line["record"]["errorMessage"] = HOSTILE_TEXT
+    line["record"]["messagePattern"] = HOSTILE_TEXT
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_text(json.dumps(line, ensure_ascii=False) + "\n")
+    if command[0] == "diff":
+        empty = tmp_path / "empty.jsonl"
+        empty.write_text("")
+        args = [*command[:1], str(empty), str(hostile), *command[1:]]
+    else:
+        args = [*command, "--records", str(hostile)]
+    code, shown = _on_a_terminal(*args)
+    assert code in (0, 1), shown
+    assert "\u009b" not in shown and "\u202e" not in shown
+    to_file = tmp_path / "out.json"
+    assert run_cli(*args, "--out", str(to_file)).code in (0, 1)
+    exact = to_file.read_text()
+    assert "\u009b" in exact  # a file gets the exact document
+    assert json.loads(shown).keys() == json.loads(exact).keys()  # still JSON, the text escaped
+    assert "\\u009b" in shown
+
+
+def test_annotate_import_prints_file_names_and_keys_escaped(records, tmp_path):
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "x\u009b31m\u202e.json").write_text(json.dumps({"id": "0" * 16, "k\u009b2J\u202e": 1}))
+    res = run_cli("annotate", "import", str(records), str(answers), "--out", str(tmp_path / "r.jsonl"))
+    assert res.code == 2
+    assert "\u009b" not in res.stderr and "\u202e" not in res.stderr and "\x1b" not in res.stderr
+    assert "unknown field" in res.stderr

@@ -115,6 +115,15 @@ def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None
     return git_repo
 
 
+def echo_document(text: str, fmt: str, nl: bool = False) -> None:
+    """A command's document on stdout: exact for a file or a pipe; on a terminal through the one
+    escape every command's output takes there (analyzer/core/safe.py), JSON kept valid JSON."""
+    if sys.stdout.isatty():
+        from analyzer.core.safe import terminal_document
+        text = terminal_document(text, is_json=fmt in ("json", "sarif"))
+    click.echo(text, nl=nl)
+
+
 # Warnings a command gathers while it works, printed after its output when it succeeds (an error
 # stays the one line on stderr).
 _WARNINGS: list[str] = []

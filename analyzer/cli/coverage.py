@@ -10,7 +10,7 @@ from click.core import ParameterSource
 from analyzer.core.errors import UserError
 from analyzer.core.wording import plural
 from analyzer.sinks import COVERAGE, COVERAGE_TERMINAL
-from analyzer.cli.common import FormatChoice, debug_option, repo_options, run_extract, sha_option
+from analyzer.cli.common import FormatChoice, debug_option, echo_document, repo_options, run_extract, sha_option
 
 
 @click.command()
@@ -97,7 +97,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             COVERAGE_TERMINAL[fmt](matrix)
         else:
             text = COVERAGE[fmt](matrix)
-            click.echo(text, nl=not text.endswith("\n"))
+            echo_document(text, fmt, nl=not text.endswith("\n"))
         return
     write_file(out, COVERAGE[fmt](matrix))
     n_ops = sum(len(matrix.operations(crate)) for crate in matrix.crates())

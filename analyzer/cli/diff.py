@@ -12,7 +12,7 @@ from analyzer.core.config import FAIL_ON
 from analyzer.core.errors import CheckFailed, UserError
 from analyzer.core.wording import plural
 from analyzer.sinks import DIFF
-from analyzer.cli.common import FormatChoice, debug_option, open_cache, open_repo, repo_options
+from analyzer.cli.common import FormatChoice, debug_option, echo_document, open_cache, open_repo, repo_options
 
 
 @click.command()
@@ -89,7 +89,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
     if out is not None:
         write_file(out, document)
     else:
-        click.echo(document, nl=False)
+        echo_document(document, fmt)
 
     _summary(result, out_file)
     failed = result.failed(kinds)

@@ -12,7 +12,7 @@ import click
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.errors import UserError
 from analyzer.sinks import HISTORY
-from analyzer.cli.common import FormatChoice, open_cache, open_repo, repo_options
+from analyzer.cli.common import FormatChoice, echo_document, open_cache, open_repo, repo_options
 
 
 @click.command()
@@ -88,7 +88,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     if out is not None:
         write_file(out, document)
     else:
-        click.echo(document, nl=False)
+        echo_document(document, fmt)
     _summary(result, out_file)
 
 

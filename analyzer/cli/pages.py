@@ -200,8 +200,8 @@ def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
     lines = _read_records(records)
     files = an.answer_files(list(answers))
     got = an.read_answers(files, lines, records)
-    for path, reason in got.bad:
-        click.echo(f"{path}: {reason}", err=True)
+    for path, reason in got.bad:  # file names and the keys of an answer are anyone's text
+        click.echo(terminal_text(f"{path}: {reason}", one_line=True), err=True)
     if got.bad and not skip_bad:
         n = len(got.bad)
         raise UserError(f"{plural(n, 'bad answer')} (listed above); nothing was written; fix "
