@@ -68,10 +68,8 @@ def untrusted(folder: Path) -> str | None:
                  folder / "repos"):
         try:
             info = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        except OSError as e:
-            return f"{path} cannot be read ({e.strerror or e})"
+        except OSError:
+            continue  # missing, or not reachable at all: opening it then says what is wrong
         if stat.S_ISLNK(info.st_mode):
             return f"{path} is a symbolic link"
         if info.st_uid != os.geteuid():

@@ -52,7 +52,9 @@ def harden_git() -> None:
 
 def blob_id(data: bytes) -> str:
     """The SHA-1 git names a blob of these bytes by."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)  # no copy of the content to prepend the header
+    return digest.hexdigest()
 
 
 _NAME_PART = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
