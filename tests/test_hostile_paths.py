@@ -258,3 +258,35 @@ def test_annotate_import_prints_file_names_and_keys_escaped(records, tmp_path):
     assert res.code == 2
     assert "\u009b" not in res.stderr and "\u202e" not in res.stderr and "\x1b" not in res.stderr
     assert "unknown field" in res.stderr
+
+
+# --- folders the tool writes pages into ---------------------------------------------------------
+
+def test_render_replaces_only_the_files_it_wrote(records, tmp_path):
+    pages = tmp_path / "pages"
+    assert run_cli("render", str(records), "--out", str(pages)).code == 0
+    assert run_cli("render", str(records), "--out", str(pages)).code == 0  # its own: replaced
+    (pages / "README.md").write_text("mine\n")  # beside the pages: left alone
+    assert run_cli("render", str(records), "--out", str(pages)).code == 0
+    other = tmp_path / "site"
+    other.mkdir()
+    (other / "index.md").write_text("my site's index\n")
+    one_line_refusal(run_cli("render", str(records), "--out", str(other)), "index.md", "did not write")
+    assert (other / "index.md").read_text() == "my site's index\n"
+    assert (pages / "README.md").read_text() == "mine\n"
+
+
+def test_annotate_export_replaces_only_the_files_it_wrote(records, tmp_path):
+    out = tmp_path / "ann"
+    out.mkdir()
+    (out / "export.json").write_text('{"mine": true}\n')
+    one_line_refusal(run_cli("annotate", "export", str(records), "--out", str(out)), "export.json")
+    assert (out / "export.json").read_text() == '{"mine": true}\n'
+    (out / "export.json").unlink()
+    rid = json.loads(records.read_text().splitlines()[0])["record"]["id"]
+    (out / f"{rid}.prompt.md").write_text("my notes\n")
+    one_line_refusal(run_cli("annotate", "export", str(records), "--out", str(out)), f"{rid}.prompt.md")
+    assert (out / f"{rid}.prompt.md").read_text() == "my notes\n"
+    (out / f"{rid}.prompt.md").unlink()
+    assert run_cli("annotate", "export", str(records), "--out", str(out)).code == 0
+    assert run_cli("annotate", "export", str(records), "--out", str(out)).code == 0  # its own: replaced

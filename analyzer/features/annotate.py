@@ -158,10 +158,16 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
     manifest_path = out / EXPORT_MANIFEST
     if manifest_path.exists() or manifest_path.is_symlink():
         try:
-            old_items = {i["id"]: i for i in json.loads(read_text(manifest_path, EXPORT_MANIFEST,
-                                                                  MAX_ANSWER_BYTES)).get("items", [])}
+            old = json.loads(read_text(manifest_path, EXPORT_MANIFEST, MAX_ANSWER_BYTES))
+            ours = isinstance(old, dict) and old.get("tool") == "burn-errors"
+            old_items = {i["id"]: i for i in old.get("items", [])} if ours else {}
         except (ValueError, AttributeError, KeyError, TypeError, RecursionError, UserError):
-            old_items = {}
+            ours = False
+        if not ours:  # the folder is someone else's: its export.json is not ours to replace
+            raise UserError(f"{manifest_path} was not written by burn-errors annotate export; move it or "
+                            f"choose another --out")
+    # Prompts an earlier export listed are ours to replace; a file of that name is not otherwise.
+    our_prompts = {i.get("prompt") for i in old_items.values() if isinstance(i, dict)}
     files: dict[Path, str] = {}
     kept: list[str] = []
     items = []
@@ -177,7 +183,11 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
             item = old_items.get(rid, item)
         else:
             files[answer] = skeleton_text(rid)
-        files[out / f"{rid}{PROMPT_SUFFIX}"] = template.render(prompt_context(ln))
+        prompt = out / f"{rid}{PROMPT_SUFFIX}"
+        if prompt.name not in our_prompts and (prompt.exists() or prompt.is_symlink()):
+            raise UserError(f"{prompt} was not written by burn-errors annotate export; move it or choose "
+                            f"another --out")
+        files[prompt] = template.render(prompt_context(ln))
         items.append(item)
     if todo:
         files[manifest_path] = json.dumps({"tool": "burn-errors", "records": records_path, "exportedAt": now,
