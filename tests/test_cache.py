@@ -223,11 +223,16 @@ def test_a_served_rerun_redates_only_the_dates_even_where_a_message_spells_one(g
 def test_a_kept_line_without_its_three_dates_is_not_served(tmp_path):
     from analyzer.pipeline.results_cache import served_extract
 
-    manifest = {"filesScanned": 1}
-    line = '{"record":{"analyzedAt":"2020-01-01T00:00:00.000Z","contentChangedAt":"2020-01-01T00:00:00.000Z"},"analysis":{}}'
-    assert served_extract({"records": [line], "manifest": manifest, "sites": None}, "o", tmp_path, False, [], 0.1) is None
+    sha = "a" * 40
+    manifest = {"filesScanned": 1, "repo": "o/r", "sha": sha, "panicCalls": 1, "counts": {"dtype-dispatch": 1}}
+    line = ('{"record":{"repo":"o/r","analyzedSha":"' + sha + '","githubUrl":"https://github.com/o/r/blob/' + sha
+            + '/x.rs#L1-L2","analyzedAt":"2020-01-01T00:00:00.000Z","contentChangedAt":"2020-01-01T00:00:00.000Z"},'
+            '"analysis":{}}')
+    row = {"records": [line], "manifest": manifest, "sites": None}
+    assert served_extract(row, "o", tmp_path, False, [], 0.1, "o/r", sha) is None
     full = line.replace('"analysis":{}', '"analysis":{"firstSeenAt":"2020-01-01T00:00:00.000Z"}')
-    files, _ = served_extract({"records": [full], "manifest": manifest, "sites": None}, "o", tmp_path, False, [], 0.1)
+    row = {"records": [full], "manifest": manifest, "sites": None}
+    files, _ = served_extract(row, "o", tmp_path, False, [], 0.1, "o/r", sha)
     assert "2020" not in files[tmp_path / "records.jsonl"]
 
 

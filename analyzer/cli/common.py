@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any, NoReturn
+from pathlib import Path
 
 import click
 
@@ -33,6 +34,8 @@ class CliGroup(click.Group):
         click's signature has it, and does not change that)."""
         args = list(sys.argv[1:] if args is None else args)
         _WARNINGS.clear()
+        from analyzer.source.repository import harden_git
+        harden_git()  # for git processes any module starts, not only the source stage's
         debug = "--debug" in args or os.environ.get("BURN_ERRORS_DEBUG") == "1"
         try:
             rv = super().main(args=args, prog_name=prog_name or PROG, complete_var=complete_var,
@@ -140,11 +143,10 @@ def sha_option(f):
 
 
 def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None):
-    from analyzer.pipeline.cache import default_cache_dir
     from analyzer.source.repository import open_repository
     from analyzer.core.ui import git_progress
 
-    cache_dir = None if no_cache else default_cache_dir()
+    cache_dir = cache_folder(no_cache)
     with git_progress() as progress:
         git_repo = open_repository(repo, cache_dir, repo_name, progress=progress, want=want)
     if git_repo.name_assumed:
@@ -195,6 +197,13 @@ def _remember(marker) -> None:
         marker.touch()
     except OSError:  # a cache folder it cannot write: the warning comes again next time
         pass
+def echo_document(text: str, fmt: str, nl: bool = False) -> None:
+    """A command's document on stdout: exact for a file or a pipe; on a terminal through the one
+    escape every command's output takes there (analyzer/core/safe.py), JSON kept valid JSON."""
+    if sys.stdout.isatty():
+        from analyzer.core.safe import terminal_document
+        text = terminal_document(text, is_json=fmt in ("json", "sarif"))
+    click.echo(text, nl=nl)
 
 
 # Warnings a command gathers while it works, printed after its output when it succeeds (an error
@@ -207,14 +216,33 @@ def warn(text: str, said: Callable[[], None] | None = None) -> None:
         _WARNINGS[text] = said
 
 
-def open_cache(no_cache: bool):
+def cache_folder(no_cache: bool) -> Path | None:
+    """The cache folder to use, or None: with --no-cache, or when the folder could have been
+    written by someone else (see analyzer/pipeline/cache.py), which is warned about and bypassed
+    rather than fatal, as no output depends on the cache."""
     if no_cache:
+        return None
+    from analyzer.pipeline.cache import default_cache_dir, untrusted
+
+    folder = default_cache_dir()
+    reason = untrusted(folder)
+    if reason is not None:
+        from analyzer.core.safe import terminal_text
+        warn(terminal_text(f"warning: the cache folder is not used: {reason}; this run went without it (make "
+                           f"it yours and private, or set BURN_ERRORS_CACHE to a folder that is)", one_line=True))
+        return None
+    return folder
+
+
+def open_cache(no_cache: bool):
+    folder = cache_folder(no_cache)
+    if folder is None:
         return None
     from analyzer.pipeline.cache import FactsCache, default_cache_dir
     from analyzer.pipeline.ruleset import rules_hash
     import sqlite3
     try:
-        return FactsCache(default_cache_dir(), rules_hash(), __version__)
+        return FactsCache(folder, rules_hash(), __version__)
     except (OSError, sqlite3.Error) as e:  # sqlite: a folder it may not write in ("unable to open")
         raise UserError(f"cannot use the cache folder {default_cache_dir()}: {getattr(e, 'strerror', None) or e}; set "
                         f"BURN_ERRORS_CACHE to a writable folder or pass --no-cache") from None

@@ -10,7 +10,7 @@ from click.core import ParameterSource
 from analyzer.core.errors import UserError
 from analyzer.core.wording import plural
 from analyzer.sinks import COVERAGE, COVERAGE_TERMINAL
-from analyzer.cli.common import FormatChoice, debug_option, repo_options, run_extract, sha_option
+from analyzer.cli.common import FormatChoice, debug_option, echo_document, repo_options, run_extract, sha_option
 
 
 @click.command()
@@ -56,13 +56,13 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
     """
     from analyzer.features.coverage.matches import build
     from analyzer.features.coverage.operations import build_operations
-    from analyzer.core.outputs import ensure_writable_dir, write_file
+    from analyzer.core.outputs import ensure_writable_file, write_file
     from analyzer.records import reader
 
     ctx = click.get_current_context()
     out = Path(out_file) if out_file else None
     if out is not None:  # fail before the work when the folder cannot take the file
-        ensure_writable_dir(out.parent)
+        ensure_writable_file(out)
 
     if records_path:
         given = [f"--{n.replace('_', '-')}" if n != "rev" else "--sha" for n in ("repo", "rev", "repo_name", "no_cache")
@@ -98,7 +98,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             COVERAGE_TERMINAL[fmt](matrix)
         else:
             text = COVERAGE[fmt](matrix)
-            click.echo(text, nl=not text.endswith("\n"))
+            echo_document(text, fmt, nl=not text.endswith("\n"))
         return
     write_file(out, COVERAGE[fmt](matrix))
     n_ops = sum(len(matrix.operations(crate)) for crate in matrix.crates())

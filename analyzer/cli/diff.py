@@ -12,7 +12,7 @@ from analyzer.core.config import FAIL_ON
 from analyzer.core.errors import CheckFailed, UserError
 from analyzer.core.wording import plural
 from analyzer.sinks import DIFF
-from analyzer.cli.common import FormatChoice, debug_option, open_cache, open_repo, repo_options
+from analyzer.cli.common import FormatChoice, debug_option, echo_document, open_cache, open_repo, repo_options
 
 
 @click.command()
@@ -50,7 +50,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
       burn-errors diff $BASE $HEAD --repo . --artifacts-url "$ARTIFACT_URL" --out comment.md
     """
     from analyzer.features.diff import diff_records, diff_revisions, records_mode
-    from analyzer.core.outputs import ensure_writable_dir, write_file
+    from analyzer.core.outputs import ensure_writable_file, write_file
     from analyzer.sinks import diff_markdown
     from analyzer.core.ui import status
 
@@ -66,7 +66,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
     if out is not None:
         if out.is_dir():
             raise UserError(f"--out {out_file} is a folder; give a file name")
-        ensure_writable_dir(out.parent)  # fail before the analysis, not after it
+        ensure_writable_file(out)  # fail before the analysis, not after it
 
     if records_mode(base, head):
         # With --repo given, lineage can follow base lines through its history.
@@ -89,7 +89,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
     if out is not None:
         write_file(out, document)
     else:
-        click.echo(document, nl=False)
+        echo_document(document, fmt)
 
     _summary(result, out_file)
     failed = result.failed(kinds)

@@ -25,7 +25,8 @@ def _dataset_version(ctx, param, value):
 @click.command()
 @click.argument("records", type=click.Path())
 @click.option("--out", "out_dir", required=True, type=click.Path(),
-              help="Folder to write; an earlier export there is replaced whole.")
+              help="Folder to write; an earlier export there is replaced whole (a folder holding anything "
+                   "else is refused).")
 @click.option("--dataset-version", metavar="TIME", callback=_dataset_version,
               help="When this dataset version is published, ISO 8601 with a zone "
                    "(default: now), written as UTC with milliseconds and Z.")

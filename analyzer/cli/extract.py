@@ -74,13 +74,17 @@ def _extract(out: Path, repo, rev, previous, all_sites, no_cache, repo_name, job
         from analyzer.records import reader
         from analyzer.sinks import jsonl
         prev = reader.read(previous)
+        _check_previous(previous)
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
         from analyzer.pipeline import results_cache
 
         key = results_cache.extract_key(git_repo.name, sha, all_sites)
         hit = cache.get_result(key) if cache is not None and prev is None else None
         served = (results_cache.served_extract(hit, git_repo.origin, out, all_sites, command,
-                                               time.perf_counter() - _STARTED) if hit is not None else None)
+                                               time.perf_counter() - _STARTED, git_repo.name, sha)
+                  if hit is not None else None)
+        if hit is not None and served is None and cache is not None:
+            cache.drop_result(key)  # damaged or tampered with: made again below
         if served is not None:
             files, man = served
             write_files(files)
@@ -107,3 +111,18 @@ def _extract(out: Path, repo, rev, previous, all_sites, no_cache, repo_name, job
         summary(man, [str(p) for p in files], previous=previous, annotations_kept=kept)
         if cache is not None and prev is None:
             results_cache.put_extract(cache, key, records_text, sites_text, man)
+
+
+def _check_previous(previous: str) -> None:
+    """Refuse earlier records that `validate` refuses: their slugs, tags and dates are handed on
+    to the records written now, so a file anyone could write must pass the same checks first."""
+    from analyzer.cli.validate import read_documents
+    from analyzer.core.errors import UserError
+    from analyzer.records.checks import check_documents
+
+    report = check_documents(read_documents(previous)[0])
+    if report.problems:
+        first = report.lines()[0]
+        more = f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
+        raise UserError(f"--previous {previous} does not pass `burn-errors validate`: {first}{more}; its "
+                        f"slugs, tags and dates would be copied into the new records, so fix it first")

@@ -12,7 +12,7 @@ import click
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.errors import UserError
 from analyzer.sinks import HISTORY
-from analyzer.cli.common import FormatChoice, open_cache, open_repo, repo_options
+from analyzer.cli.common import FormatChoice, echo_document, open_cache, open_repo, repo_options
 
 
 @click.command()
@@ -56,7 +56,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     """
     from analyzer.features.history.revisions import plan
     from analyzer.features.history.run import build_history
-    from analyzer.core.outputs import ensure_writable_dir, write_file
+    from analyzer.core.outputs import ensure_writable_file, write_file
 
     wanted = [r.strip() for value in revs for r in value.split(",") if r.strip()]
     if revs and not wanted:
@@ -72,7 +72,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     if out is not None:
         if out.is_dir():
             raise UserError(f"--out {out_file} is a folder; give a file name")
-        ensure_writable_dir(out.parent)  # fail before the analysis, not after it
+        ensure_writable_file(out)  # fail before the analysis, not after it
 
     # A URL mirror is fetched when it lacks the last revision asked for.
     git_repo = open_repo(repo, repo_name, no_cache, want=(wanted[-1] if wanted else to_rev or "HEAD"))
@@ -89,7 +89,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     if out is not None:
         write_file(out, document)
     else:
-        click.echo(document, nl=False)
+        echo_document(document, fmt)
     _summary(result, out_file)
 
 

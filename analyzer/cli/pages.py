@@ -39,7 +39,8 @@ def render(records, fmt, out_dir, issues_url):
     the analysed commit, solutions, an example fix, when it happens and related errors (same
     operation family, sibling operations of the same impl, then the same file). Sections whose
     annotation is still missing are left out.
-    Pages are named after the record's slug; existing files of the same name are replaced. Beside
+    Pages are named after the record's slug; files an earlier render wrote in OUT are replaced (it
+    lists them in OUT/.burn-errors-files), and any other file of the same name is refused. Beside
     each page, PAGE.json holds its record as one records.jsonl line: the page's "Data as JSON" link.
 
     \b
@@ -47,7 +48,7 @@ def render(records, fmt, out_dir, issues_url):
       burn-errors render output/records.jsonl
       burn-errors render output/records.jsonl --format html --out site/errors/
     """
-    from analyzer.core.outputs import ensure_writable_dir, write_files
+    from analyzer.core.outputs import ensure_writable_dir, write_owned
 
     lines = _read_records(records)
     if not lines:
@@ -56,7 +57,7 @@ def render(records, fmt, out_dir, issues_url):
     ensure_writable_dir(out)
     writer = PAGES[fmt]
     pages = writer(lines, issues_url)
-    write_files({out / name: text for name, text in pages.items()})
+    write_owned(out, pages, "render")
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
     click.echo(f"Wrote {plural(len(lines), 'page')} ({annotated} annotated), each with its record as "
                f"<page>.json beside it, and {out / ('index.' + writer.sink().EXT)}")
@@ -202,8 +203,8 @@ def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
     lines = _read_records(records)
     files = an.answer_files(list(answers))
     got = an.read_answers(files, lines, records)
-    for path, reason in got.bad:
-        click.echo(f"{path}: {reason}", err=True)
+    for path, reason in got.bad:  # file names and the keys of an answer are anyone's text
+        click.echo(terminal_text(f"{path}: {reason}", one_line=True), err=True)
     if got.bad and not skip_bad:
         n = len(got.bad)
         raise UserError(f"{plural(n, 'bad answer')} (listed above); nothing was written; fix "

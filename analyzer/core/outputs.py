@@ -1,8 +1,21 @@
-"""Writing outputs whole or not at all: a temporary file in the same folder, then a rename."""
+"""Writing outputs whole or not at all: a temporary file in the same folder, then a rename.
+
+Every output goes through here, under one policy for what is already at the target path:
+- nothing, or a regular file: written to a temporary sibling, then renamed over it;
+- a character device (`/dev/null`, a terminal, through any links), or one of the process's own
+  descriptors named as `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` or `/proc/self/fd/N` (a pipe
+  too): written through, as a shell redirection would, since a rename would replace the device
+  node or the link with a regular file;
+- anything else (a symlink to a file, a FIFO, a socket, a block device, a folder): refused with one
+  line, since writing through a link writes wherever it points and a FIFO blocks.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -21,6 +34,13 @@ def ensure_writable_dir(folder: Path) -> None:
         raise UserError(f"cannot write to {folder}: {e.strerror or e}; choose another folder with --out") from None
 
 
+def ensure_writable_file(path: Path) -> None:
+    """Fail before any work when `path` cannot take an output: what is there is refused by the
+    policy above, or its folder cannot hold a new file (a device written through needs neither)."""
+    if not _through(path):
+        ensure_writable_dir(path.parent)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -36,7 +56,8 @@ def _temp_prefix(path: Path) -> str:
 def _remove_stale_temps(folder: Path, names: set[str]) -> None:
     """Remove the temporary siblings of the outputs `names` in `folder` left by a run that was
     killed while writing (a SIGKILL leaves no chance to clean up); those of a live writer stay.
-    One listing of the folder, whatever the number of outputs."""
+    One listing of the folder, whatever the number of outputs. A staging folder (an export's) is
+    removed with what it holds."""
     for tmp in folder.glob(".*.tmp"):
         parts = tmp.name[1:-len(".tmp")].rsplit(".", 2)  # <name>.<pid>.<random>
         if len(parts) != 3 or parts[0] not in names or not parts[1].isdigit():
@@ -49,9 +70,78 @@ def _remove_stale_temps(folder: Path, names: set[str]) -> None:
         except (PermissionError, OverflowError, ValueError):
             continue  # alive under another user, or not a pid after all
         try:
-            tmp.unlink()
+            if tmp.is_dir() and not tmp.is_symlink():
+                shutil.rmtree(tmp)
+            else:
+                tmp.unlink()
         except OSError:
             pass
+
+
+def staging_dir(target: Path) -> Path:
+    """A new private folder beside `target` to build it in, named as temporary siblings are (so a
+    later run sweeps it when this one is killed); the stale ones of killed runs are removed first."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temps(target.parent, {target.name})
+    return Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
+
+
+_OWN_DESCRIPTOR = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d+)$")
+_STANDARD = {"/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def _own_descriptor(path: Path) -> int | None:
+    text = os.path.normpath(str(path))
+    if text in _STANDARD:
+        return _STANDARD[text]
+    m = _OWN_DESCRIPTOR.match(text)
+    return int(m.group(1)) if m else None
+
+
+def _what(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _through(path: Path) -> bool:
+    """Whether `path` is written through rather than replaced (see the module's policy); a
+    UserError when what is there may be neither."""
+    if _own_descriptor(path) is not None:
+        return True
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror or e}; choose another --out") from None
+    if stat.S_ISREG(mode):
+        return False
+    if stat.S_ISDIR(mode):
+        raise UserError(f"cannot write {path}: a folder is in the way; move it or choose another --out")
+    try:
+        if stat.S_ISCHR(os.stat(path).st_mode):
+            return True
+    except OSError:
+        pass  # a dangling link
+    raise UserError(f"cannot write {path}: it is {_what(mode)}, not a regular file, and is never replaced "
+                    f"or written through; remove it or choose another --out")
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    fd = _own_descriptor(path)
+    opened = fd is None
+    if fd is None:
+        fd = os.open(path, os.O_WRONLY | os.O_NOCTTY)  # never created, never truncated
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        if opened:
+            os.close(fd)
 
 
 # Test hook: with this variable set to a file name, a write stops when every temporary file is
@@ -69,20 +159,22 @@ def _hold(path: str, temps: list[str]) -> None:
 
 def write_files(files: dict[Path, str]) -> None:
     """Write every file to a temporary sibling first; rename them into place only when all are
-    written, so a failure leaves the previous outputs exactly as they were."""
-    for path in files:
-        if path.is_dir():
-            raise UserError(f"cannot write {path}: a folder is in the way; move it or choose another --out")
+    written, so a failure leaves the previous outputs exactly as they were. A device or one of the
+    process's descriptors is written through, after the others are in place."""
+    through = {path for path in files if _through(path)}
     temps: list[tuple[str, Path]] = []
+    path = next(iter(files), Path("."))
     try:
         by_folder: dict[Path, set[str]] = {}
         for path in files:
-            by_folder.setdefault(path.parent, set()).add(path.name)
+            if path not in through:
+                by_folder.setdefault(path.parent, set()).add(path.name)
         for folder, names in by_folder.items():
             folder.mkdir(parents=True, exist_ok=True)
             _remove_stale_temps(folder, names)
         for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path in through:
+                continue
             fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
             temps.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
@@ -97,15 +189,46 @@ def write_files(files: dict[Path, str]) -> None:
         for tmp, path in temps:
             os.replace(tmp, path)
         temps = []
+        for path in through:
+            _write_through(path, files[path].encode("utf-8"))
     except OSError as e:
         raise UserError(f"cannot write {path}: {e.strerror or e}; check the folder's permissions and free "
                         f"space") from None
+    except UnicodeEncodeError:
+        raise UserError(f"cannot write {path}: its text holds a lone surrogate, which UTF-8 cannot hold; "
+                        f"run `burn-errors validate` on the records it came from") from None
     finally:
         for tmp, _ in temps:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+# In a folder the tool writes pages into, the names it wrote there, one per line: a later run
+# replaces those and refuses to replace anything else.
+OWNED_MARK = ".burn-errors-files"
+
+
+def write_owned(folder: Path, files: dict[str, str], command: str) -> None:
+    """Write `files` (by name) into `folder`, which may hold others' files beside them: a file
+    already there is replaced only when an earlier run listed it in the folder's OWNED_MARK, so
+    a README or page of someone else's of the same name is refused rather than lost."""
+    from analyzer.core.inputs import read_text
+
+    mark = folder / OWNED_MARK
+    written: set[str] = set()
+    if mark.exists() or mark.is_symlink():
+        written = set(read_text(mark, "list of files burn-errors wrote", 64 << 20).split("\n")) - {""}
+    clash = sorted(name for name in files
+                   if name not in written and ((folder / name).exists() or (folder / name).is_symlink()))
+    if clash:
+        shown = ", ".join(clash[:3]) + (f" and {len(clash) - 3} more" if len(clash) > 3 else "")
+        raise UserError(f"{folder} holds {shown}, which {command} did not write; it replaces only the files it "
+                        f"wrote there, so move them or choose another --out")
+    out = {folder / name: text for name, text in files.items()}
+    out[mark] = "".join(f"{name}\n" for name in sorted(written | set(files)))
+    write_files(out)
 
 
 def write_file(path: Path, text: str) -> None:

@@ -193,3 +193,21 @@ def rich_text(text: object, one_line: bool = True) -> str:
     from rich.markup import escape
 
     return escape(terminal_text(text, one_line=one_line))
+
+
+# What a JSON document may hold raw that a terminal acts on or that reorders what is shown: C1
+# controls (an 8-bit CSI among them), DEL and the bidirectional marks and overrides. JSON escapes
+# C0 controls itself; outside its strings a document is ASCII, so each of these is in a string
+# and its \u escape is the same JSON value.
+_JSON_TERMINAL = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_json(text: str) -> str:
+    """A JSON document safe on a terminal and equal to `text` as JSON."""
+    return _JSON_TERMINAL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def terminal_document(text: str, is_json: bool) -> str:
+    """A whole document (any --format) as it may be shown on a terminal: JSON with the
+    characters above as escapes, any other format through `terminal_text`."""
+    return terminal_json(text) if is_json else terminal_text(text)

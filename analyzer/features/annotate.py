@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from analyzer.profiles import current
 from analyzer.decisions.categories import CATEGORIES
 from analyzer.core.errors import UserError
+from analyzer.core.inputs import read_text
 from analyzer.records.model import ANNOTATION_FIELDS, Annotation, HandlingStrategy, RecordLine
 
 EXPORT_MANIFEST = "export.json"
@@ -48,6 +49,9 @@ AI_TAG = "ai-assisted"
 PROMPT_SUFFIX = ".prompt.md"
 _ID_NAME = re.compile(r"^[0-9a-f]{16}$")
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n(.*)\n[ \t]*```\s*$", re.S)
+
+# An answer or export.json is a few kilobytes; a bigger one is refused unread.
+MAX_ANSWER_BYTES = 16 << 20
 
 # What each field of the answer holds: (JSON type, guidance). Keys are the Annotation fields.
 FIELD_GUIDE: dict[str, tuple[str, str]] = {
@@ -156,11 +160,18 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
     todo = [ln for ln in lines if needs_annotation(ln)]
     old_items = {}
     manifest_path = out / EXPORT_MANIFEST
-    if manifest_path.exists():
+    if manifest_path.exists() or manifest_path.is_symlink():
         try:
-            old_items = {i["id"]: i for i in json.loads(manifest_path.read_text(encoding="utf-8")).get("items", [])}
-        except (ValueError, AttributeError, KeyError, TypeError, OSError):
-            old_items = {}
+            old = json.loads(read_text(manifest_path, EXPORT_MANIFEST, MAX_ANSWER_BYTES))
+            ours = isinstance(old, dict) and old.get("tool") == "burn-errors"
+            old_items = {i["id"]: i for i in old.get("items", [])} if ours else {}
+        except (ValueError, AttributeError, KeyError, TypeError, RecursionError, UserError):
+            ours = False
+        if not ours:  # the folder is someone else's: its export.json is not ours to replace
+            raise UserError(f"{manifest_path} was not written by burn-errors annotate export; move it or "
+                            f"choose another --out")
+    # Prompts an earlier export listed are ours to replace; a file of that name is not otherwise.
+    our_prompts = {i.get("prompt") for i in old_items.values() if isinstance(i, dict)}
     files: dict[Path, str] = {}
     kept: list[str] = []
     items = []
@@ -169,14 +180,18 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
         answer = out / f"{rid}.json"
         item = {"id": rid, "contentHash": ln.facts.contentHash, "annotationStatus": ln.facts.annotationStatus,
                 "message": ln.record.errorMessage, "prompt": f"{rid}{PROMPT_SUFFIX}", "answer": answer.name}
-        if answer.exists() and _filled(answer):
+        if (answer.exists() or answer.is_symlink()) and _filled(answer):
             kept.append(str(answer))
             # The answer was written for the content listed at its export; keep that, so that
             # `import` can tell a stale answer.
             item = old_items.get(rid, item)
         else:
             files[answer] = skeleton_text(rid)
-        files[out / f"{rid}{PROMPT_SUFFIX}"] = template.render(prompt_context(ln))
+        prompt = out / f"{rid}{PROMPT_SUFFIX}"
+        if prompt.name not in our_prompts and (prompt.exists() or prompt.is_symlink()):
+            raise UserError(f"{prompt} was not written by burn-errors annotate export; move it or choose "
+                            f"another --out")
+        files[prompt] = template.render(prompt_context(ln))
         items.append(item)
     if todo:
         files[manifest_path] = json.dumps({"tool": "burn-errors", "records": records_path, "exportedAt": now,
@@ -187,9 +202,9 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
 def _filled(path: Path) -> bool:
     """Does an answer file hold anything beyond an empty skeleton (or is it unreadable)?"""
     try:
-        data = _parse(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return True  # not ours to overwrite
+        data = _parse(read_text(path, "answer file", MAX_ANSWER_BYTES))
+    except (UserError, ValueError, RecursionError):
+        return True  # not ours to overwrite (a FIFO, a device, a link to one, anything unreadable)
     return not (isinstance(data, dict) and all(data.get(k) is None for k in ANNOTATION_FIELDS))
 
 
@@ -236,9 +251,9 @@ def _exported_hashes(folder: Path, cache: dict[Path, dict[str, str]]) -> dict[st
     if folder not in cache:
         hashes: dict[str, str] = {}
         try:
-            data = json.loads((folder / EXPORT_MANIFEST).read_text(encoding="utf-8"))
+            data = json.loads(read_text(folder / EXPORT_MANIFEST, EXPORT_MANIFEST, MAX_ANSWER_BYTES))
             hashes = {i["id"]: i["contentHash"] for i in data.get("items", [])}
-        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        except (UserError, ValueError, AttributeError, KeyError, TypeError, RecursionError):
             pass
         cache[folder] = hashes
     return cache[folder]
@@ -251,15 +266,12 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
     manifests: dict[Path, dict[str, str]] = {}
     for path in paths:
         try:
-            if not path.is_file():
-                result.bad.append((path, "not a regular file (a device, a pipe, or a link to one)"))
-                continue
-            data = _parse(path.read_text(encoding="utf-8"))
+            data = _parse(read_text(path, "answer file", MAX_ANSWER_BYTES))
+        except UserError as e:
+            result.bad.append((path, str(e)))
+            continue
         except RecursionError:
             result.bad.append((path, "not an answer: JSON nested too deep"))
-            continue
-        except UnicodeDecodeError:
-            result.bad.append((path, "not UTF-8 text"))
             continue
         except json.JSONDecodeError as e:
             result.bad.append((path, f"not JSON ({e.msg} at line {e.lineno} column {e.colno})"))
@@ -267,9 +279,6 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
         except ValueError as e:  # json's limit on integer digits
             result.bad.append((path, "not an answer: it holds an integer too long to read"
                                if "digits" in str(e) else f"not an answer ({e})"))
-            continue
-        except OSError as e:
-            result.bad.append((path, f"cannot read it ({e.strerror or e})"))
             continue
         if not isinstance(data, dict):
             result.bad.append((path, f"expected one JSON object with the keys {', '.join(['id', *ANNOTATION_FIELDS])}"))

@@ -2,6 +2,12 @@
 
 One SQLite file in the cache folder. WAL mode and a busy timeout let two runs share it; a file
 that is corrupt or was written by another cache layout is moved aside and rebuilt, never trusted.
+
+The folder is trusted only when nobody else could have written it: a cache folder, facts file or
+mirror folder that is a symbolic link, belongs to another user or is writable by other users is
+not used at all (`untrusted`; the run goes on without a cache, with a warning, since the cache is
+an optimisation no output depends on). A row is decompressed to a bound, and one that does not
+decode is a miss, rewritten.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 import zlib
 from pathlib import Path
@@ -32,13 +39,46 @@ SITES = ""
 CODE = "+code"
 
 
+# Far above any row the tool writes (burn's whole results are a few MB); a row that inflates past
+# it is damaged or a decompression bomb, and is a miss.
+MAX_ROW_BYTES = 256 << 20
+
+
 def encode(facts: dict) -> bytes:
     """One cache row: the facts as compact JSON, zlib level 1 (fast; rows are small)."""
     return zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
 
 
 def decode(data: bytes) -> dict:
-    return json.loads(zlib.decompress(data))
+    """A row's facts; ValueError when it inflates past MAX_ROW_BYTES or is not what encode wrote."""
+    inflate = zlib.decompressobj()
+    raw = inflate.decompress(data, MAX_ROW_BYTES)
+    if inflate.unconsumed_tail:
+        raise ValueError(f"a cache row inflates past {MAX_ROW_BYTES:,} bytes")
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise ValueError("a cache row that is not a JSON object")
+    return value
+
+
+def untrusted(folder: Path) -> str | None:
+    """Why `folder` must not be used as the cache (a path in it that another user could have
+    written, or that leads elsewhere), or None when it may."""
+    for path in (folder, folder / "facts.sqlite3", folder / "facts.sqlite3-wal", folder / "facts.sqlite3-shm",
+                 folder / "repos"):
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue  # missing, or not reachable at all: opening it then says what is wrong
+        if stat.S_ISLNK(info.st_mode):
+            return f"{path} is a symbolic link"
+        if info.st_uid != os.geteuid():
+            return f"{path} belongs to another user"
+        if info.st_mode & stat.S_IWOTH:
+            return f"{path} is writable by other users"
+        if path != folder and path.name != "repos" and not stat.S_ISREG(info.st_mode):
+            return f"{path} is not a regular file"
+    return None
 
 
 def default_cache_dir() -> Path:
@@ -56,7 +96,7 @@ class FactsCache:
         self.tag = f"{tool_version}:{rules_hash}"
         self.hits = 0
         self.misses = 0
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new cache is private
         try:
             self.db = self._open()
         except sqlite3.DatabaseError:
@@ -134,7 +174,7 @@ class FactsCache:
                             value = decode(data)
                             if build is not None:
                                 value = build(value)
-                        except (zlib.error, ValueError, KeyError, TypeError, AttributeError):
+                        except (zlib.error, ValueError, KeyError, TypeError, AttributeError, RecursionError):
                             value = None  # a damaged or foreign row is a miss; it is rewritten
                         memo[data] = value
                     if value is not None:
@@ -172,9 +212,25 @@ class FactsCache:
     def get_result(self, key: str) -> dict | None:
         try:
             row = self.db.execute("SELECT data FROM results WHERE key = ? AND tag = ?", (key, self.tag)).fetchone()
-            return decode(row[0]) if row else None
-        except (sqlite3.DatabaseError, zlib.error, ValueError):
+        except sqlite3.DatabaseError as e:
+            self._rebuild(e)
             return None
+        if row is None:
+            return None
+        try:
+            return decode(row[0])
+        except (zlib.error, ValueError, TypeError, RecursionError):
+            self.drop_result(key)  # damaged: made again by this run
+            return None
+
+    def drop_result(self, key: str) -> None:
+        """Forget a row that did not decode or serve, so no later run meets it again."""
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute("DELETE FROM results WHERE key = ? AND tag = ?", (key, self.tag))
+        except sqlite3.DatabaseError:
+            pass
 
     def put_result(self, key: str, value: dict) -> None:
         try:

@@ -297,6 +297,27 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
     return out
 
 
+def _within_budget(oids: list[str], sizes: dict[str, int], facts: dict[str, FileFacts],
+                   code_facts: dict[str, FileFacts] | None) -> list[str]:
+    """The blobs of `oids` within the parser's size budget. The others get facts that say so,
+    from their size in the tree listing, without a byte of them read (a 1 GiB blob would
+    otherwise be read into memory to be skipped); they are not cached, since the listing is
+    cheap and the verdict is not checked against the content."""
+    from analyzer.facts.parse import MAX_FILE_BYTES
+
+    keep = []
+    for oid in oids:
+        if sizes.get(oid, 0) > MAX_FILE_BYTES:
+            skipped = FileFacts([], [], False, False, [],
+                                skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
+            facts[oid] = skipped
+            if code_facts is not None:
+                code_facts[oid] = skipped
+        else:
+            keep.append(oid)
+    return keep
+
+
 def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
             now: str | None = None, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, code: bool = False) -> Extraction:
@@ -307,17 +328,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     timings: dict[str, float] = {}
     now = now or utc_now()
     tree = repo.tree(sha)
-    rust = [b for b in tree if b.path.endswith(".rs")]
-    # A path that is not UTF-8 (git keeps bytes) cannot be written into a record: such files are
-    # listed as skipped, their bytes shown as \xNN escapes.
-    bad_names = [b for b in rust if not _is_utf8_name(b.path)]
-    rust = [b for b in rust if _is_utf8_name(b.path)]
-    if not rust and bad_names:
-        raise UserError(f"the Rust files at {sha[:12]} in {repo.origin} all have file names that are not "
-                        f"UTF-8; records cannot name them")
-    if not rust:
-        raise UserError(f"no Rust files at {sha[:12]} in {repo.origin}; is this the right repository "
-                        f"and revision?")
+    rust, bad_names = _rust_files(tree, repo, sha)
     crate_roots = sorted(posixpath.dirname(b.path) for b in tree if posixpath.basename(b.path) == "Cargo.toml")
     timings["source"] = time.perf_counter() - t0
 
@@ -337,6 +348,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     contents: dict[str, bytes] = {}  # the record stage reads the files it needs
     if missing:
         sizes = {b.oid: b.size for b in rust}
+        missing = _within_budget(missing, sizes, facts, code_facts if code else None)
+    if missing:
         fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress,
                            prefiltered, code)
         facts.update((oid, p.sites) for oid, p in fresh.items())
@@ -391,11 +404,9 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
 
-    code_files = [(b.path, crates[b.path], code_facts[b.oid]) for b in sorted(rust, key=lambda b: b.path)
-                  if code and (code_facts[b.oid].functions or code_facts[b.oid].traits or code_facts[b.oid].impls
-                               or code_facts[b.oid].macro_defs)]
+    code_files = _code_files(rust, crates, code_facts) if code else []
     parsed = [b for b in rust if facts[b.oid].sites or facts[b.oid].enums or facts[b.oid].parse_errors
-              or (code and (code_facts[b.oid].functions or code_facts[b.oid].traits or code_facts[b.oid].impls))]
+              or (code and _holds_code(code_facts[b.oid]))]
     return Extraction(
         repo=repo.name, sha=sha, lines=lines, audit=audit, catalog=catalog,
         files_scanned=len(rust), files_parsed=len(parsed),
@@ -410,6 +421,33 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                            "reason": "its file name is not UTF-8"} for b in bad_names],
                        key=lambda e: e["path"]))
+
+
+def _rust_files(tree: list, repo: GitRepository, sha: str) -> tuple[list, list]:
+    """The tree's Rust files, and those of them whose path is not UTF-8 (git keeps bytes): those
+    cannot be written into a record, and are listed as skipped, their bytes shown as \xNN escapes."""
+    rust = [b for b in tree if b.path.endswith(".rs")]
+    bad_names = [b for b in rust if not _is_utf8_name(b.path)]
+    rust = [b for b in rust if _is_utf8_name(b.path)]
+    if not rust and bad_names:
+        raise UserError(f"the Rust files at {sha[:12]} in {repo.origin} all have file names that are not "
+                        f"UTF-8; records cannot name them")
+    if not rust:
+        raise UserError(f"no Rust files at {sha[:12]} in {repo.origin}; is this the right repository "
+                        f"and revision?")
+    return rust, bad_names
+
+
+def _holds_code(f: FileFacts) -> bool:
+    return bool(f.functions or f.traits or f.impls)
+
+
+def _code_files(rust: list, crates: dict[str, str],
+                code_facts: dict[str, FileFacts]) -> list[tuple[str, str, FileFacts]]:
+    """(path, crate, code facts) of every file with functions, ops traits or impls, or macro
+    definitions: what the coverage audit's call graph reads."""
+    return [(b.path, crates[b.path], code_facts[b.oid]) for b in sorted(rust, key=lambda b: b.path)
+            if _holds_code(code_facts[b.oid]) or code_facts[b.oid].macro_defs]
 
 
 def _scan_counts(rust: list, from_cache: set[str], prefiltered: set[str]) -> dict[str, int]:

@@ -54,10 +54,29 @@ def put_extract(cache: FactsCache, row_key: str, records_text: str, sites_text: 
     cache.put_result(row_key, {"records": records_text.splitlines(), "sites": sites_text, "manifest": manifest})
 
 
+def _served_line(line: str, repo: str, sha: str) -> bool:
+    """Whether a kept records line may be served: one JSON object whose record is of `repo` at
+    `sha` and links only to that commit on GitHub. The cache folder is trusted only when nobody
+    else could write it, and a row is still checked: a row must never put in records.jsonl what
+    the record stage would not write (a `javascript:` link)."""
+    import json
+
+    from analyzer.core.safe import https_url
+
+    value = json.loads(line)
+    record = value.get("record") if isinstance(value, dict) else None
+    if not isinstance(record, dict) or record.get("repo") != repo or record.get("analyzedSha") != sha:
+        return False
+    url = record.get("githubUrl")
+    return (isinstance(url, str) and https_url(url) == url
+            and url.startswith(f"https://github.com/{repo}/blob/{sha}/"))
+
+
 def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: list[str],
-                   seconds: float) -> tuple[dict[Path, str], dict] | None:
-    """The files of an earlier run kept in `row`, with this run's dates, source, command and
-    timings: (files, manifest). None for a row of another shape (it is then made again)."""
+                   seconds: float, repo: str = "", sha: str = "") -> tuple[dict[Path, str], dict] | None:
+    """The files of an earlier run kept in `row` for `repo` at `sha`, with this run's dates,
+    source, command and timings: (files, manifest). None for a row of another shape or one that
+    does not pass the checks (it is then made again)."""
     import json
 
     from analyzer.core.jsonlines import string_members
@@ -73,13 +92,19 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
         lines = []
         for raw in row["records"]:
             line, n = dates.subn(lambda m: f'"{m.group(1)}":{stamp}', raw)
-            if n != 3:
+            if n != 3 or not _served_line(line, repo, sha):
                 return None
             lines.append(line)
         kept = dict(row["manifest"])
         scanned = int(kept["filesScanned"])
         sites = row["sites"]
-    except (KeyError, TypeError, ValueError):
+        # What the closing summary reads, so a damaged row fails here and not after the writes.
+        if kept.get("repo") != repo or kept.get("sha") != sha or not isinstance(kept.get("panicCalls"), int):
+            return None
+        counts = kept["counts"]
+        if not (isinstance(counts, dict) and all(isinstance(n, int) for n in counts.values())):
+            return None
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
         return None
     if all_sites and not isinstance(sites, str):
         return None

@@ -13,7 +13,7 @@ A record read without `analysis` keeps `analysis` None (consumers use `RecordLin
 from __future__ import annotations
 
 import json
-import stat
+import re
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -25,8 +25,33 @@ from analyzer.records.model import RecordLine
 RECORD_FILE_SUFFIXES = (".json", ".jsonl")
 
 
-def _parse(value: object) -> RecordLine | str:
-    """The record in one decoded JSON value, or why it is not one."""
+# A JSON `\\uD800`-`\\uDFFF` escape: only a line holding one can decode to a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+LONE_SURROGATE = "holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair), which UTF-8 cannot write"
+
+
+def _holds_surrogate(value: object) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def _parse(value: object, raw: str = "") -> RecordLine | str:
+    """The record in one decoded JSON value (read from `raw`), or why it is not one. Text no
+    output could be written with (a lone surrogate) is refused here, so no writer meets it."""
+    if _SURROGATE_ESCAPE.search(raw) and _holds_surrogate(value):
+        return LONE_SURROGATE
     try:
         return RecordLine.model_validate(value)
     except ValidationError as e:
@@ -44,7 +69,7 @@ def validate_lines(text: str) -> tuple[list[RecordLine], list[tuple[int, str]]]:
     if document is not None:
         values = document if isinstance(document, list) else [document]
         for value in values:
-            parsed = _parse(value)
+            parsed = _parse(value, text)
             if isinstance(parsed, str):
                 bad.append((1, parsed))
             else:
@@ -58,7 +83,7 @@ def validate_lines(text: str) -> tuple[list[RecordLine], list[tuple[int, str]]]:
         except json.JSONDecodeError as e:
             bad.append((number, f"not JSON ({e.msg} at column {e.colno})"))
             continue
-        parsed = _parse(value)
+        parsed = _parse(value, raw)
         if isinstance(parsed, str):
             bad.append((number, parsed))
         else:
@@ -85,21 +110,12 @@ def single_document(text: str) -> object | None:
 
 
 def read_text(path: str | Path) -> str:
-    """The text of a records file, or a UserError that says what is wrong with the file. A device
-    (`/dev/zero`, or a link to one) is refused: it would be read forever."""
-    try:
-        if is_device(Path(path)):
-            raise UserError(f"{path} is a device, not a records file; give a records.jsonl written by "
-                            f"burn-errors extract")
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"no such records file: {path}; run `burn-errors extract` to make one") from None
-    except IsADirectoryError:
-        raise UserError(f"{path} is a folder; give a records file") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not UTF-8 text; give a records.jsonl written by burn-errors extract") from None
-    except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror or e}") from None
+    """The text of a records file, or a UserError that says what is wrong with the file. Read
+    under the one input policy (analyzer/core/inputs.py): a device, a FIFO or a file that would
+    block is refused, never read forever. An error page given for records is named as such."""
+    from analyzer.core.inputs import read_text as read_input
+
+    text = read_input(path, "records file")
     if is_page(text):
         raise UserError(f"{path} is an error page (its text, Markdown or HTML), not a records file; give a "
                         f"records.jsonl written by burn-errors extract, or the record as JSON (a published "
@@ -133,15 +149,6 @@ def is_page(text: str) -> bool:
 def _value_problem(e: ValueError) -> str:
     """What json could not read, in a few words (its own message for long integers is long)."""
     return "it holds an integer too long to read" if "digits" in str(e) else str(e)
-
-
-def is_device(path: Path) -> bool:
-    """A character or block device, through any links (a FIFO is a stream that ends: allowed)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False  # reading it reports what is wrong
-    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def is_folder(path: str | Path) -> bool:

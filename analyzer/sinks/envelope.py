@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from pathlib import Path
 from analyzer import __version__
 from analyzer.core.config import SCHEMA_VERSION
 from analyzer.core.errors import UserError
+from analyzer.core.outputs import staging_dir
 from analyzer.records.model import ErrorRecord
 from analyzer.core.timestamps import utc_time
 
@@ -105,8 +105,7 @@ def write(out: Path, files: dict[str, bytes]) -> Path:
     out = Path(os.path.realpath(out))
     _check_target(out)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+        staging = staging_dir(out)  # swept by a later run when this one is killed
     except OSError as e:
         raise UserError(f"cannot write to {out.parent}: {e.strerror or e}; choose another folder with --out") from None
     try:
@@ -132,17 +131,38 @@ def _check_target(out: Path) -> None:
         occupied = out.is_dir() and any(out.iterdir())
     except OSError as e:
         raise UserError(f"cannot read {out}: {e.strerror or e}; choose another folder with --out") from None
-    if occupied and not _is_export(out):
+    if not occupied:
+        return
+    listed = _export_files(out)
+    if listed is None:
         raise UserError(f"{out} holds files that are not an export of burn-errors; choose a new or empty "
                         f"folder with --out (an earlier export there is replaced whole)")
-
-
-def _is_export(folder: Path) -> bool:
     try:
-        head = json.loads((folder / INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(head, dict) and head.get("tool") == "burn-errors" and "formatVersion" in head
+        others = sorted(p.name for p in out.iterdir() if p.name not in listed or not p.is_file() or p.is_symlink())
+    except OSError as e:
+        raise UserError(f"cannot read {out}: {e.strerror or e}; choose another folder with --out") from None
+    if others:
+        # The folder is replaced whole: anything beside the earlier export would go with it.
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise UserError(f"{out} holds an earlier export and files it did not write ({shown}); an export is "
+                        f"replaced whole, so move them out or choose a new folder with --out")
+
+
+def _export_files(folder: Path) -> set[str] | None:
+    """The names an earlier export in `folder` wrote (its index and the files it lists), or None
+    when the folder holds no export of burn-errors."""
+    from analyzer.core.inputs import read_text
+
+    try:
+        head = json.loads(read_text(folder / INDEX))
+    except (UserError, ValueError, RecursionError):
+        return None
+    if not (isinstance(head, dict) and head.get("tool") == "burn-errors" and "formatVersion" in head):
+        return None
+    rows = head.get("records")
+    if not isinstance(rows, list):
+        return None
+    return {INDEX} | {r["file"] for r in rows if isinstance(r, dict) and isinstance(r.get("file"), str)}
 
 
 def _replace_folder(staging: Path, out: Path) -> None:

@@ -29,6 +29,33 @@ def is_url(spec: str) -> bool:
     return bool(_URL.match(spec))
 
 
+# What every git process the tool starts runs with. A repository's `refs/replace` would make
+# `cat-file` return a replacement's bytes under the genuine object id, and a graft file would
+# rewrite a commit's parents: both let a repository make one id stand for other content, and the
+# facts cache is keyed by blob id, so neither is honoured.
+GIT_ENVIRONMENT = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.devnull}
+# What the URL mirror fetches: branches and tags (never refs/replace, refs/notes or others).
+MIRROR_REFSPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+
+
+def git_env() -> dict[str, str]:
+    """The environment of a git process: this process's, with replace objects and grafts off."""
+    return {**os.environ, **GIT_ENVIRONMENT}
+
+
+def harden_git() -> None:
+    """Turn replace objects and grafts off for every git process this process starts, including
+    those other modules run themselves (the command line calls this once at start)."""
+    os.environ.update(GIT_ENVIRONMENT)
+
+
+def blob_id(data: bytes) -> str:
+    """The SHA-1 git names a blob of these bytes by."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)  # no copy of the content to prepend the header
+    return digest.hexdigest()
+
+
 _NAME_PART = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 REPO_NAME = re.compile(r"^[^/\s]+/[^/\s]+$")  # what a record's `repo` may hold
 # URL schemes git may fetch from here; gitpython refuses the rest (ext::, fd::) and so does this.
@@ -67,7 +94,7 @@ class GitRepository:
     # -- plumbing --------------------------------------------------------------------------
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
         proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], input=input,
-                              capture_output=True)
+                              capture_output=True, env=git_env())
         if proc.returncode != 0:
             raise subprocess.CalledProcessError(proc.returncode, args, proc.stdout, proc.stderr)
         return proc.stdout
@@ -212,7 +239,7 @@ class GitRepository:
         if not oids:
             return
         proc = subprocess.Popen(["git", f"--git-dir={self.git_dir}", "cat-file", "--batch", "--buffer"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=git_env())
         assert proc.stdin is not None and proc.stdout is not None
         stdin, stdout = proc.stdin, proc.stdout
 
@@ -237,6 +264,12 @@ class GitRepository:
                 stdout.read(1)  # the newline after the contents
                 if len(data) != size:
                     raise UserError(f"git cat-file stopped while reading blob {oid} from {self.origin}")
+                # cat-file does not check what it returns against the id it was asked for: a
+                # loose object written by hand under another blob's name would have its facts
+                # cached under that name, for every repository that holds the genuine blob.
+                if len(oid) == 40 and blob_id(data) != oid:
+                    raise UserError(f"blob {oid} in {self.origin} does not hold the content its id names "
+                                    f"(a damaged or forged object); run `git fsck` there")
                 yield oid, data
         finally:
             stdout.close()
@@ -298,7 +331,7 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
 
 def _git_dir_of(path: Path) -> Path | None:
     proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
-                          capture_output=True)
+                          capture_output=True, env=git_env())
     if proc.returncode != 0:
         if b"dubious ownership" in proc.stderr:
             raise UserError(f"git refuses to read {path}: it belongs to another user (\"dubious ownership\"); "
@@ -315,7 +348,7 @@ def _git_dir_of(path: Path) -> Path | None:
 def _origin_name(git_dir: Path) -> str | None:
     """owner/name from the repository's origin remote, if it has one that names it."""
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "config", "--get", "remote.origin.url"],
-                          capture_output=True)
+                          capture_output=True, env=git_env())
     url = proc.stdout.decode().strip()
     return slug_from_url(url) if url else None
 
@@ -344,7 +377,14 @@ def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: P
         # Clone next to the final place, then rename: an interrupted clone never looks finished.
         tmp = Path(tempfile.mkdtemp(prefix=mirror.name + ".", suffix=".tmp", dir=mirror.parent))
         try:
-            git.Repo.clone_from(url, tmp, mirror=True, progress=handler)  # type: ignore[arg-type]  # a RemoteProgress (see _GitProgress)
+            # A bare clone, not a mirror: a mirror takes every ref (refs/replace, refs/notes,
+            # pull requests), a bare clone the branches and tags only; later fetches ask for the
+            # same refspecs.
+            cloned = git.Repo.clone_from(url, tmp, bare=True, progress=handler,  # type: ignore[arg-type]  # a RemoteProgress (see _GitProgress)
+                                         env=GIT_ENVIRONMENT)
+            cloned.git.config("--replace-all", "remote.origin.fetch", MIRROR_REFSPECS[0])
+            cloned.git.config("--add", "remote.origin.fetch", MIRROR_REFSPECS[1])
+            cloned.close()
             try:
                 os.rename(tmp, mirror)
             except OSError:  # another run finished the same clone first
@@ -359,8 +399,12 @@ def _open_mirror(url: str, cache_dir: Path | None, name: str | None, progress: P
     repo = GitRepository(mirror, slug, url)
     if want is not None and repo.try_resolve(want) is None:
         try:
-            # The mirror's origin fetches +refs/*:refs/*, so every branch and tag comes along.
-            git.Repo(mirror).remote("origin").fetch(prune=True, progress=handler)  # type: ignore[arg-type]  # see _GitProgress
+            # Branches and tags, named here rather than read from the mirror's config: a mirror
+            # made by an earlier version fetched +refs/*:refs/*.
+            mirrored = git.Repo(mirror)
+            mirrored.git.update_environment(**GIT_ENVIRONMENT)
+            mirrored.remote("origin").fetch(list(MIRROR_REFSPECS), prune=True, progress=handler)  # type: ignore[arg-type]  # see _GitProgress
+            mirrored.close()
         except git.GitCommandError as e:
             raise UserError(f"cannot fetch {url}: {_git_reason(e, handler)}; check your network, or pass a "
                             f"local clone with --repo PATH") from None
