@@ -425,7 +425,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
 
 def _rust_files(tree: list, repo: GitRepository, sha: str) -> tuple[list, list]:
     """The tree's Rust files, and those of them whose path is not UTF-8 (git keeps bytes): those
-    cannot be written into a record, and are listed as skipped, their bytes shown as \xNN escapes."""
+    cannot be written into a record, and are listed as skipped, their bytes shown as \\xNN escapes."""
     rust = [b for b in tree if b.path.endswith(".rs")]
     bad_names = [b for b in rust if not _is_utf8_name(b.path)]
     rust = [b for b in rust if _is_utf8_name(b.path)]
