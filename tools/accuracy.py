@@ -54,6 +54,16 @@ def main() -> int:
         worst = min(worst, p, r)
         print(f"{cat:18} labelled {tp + fn:4}  found {tp + fp:4}  tp {tp:4}  fp {fp:3}  fn {fn:3}  "
               f"precision {p:.3f}  recall {r:.3f}")
+    # Whether the call is a record at all, whatever its category: the question a reader answers.
+    is_gold = {k: gold.get(k, ("none",))[0] != "none" for k in keys}
+    is_pred = {k: bool((pred.get(k) or {}).get("category")) for k in keys}
+    tp = sum(1 for k in keys if is_gold[k] and is_pred[k])
+    fp = sum(1 for k in keys if not is_gold[k] and is_pred[k])
+    fn = sum(1 for k in keys if is_gold[k] and not is_pred[k])
+    p = tp / (tp + fp) if tp + fp else 1.0
+    r = tp / (tp + fn) if tp + fn else 1.0
+    print(f"{'any record':18} labelled {tp + fn:4}  found {tp + fp:4}  tp {tp:4}  fp {fp:3}  fn {fn:3}  "
+          f"precision {p:.3f}  recall {r:.3f}")
     if args.show:
         for k in keys:
             g = gold.get(k, ("(unlabelled)", ""))
