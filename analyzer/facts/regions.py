@@ -36,9 +36,7 @@ class Braces:
     member_ends: list[int]
 
 
-# One loop with every lexeme's case inline (noqa: C901): it runs over each byte of every file the
-# prefilter keeps, and a function call per string or comment would be paid on all of them.
-def braces(source: bytes) -> Braces | None:  # noqa: C901
+def braces(source: bytes) -> Braces | None:
     """The item braces of a file, or None when it does not lex (then nothing is planned)."""
     opens: list[int] = []
     ends: list[int] = []
