@@ -6,6 +6,7 @@ import re
 
 from tree_sitter import Node
 
+from analyzer.facts import lexer
 from analyzer.facts.model import FileFacts, FnFacts, ImplFacts, MacroCall, MacroDefFacts, TraitFacts
 from analyzer.facts.syntax import _has_test_attribute, norm
 from analyzer.profiles import current
@@ -35,6 +36,7 @@ _STD_MACROS = frozenset(("vec", "format", "format_args", "write", "writeln", "pr
                          "line", "file", "column", "module_path", "compile_error"))
 # An element's leading path; its last segment is the dtype (`F64 => f64`, `DType::F64 => f64`).
 _LIST_ELEMENT = re.compile(rb"\s*((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*[A-Za-z_][A-Za-z0-9_]*)")
+_OPENERS = frozenset(b"([{")
 
 
 def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start_line: int
@@ -60,50 +62,30 @@ def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start
     return calls, macros
 
 
-# The tokens that matter to delimiter matching: delimiters, the start of a string, a comment.
-_DELIMITER_TOKEN = re.compile(rb'[()\[\]{}"]|//|/\*')
-_STRING_REST = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)
-_OPENERS = frozenset(b"([{")
-
-
 def _scan_invocation(source: bytes, open_at: int, limit: int) -> tuple[int, tuple[int, int] | None]:
     """(index of the delimiter closing the one at open_at, span of the last `[...]` group at the
-    top level of the arguments) or (-1, None). Jumps from token to token by regex, skipping
-    strings and comments: a macro's arguments are read without a Python step per byte."""
+    top level of the arguments) or (-1, None). The lexer jumps from delimiter to delimiter, past
+    literals and comments: a macro's arguments are read without a Python step per byte."""
     depth = 0
     last = None
     list_start = -1
-    pos = open_at
-    while True:
-        m = _DELIMITER_TOKEN.search(source, pos, limit)
-        if m is None:
-            return -1, None
-        tok = m.group()
-        pos = m.end()
-        if tok == b'"':
-            rest = _STRING_REST.match(source, pos, limit)
-            if rest is None:
-                return -1, None
-            pos = rest.end()
-        elif tok == b"//":
-            nl = source.find(b"\n", pos, limit)
-            pos = limit if nl < 0 else nl
-        elif tok == b"/*":
-            end = source.find(b"*/", pos, limit)
-            if end < 0:
-                return -1, None
-            pos = end + 2
-        elif tok[0] in _OPENERS:
-            depth += 1
-            if depth == 2 and tok == b"[":
-                list_start = m.start()
-        else:
-            depth -= 1
-            if depth == 1 and tok == b"]" and list_start >= 0:
-                last = (list_start, m.start())
-                list_start = -1
-            elif depth == 0:
-                return m.start(), last
+    try:
+        for at in lexer.marks(source, lexer.DELIMITERS, open_at, limit):
+            c = source[at]
+            if c in _OPENERS:
+                depth += 1
+                if depth == 2 and c == 0x5B:  # [
+                    list_start = at
+            else:
+                depth -= 1
+                if depth == 1 and c == 0x5D and list_start >= 0:  # ]
+                    last = (list_start, at)
+                    list_start = -1
+                elif depth == 0:
+                    return at, last
+    except lexer.LexError:
+        pass
+    return -1, None
 
 
 def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -> MacroCall:

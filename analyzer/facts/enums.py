@@ -7,72 +7,60 @@ import re
 
 from tree_sitter import Node
 
+from analyzer.facts import lexer
 from analyzer.facts.model import EnumFacts
 from analyzer.facts.syntax import _COMMENTS, _is_cfg, _matches_at, _parser, _text
-from analyzer.facts.tokentrees import _matching_close
 
 _ENUM_ITEM = re.compile(rb"\benum\s+[A-Za-z_]\w*")
+# After an `enum Name`: the braces of its body, and the `;` that shows it has none (`enum` in a
+# path, a macro fragment).
+_BODY_MARKS = rb"[{};]"
 
 
 def _enum_items(source: bytes) -> list[EnumFacts] | None:
     """The enums of a file, each `enum Name ... { ... }` item parsed alone (a few hundred bytes
-    instead of the file). None when an item's braces cannot be matched: parse the whole file.
+    instead of the file). None when the file does not lex or an item's body does not close:
+    parse the whole file.
 
-    One pass: the next `{` and `;`, the line count and the comment/string state of the current
-    line are carried from one `enum` to the next, never searched again from the start."""
+    Each `enum Name` the lexer finds in code is followed to the brace that closes its body; the
+    next one is looked for past that body (an `enum` inside it is not an item of its own), so
+    each byte is lexed once."""
     out: list[EnumFacts] = []
-    lines = _LineState(source)
-    next_open = next_semi = -2  # -2: not looked for yet; -1: none left in the file
-    item_end = -1  # the close of the last item read: an `enum` inside it is not an item
+    cursor = lexer.CodeCursor(source)
     rows, rows_at = 0, 0
-    for m in _ENUM_ITEM.finditer(source):
-        if m.start() <= item_end or lines.in_comment_or_string(m.start()):
-            continue
-        if next_open != -1 and next_open < m.end():
-            next_open = source.find(b"{", m.end())
-        if next_semi != -1 and next_semi < m.end():
-            next_semi = source.find(b";", m.end())
-        open_at, semi = next_open, next_semi
-        if open_at < 0 or (0 <= semi < open_at):
-            continue  # not an item with a body (`enum` in a path, a macro fragment)
-        close = _matching_close(source, open_at)
-        if close < 0:
-            return None
-        item_end = close
-        snippet = source[m.start():close + 1]
-        tree = _parser().parse(snippet)
-        rows += source.count(b"\n", rows_at, m.start())
-        rows_at = m.start()
-        for e in _enums(tree.root_node, snippet):
-            out.append(EnumFacts(e.name, e.variants, e.line + rows, e.fields, e.gated))
+    pos = 0  # lexed up to here by the body scans
+    try:
+        for word in _ENUM_ITEM.finditer(source):
+            start = word.start()
+            if start < pos or not cursor.in_code(start):
+                continue
+            depth = 0
+            pos = word.end()
+            for at in lexer.marks(source, _BODY_MARKS, pos):
+                pos = at + 1
+                c = source[at]
+                if c == 0x7B:  # {
+                    depth += 1
+                elif depth == 0:
+                    break  # a `;`, or the end of an enclosing block, before any body
+                elif c == 0x7D:  # }
+                    depth -= 1
+                    if depth == 0:
+                        snippet = source[start:pos]
+                        tree = _parser().parse(snippet)
+                        rows += source.count(b"\n", rows_at, start)
+                        rows_at = start
+                        for e in _enums(tree.root_node, snippet):
+                            out.append(EnumFacts(e.name, e.variants, e.line + rows, e.fields, e.gated))
+                        break
+            else:
+                if depth:
+                    return None  # a body that does not close
+                pos = len(source)
+            cursor.resume(pos)
+    except lexer.LexError:
+        return None
     return out
-
-
-class _LineState:
-    """Whether offsets, asked in increasing order, are inside a line comment or a one-line string
-    (`/// an enum of ...`, `"enum Fake { .. }"`), reading each line once. Multi-line strings
-    holding an enum item are not caught; the parse of such a snippet finds no enum item, or one
-    the whole-file parse would not."""
-
-    def __init__(self, source: bytes):
-        self.source = source
-        self.line_start = 0
-        self.pos = 0  # scanned up to here on the current line
-        self.comment = False
-        self.quotes = 0  # unescaped `"` seen on the current line before pos
-
-    def in_comment_or_string(self, at: int) -> bool:
-        src = self.source
-        nl = src.rfind(b"\n", self.pos, at)
-        if nl >= 0:  # a new line since the last offset
-            self.line_start = self.pos = nl + 1
-            self.comment, self.quotes = False, 0
-        lo = max(self.line_start, self.pos - 1)  # a `//` or `\"` may straddle the last offset
-        if not self.comment and b"//" in src[lo:at]:
-            self.comment = True
-        self.quotes += src[self.pos:at].count(b'"') - src[lo:at].count(b'\\"')
-        self.pos = at
-        return self.comment or self.quotes % 2 == 1
 
 
 def _type_name(node: Node) -> str:

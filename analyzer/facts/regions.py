@@ -7,9 +7,9 @@ one is cut down further to its header, the members of its body that hold one, an
 brace. Tree-sitter parses exactly those byte ranges (`Parser.included_ranges`) in the file's own
 coordinates, so offsets, rows and columns are the file's and nothing is shifted back.
 
-The items are found by a brace lexer over the raw bytes: braces count unless they sit in a string,
-a raw string, a char literal or a comment. It never guesses: a file it cannot lex (an unterminated
-string or comment, unbalanced braces) gives no plan, and the caller parses the file whole. The
+The items are found by the braces that lexer.py finds in code: braces count unless they sit in a
+string, a raw string, a char literal or a comment. It never guesses: a file it cannot lex (an
+unterminated string or comment, unbalanced braces) gives no plan, and the caller parses the file whole. The
 caller also parses whole when the ranges do not parse cleanly or their items do not lie where the
 plan put them (parse.py checks both): the plan can only ever save work, never change a fact.
 
@@ -22,16 +22,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-# What a brace can hide in: a string, a char literal, a comment (`/` starts both kinds).
-_LEXEME = re.compile(rb"""[{}"'/]""")
-_STRING_REST = re.compile(rb'(?:[^"\\]|\\.)*"', re.S)
-# `'x'`, `'\n'`, `'\u{7FFF}'`, `'é'` (UTF-8), `b'{'`; a lifetime or label (`'a`, `'outer:`) matches
-# nothing here and its quote is passed over.
-_CHAR = re.compile(rb"'(?:[^'\\\n]|[\xc0-\xf7][\x80-\xbf]{1,3}|\\(?:u\{[0-9A-Fa-f_]{1,8}\}|x[0-9A-Fa-f]{2}|[^\n]))'")
-# Before a `"`: `r`, `br` or `cr` and the hashes of a raw string (`r#"..."#`), not an identifier's end.
-_RAW_PREFIX = re.compile(rb"(?:^|[^\w])[bc]?r(#*)$")
-_RAW_PREFIX_REACH = 260  # `r` plus up to 255 hashes, as rustc allows, and the byte before
-_BLOCK_COMMENT = re.compile(rb"/\*|\*/")
+from analyzer.facts import lexer
 
 
 @dataclass
@@ -45,62 +36,28 @@ class Braces:
     member_ends: list[int]
 
 
-# One loop with every lexeme's case inline (noqa: C901): it runs over each byte of every file the
-# prefilter keeps, and a function call per string or comment would be paid on all of them.
-def braces(source: bytes) -> Braces | None:  # noqa: C901
+def braces(source: bytes) -> Braces | None:
     """The item braces of a file, or None when it does not lex (then nothing is planned)."""
     opens: list[int] = []
     ends: list[int] = []
     member_ends: list[int] = []
     depth = 0
-    skip = 0  # the end of the last string, char or comment: lexemes before it are inside it
-    for m in _LEXEME.finditer(source):
-        at = m.start()
-        if at < skip:
-            continue
-        c = source[at]
-        if c == 0x7B:  # {
-            if depth == 0:
-                opens.append(at)
-            depth += 1
-        elif c == 0x7D:  # }
-            depth -= 1
-            if depth == 0:
-                ends.append(at + 1)
-            elif depth == 1:
-                member_ends.append(at + 1)
-            elif depth < 0:
-                return None
-        elif c == 0x22:  # "
-            raw = None
-            if at and source[at - 1] in b"r#":
-                raw = _RAW_PREFIX.search(source, max(0, at - _RAW_PREFIX_REACH), at)
-            if raw is not None:
-                close = source.find(b'"' + raw.group(1), at + 1)
-                if close < 0:
-                    return None
-                skip = close + 1 + len(raw.group(1))
+    try:
+        for at in lexer.marks(source, lexer.BRACES):
+            if source[at] == 0x7B:  # {
+                if depth == 0:
+                    opens.append(at)
+                depth += 1
             else:
-                rest = _STRING_REST.match(source, at + 1)
-                if rest is None:
+                depth -= 1
+                if depth == 0:
+                    ends.append(at + 1)
+                elif depth == 1:
+                    member_ends.append(at + 1)
+                elif depth < 0:
                     return None
-                skip = rest.end()
-        elif c == 0x27:  # '
-            char = _CHAR.match(source, at)
-            if char is not None:
-                skip = char.end()
-        elif source[at + 1:at + 2] == b"/":  # a line comment, doc comments included
-            newline = source.find(b"\n", at)
-            skip = len(source) if newline < 0 else newline
-        elif source[at + 1:at + 2] == b"*":  # a block comment; they nest
-            nesting, pos = 1, at + 2
-            while nesting:
-                mark = _BLOCK_COMMENT.search(source, pos)
-                if mark is None:
-                    return None
-                nesting += 1 if source[mark.start()] == 0x2F else -1
-                pos = mark.end()
-            skip = pos
+    except lexer.LexError:
+        return None
     return Braces(opens, ends, member_ends) if depth == 0 else None
 
 

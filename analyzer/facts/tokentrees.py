@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from analyzer.facts import lexer
 from analyzer.facts.syntax import _blanked
 
 # Prefix that turns a token tree into a function body for the shadow parse. It has no newline,
@@ -46,7 +47,7 @@ def _unwrap_repetitions(buf: bytearray) -> None:
     n = len(buf)
     while i < n - 1:
         if buf[i] in b"$#" and buf[i + 1] == ord("("):
-            close = _matching_close(buf, i + 1)
+            close = lexer.matching_close(buf, i + 1)
             if close < 0:
                 i += 1
                 continue
@@ -69,39 +70,3 @@ def _unwrap_repetitions(buf: bytearray) -> None:
             i += 2
             continue
         i += 1
-
-
-_PAIRS = {0x7B: 0x7D, 0x28: 0x29, 0x5B: 0x5D}  # { } ( ) [ ]
-
-
-def _matching_close(source: bytes | bytearray, open_at: int) -> int:
-    """Index of the delimiter closing the `{`, `(` or `[` at open_at, skipping strings, chars and
-    comments; -1 if none."""
-    opener = source[open_at]
-    closer = _PAIRS[opener]
-    depth = 0
-    i, n = open_at, len(source)
-    while i < n:
-        c = source[i]
-        if c == opener:
-            depth += 1
-        elif c == closer:
-            depth -= 1
-            if depth == 0:
-                return i
-        elif c == 0x22:  # a string literal
-            i += 1
-            while i < n and source[i] != 0x22:
-                i += 2 if source[i] == 0x5C else 1
-        elif c == 0x2F and i + 1 < n and source[i + 1] == 0x2F:  # a line comment
-            nl = source.find(b"\n", i)
-            i = n if nl < 0 else nl
-        elif c == 0x2F and i + 1 < n and source[i + 1] == 0x2A:  # a block comment
-            end = source.find(b"*/", i + 2)
-            if end < 0:
-                return -1
-            i = end + 1
-        elif c == 0x27 and i + 2 < n and source[i + 2] == 0x27:  # a char literal 'x'
-            i += 2
-        i += 1
-    return -1

@@ -1,0 +1,142 @@
+"""The fast paths of the parse (the planned items of a file with a panic-family call, each enum item
+alone in a file without one) give exactly the facts of a whole-file parse, on generated Rust
+whose literals and comments hold the braces, quotes and keywords that could mislead a scan."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analyzer.facts import enums, parse, syntax
+from analyzer.facts.model import FileFacts
+from analyzer.facts.parse import parse_file
+from analyzer.facts.prefilter import has_panic_hint, plain_aliases
+
+
+def _whole(src: bytes) -> FileFacts:
+    tree = syntax._parser().parse(src)
+    has_errors = tree.root_node.has_error
+    if has_errors:
+        tree = parse._repaired(src, tree)
+    return parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), True)
+
+
+# Text that could end or open something if a scan misread it.
+_TRICKY = ["{", "}", "(", ")", "[", "]", "enum E {", "panic!(", "todo!()", "'", "a", " ", "::", ";", "#", "r#"]
+_words = st.lists(st.sampled_from(_TRICKY), max_size=6).map("".join)
+# Inside "...": a quote or a backslash only escaped.
+_string = st.lists(st.sampled_from([*_TRICKY, '\\"', "\\\\", "/*", "//"]), max_size=6).map("".join)
+# Inside r#"..."#: anything but `"#`.
+_raw = st.lists(st.sampled_from([*_TRICKY, '"', "/*", "*/", "\\"]), max_size=6).map(lambda p: "".join(p).replace('"#', '" #'))
+_char = st.sampled_from(["'{'", "'}'", "'\"'", "'\\''", "'('", "b'['", "'\\u{7D}'"])
+_literal = st.one_of(
+    _string.map(lambda s: f'"{s}"'),
+    _raw.map(lambda s: f'r#"{s}"#'),
+    _raw.map(lambda s: f'br##"{s}"##'),
+    _string.map(lambda s: f'b"{s}"'),
+    _char,
+)
+_block_comment = st.recursive(
+    _words.map(lambda w: f"/* {w} */"),
+    lambda inner: st.tuples(_words, inner, _words).map(lambda t: f"/* {t[0]} {t[1]} {t[2]} */"),
+    max_leaves=3,
+)
+_comment = st.one_of(_words.map(lambda w: f"// {w}\n"), _words.map(lambda w: f"/// {w}\n"), _block_comment)
+_noise = st.lists(st.one_of(_comment, _literal.map(lambda x: f"/* lit */ // {x}\n")), max_size=2).map(" ".join)
+
+_VARIANTS = ["F32", "F64", "I64", "Bool(BoolStore)", "Named { a: u8, b: [u8; 2] }", "Tagged = 3", "U8"]
+_attr = st.one_of(
+    st.just("#[cfg(feature = \"x\")]"),
+    st.just("#[default]"),
+    _literal.filter(lambda x: not x.startswith(("'", "b'"))).map(lambda s: f"#[doc = {s}]"),
+    _comment,
+)
+
+
+@st.composite
+def _enum(draw, i: int) -> str:
+    variants = draw(st.lists(st.sampled_from(_VARIANTS), min_size=1, max_size=4, unique=True))
+    body = ",\n    ".join(f"{draw(_attr) if draw(st.booleans()) else ''} {v}" for v in variants)
+    vis = draw(st.sampled_from(["", "pub ", "pub(crate) "]))
+    return f"{draw(_noise)}\n#[derive(Debug)]\n{vis}enum DType{i} {{\n    {body},\n    {draw(_noise)}\n}}\n"
+
+
+_BODIES = ['panic!("no {}", x)', "todo!()", 'unimplemented!("dtype {:?}", x)', '{ panic!("in a block") }',
+           "0", "{ let _c = '}'; 1 }", "{ let _s = r#\"}\"#; 2 }", "unreachable!()"]
+
+
+@st.composite
+def _match_fn(draw, i: int, indent: str = "", panics: bool = False) -> str:
+    arms = [f'{indent}        DType0::Bool(_) => panic!("bool"),'] if panics else []
+    for v in draw(st.lists(st.sampled_from(["F32", "F64", "I64", "U8"]), min_size=1, max_size=3, unique=True)):
+        arms.append(f"{indent}        DType0::{v} => {draw(st.sampled_from(_BODIES))},")
+    if draw(st.booleans()):
+        arms.append(f"{indent}        _ => {draw(st.sampled_from(_BODIES))},")
+    noise = draw(_noise)
+    return (f"{indent}fn f{i}<'a>(x: DType0, s: &'a str) -> u8 {{\n{indent}    {noise}\n"
+            f"{indent}    match x {{\n" + "\n".join(arms) + f"\n{indent}    }}\n{indent}}}\n")
+
+
+@st.composite
+def _item(draw, i: int, calls: bool) -> str:
+    kind = draw(st.sampled_from(["enum", "fn", "impl", "macro", "const", "mod"] if calls else ["enum", "const", "mod"]))
+    if kind == "enum":
+        return draw(_enum(i))
+    if kind == "fn":
+        return draw(_match_fn(i))
+    if kind == "impl":
+        methods = "".join(draw(_match_fn(i * 10 + k, "    ")) for k in range(draw(st.integers(1, 2))))
+        return f"impl<B: Backend> FloatTensorOps<B> for X{i} {{\n    {draw(_noise)}\n{methods}}}\n"
+    if kind == "macro":
+        body = draw(st.sampled_from(_BODIES))
+        return (f"macro_rules! m{i} {{\n    ($x:ident) => {{\n        match $x {{\n"
+                f"            $( DType0::$v => {body}, )*\n            _ => 0,\n        }}\n    }};\n}}\n")
+    if kind == "const":
+        return f"const C{i}: &str = {draw(_literal.filter(lambda x: not x.startswith(('b', chr(39)))))};\n"
+    inner = draw(st.one_of(_enum(i * 10), _match_fn(i * 10, "    ")) if calls else _enum(i * 10))
+    return f"#[cfg(test)]\nmod m{i} {{\n    {draw(_noise)}\n{inner}}}\n"
+
+
+@st.composite
+def rust_files(draw, calls: bool) -> bytes:
+    """A file of a few items; without `calls`, only enums, consts and modules (no panic-family
+    call, so the enum-only path reads it)."""
+    n = draw(st.integers(1, 4))
+    items = [draw(_item(i, calls)) for i in range(n)]
+    text = "use a::b;\n" + "\n".join(items)
+    if calls:
+        return (text + draw(_match_fn(n, panics=True))).encode()
+    # The words of a call in a comment or literal still send the file down the other path.
+    return text.replace("!(", "(").encode()
+
+
+def _same_as_whole(src: bytes) -> FileFacts:
+    whole = _whole(src)
+    assert not whole.parse_errors, src.decode()
+    for code in (False, True):
+        facts = parse_file(src, code)
+        assert (facts.sites, facts.enums, facts.aliases) == (whole.sites, whole.enums, whole.aliases)
+    return whole
+
+
+_FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_FAST
+@given(rust_files(calls=True))
+def test_the_planned_items_give_the_facts_of_a_whole_parse(src):
+    whole = _same_as_whole(src)
+    assert has_panic_hint(src)
+    hits = [start for start, _ in syntax._word_spans(src, parse._SITE_WORDS, 0, len(src))]
+    planned = parse._planned_tree(src, hits)
+    assert planned is not None  # valid Rust of these shapes always has a plan that fits
+    alone = parse._site_facts(planned.root_node, src, False, False, plain_aliases(src), True)
+    assert (alone.sites, alone.enums) == (whole.sites, whole.enums)
+
+
+@_FAST
+@given(rust_files(calls=False))
+def test_the_enum_items_alone_give_the_enums_of_a_whole_parse(src):
+    whole = _same_as_whole(src)
+    assert not has_panic_hint(src)
+    assert enums._enum_items(src) == whole.enums
