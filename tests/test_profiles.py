@@ -208,3 +208,49 @@ def test_parser_processes_read_the_parents_target(acme, tmp_path, monkeypatch):
         ex = pipeline.extract(repo, acme.sha, jobs=2, code=True)
     traits = {t.name for _, _, facts in ex.code for t in facts.traits}
     assert traits == {"FloatKernels"}
+
+
+CUBECL_ELEM_RS = """\
+pub enum FloatKind {
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+pub enum ElemType {
+    Float(FloatKind),
+    Bool,
+}
+"""
+
+CUBECL_DIALECT_RS = """\
+pub fn compile_elem(elem: ElemType) -> &'static str {
+    match elem {
+        ElemType::Float(FloatKind::F32) => "float",
+        ElemType::Float(FloatKind::F16) => "half",
+        ElemType::Float(FloatKind::F64) => panic!("f64 is not supported on this dialect"),
+        _ => unimplemented!(),
+    }
+}
+"""
+
+
+def test_the_cubecl_target_names_cubecl_in_records_links_and_tags(cli, git_repo, tmp_path):
+    """`--target cubecl` analyses a cubecl-like tree: records of tracel-ai/cubecl, linked there,
+    tagged with the runtime crate without its `cubecl-` prefix."""
+    git_repo.git("remote", "remove", "origin")
+    git_repo.crate("cubecl-core", {"src/elem.rs": CUBECL_ELEM_RS})
+    git_repo.crate("cubecl-cuda", {"src/dialect.rs": CUBECL_DIALECT_RS})
+    sha = git_repo.commit()
+    res = cli("extract", "--target", "cubecl", "--repo", str(git_repo.path), "--sha", sha,
+              "--out", str(tmp_path / "out"))
+    assert res.code == 0, res.stderr
+    records = read_records(tmp_path / "out")
+    assert [(r["record"]["lineNumber"], r["analysis"]["category"]) for r in records] == [
+        (5, "dtype-dispatch"), (6, "dtype-dispatch")]
+    for r in records:
+        assert r["record"]["repo"] == "tracel-ai/cubecl"
+        assert r["record"]["githubUrl"].startswith(f"https://github.com/tracel-ai/cubecl/blob/{sha}/")
+        assert "cuda" in r["record"]["tags"] and "cubecl-cuda" not in r["record"]["tags"]
+    assert profiles.load("cubecl").repository.pin == "48348968468e433235be3db6e7c344c34bc446c0"
