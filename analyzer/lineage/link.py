@@ -4,7 +4,8 @@
 envelopes without `analysis`) to the records of a new extraction, one-to-one, in tiers; each tier
 sees only what the earlier tiers left unmatched:
 
-- `id`       the same id (the structural id of ids.py, or a published id that happens to agree);
+- `id`       the same id (the structural id of ids.py or one of its alternates, or a published id
+             that happens to agree), confirmed: the same file, else the same function and message;
 - `history`  the earlier record's `filePath:lineNumber` followed through git from its
              `analyzedSha` to the new revision, as `git log -L` would: renamed files, lines added
              or removed above; a rewritten stretch is aligned with what replaced it by message,
@@ -121,13 +122,37 @@ def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
 # -- tier a: the same id ----------------------------------------------------------------------
 
 def _by_id(st: _State) -> None:
+    """An earlier record's id looked up in the new sites' ids and alternate ids (records/ids.py),
+    and taken only when the match is confirmed: in the same file, else the same function and
+    message. An id alone is not enough: when the first of several sites sharing a key goes, the
+    next takes the plain id, and a record linked by it alone would land on another error."""
     by_id: dict[str, list[int]] = defaultdict(list)
+    by_alternate: dict[str, list[int]] = defaultdict(list)
     for c in st.cur_left:
-        by_id[st.current[c].record.id].append(c)
-    for p in sorted(st.prev_left):
-        found = by_id.get(st.previous[p].record.id)
-        if found and len(found) == 1 and found[0] in st.cur_left:
+        r = st.current[c]
+        by_id[r.record.id].append(c)
+        for rid in r.facts.alternateIds:
+            by_alternate[rid].append(c)
+
+    def candidates(p: int, index: dict[str, list[int]], confirm: Callable[[RecordLine, RecordLine], bool]) -> None:
+        old = st.previous[p]
+        found = [c for c in dict.fromkeys([*by_id.get(old.record.id, []), *index.get(old.record.id, [])])
+                 if c in st.cur_left and confirm(old, st.current[c])]
+        if len(found) == 1:
             st.take(p, found[0], "id")
+
+    for p in sorted(st.prev_left):
+        candidates(p, by_alternate, lambda a, b: a.record.filePath == b.record.filePath)
+    for p in sorted(st.prev_left):
+        candidates(p, {}, _same_function_and_message)
+    for p in sorted(st.prev_left):
+        candidates(p, by_alternate, _same_function_and_message)
+
+
+def _same_function_and_message(old: RecordLine, new: RecordLine) -> bool:
+    if old.record.errorMessage != new.record.errorMessage:
+        return False
+    return old.facts.function in (new.facts.function, function_from_window(new.record))
 
 
 # -- tier b: the line followed through git history --------------------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from analyzer.decisions.classify import CATEGORIES, EXCLUSIONS, DtypeCatalog, Decision, classify
 from analyzer.core.errors import UserError
-from analyzer.records.ids import arm_slot, assign_ids, site_key
+from analyzer.records.ids import arm_slot, assign, site_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.prefilter import OPS_HINT, has_enum_hint, has_panic_hint, plain_aliases
@@ -349,7 +349,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     # -- records -------------------------------------------------------------------------
     t3 = time.perf_counter()
     kept = [a for a in audit if a.decision.record]
-    ids = assign_ids([site_key(a.crate, a.site.item_path, a.site.scrutinee,
+    ids, alternates = assign([site_key(a.crate, a.site.item_path, a.site.scrutinee,
                                arm_slot(a.decision.pattern, a.decision.catch_all)) for a in kept],
                      [a.path for a in kept], [a.site.line for a in kept])
     for a, i in zip(kept, ids):
@@ -361,11 +361,12 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     contents.update(repo.read_blobs(need))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
-    for a in kept:
+    for a, alternate in zip(kept, alternates):
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
-        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid]))
+        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
+                                 alternate))
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None

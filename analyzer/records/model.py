@@ -123,6 +123,9 @@ class Analysis(BaseModel):
     rule: StrictStr  # the rule that decided the category
     rules: list[StrictStr] = []
     contentHash: StrictStr
+    # The ids this site carries whatever other sites share its key (records/ids.py `assign`): its
+    # key's plain id and its file-bound one; the lineage's `id` tier looks earlier ids up in them.
+    alternateIds: list[StrictStr] = []
     # new | changed | unchanged, against --previous (new without it)
     annotationStatus: Literal["new", "changed", "unchanged"] = "new"
     # When `annotate import` last merged an answer; absent until then.
