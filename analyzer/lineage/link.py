@@ -41,6 +41,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from analyzer.records.ids import arm_slot
 from analyzer.records.model import ANNOTATION_FIELDS, RecordLine, content_changes, function_from_window, slug
 
 if TYPE_CHECKING:
@@ -330,8 +331,37 @@ def _stretch_leftovers(st: _State) -> None:
     for ps, cs in st.stretches:
         left_p = [p for p in ps if p in st.prev_left]
         left_c = [c for c in cs if c in st.cur_left]
-        if len(left_p) == 1 and len(left_c) == 1:
+        if len(left_p) == 1 and len(left_c) == 1 and same_error(st.previous[left_p[0]], st.current[left_c[0]]):
             st.take(left_p[0], left_c[0], "history")
+
+
+# -- the same error, or another one in its place ----------------------------------------------
+
+# Without an arm pattern on either side (a record read without analysis), messages this alike
+# still tell an edited message from another error.
+SAME_MESSAGE_RATIO = 0.8
+_BINDING = re.compile(r"[a-z_][A-Za-z0-9_]*")
+
+
+def same_error(old: RecordLine, new: RecordLine) -> bool:
+    """Whether a call found where an earlier one stood (a rewritten line, a similar window) is
+    that error edited rather than another error in its place: the same message; else the same
+    macro and the same arm (its slot as the id takes it: a catch-all, or the first alternative);
+    without a known arm on both sides, the same macro and a message nearly the same."""
+    if old.record.errorMessage == new.record.errorMessage:
+        return True
+    a, b = old.facts, new.facts
+    if a.macro != b.macro:
+        return False
+    if a.pattern and b.pattern:
+        return _slot(a.pattern) == _slot(b.pattern)
+    ratio = difflib.SequenceMatcher(None, old.record.errorMessage, new.record.errorMessage, autojunk=False).ratio()
+    return ratio >= SAME_MESSAGE_RATIO
+
+
+def _slot(pattern: str) -> str:
+    slot = arm_slot(pattern, False)
+    return "_" if _BINDING.fullmatch(slot) else slot
 
 
 # -- tiers c and d: keys unique on both sides -------------------------------------------------
@@ -414,7 +444,7 @@ def _by_window(st: _State, bucket_of: Callable[[RecordLine], str]) -> None:
         for score, p, c in scored:
             if score < WINDOW_THRESHOLD:
                 break
-            if p in st.prev_left and c in st.cur_left:
+            if p in st.prev_left and c in st.cur_left and same_error(st.previous[p], st.current[c]):
                 st.take(p, c, "window")
 
 
