@@ -68,3 +68,46 @@ def test_an_edited_message_on_a_rewritten_line_is_the_same_error(cli, git_repo, 
     (line,) = after.values()
     assert line["record"]["id"] == before[OLD_MSG]["record"]["id"]
     assert line["analysis"]["lineage"] == "history" and line["analysis"]["annotationStatus"] == "changed"
+
+
+BOOL_OPS = '''\
+use burn_std::{BoolStore, DType};
+
+impl BoolTensorOps<Self> for Backend {
+    fn bool_cast(t: BoolTensor, to: DType) -> Tensor {
+        match to {
+            DType::Bool(BoolStore::Native) => cast_native(t),
+            DType::Bool(BoolStore::U32) => unimplemented!(),
+            DType::QFloat(_) => unimplemented!(),
+            _ => cast_other(t, to),
+        }
+    }
+}
+'''
+BOOL_FROM = "crates/burn-backend/src/tensor/ops/bool.rs"
+BOOL_TO = "crates/burn-tensor/src/bridge/ops/bool.rs"
+
+
+def test_a_file_renamed_into_another_crate_then_rewritten_is_followed(cli, git_repo, tmp_path):
+    """git saw the rename in the commit that made it; the range's diff sees a deletion and an
+    addition, as the later commits rewrote the file. Both calls share their function and message,
+    so no key finds them: only the history does."""
+    git_repo.crate("burn-backend", {"src/tensor/ops/bool.rs": BOOL_OPS})
+    git_repo.crate("burn-tensor", {"src/lib.rs": "pub mod bridge;\n"})
+    git_repo.commit()
+    before = extract_by_message(cli, git_repo, tmp_path / "a")
+    ids = sorted((ln["record"]["lineNumber"], ln["record"]["id"]) for ln in
+                 (json.loads(x) for x in (tmp_path / "a" / "records.jsonl").read_text().splitlines()))
+    assert len(ids) == 2 and set(before) == {"not implemented"}
+    git_repo.write(BOOL_TO, BOOL_OPS, dedent=False)
+    git_repo.remove(BOOL_FROM)
+    git_repo.commit("move")
+    header = "".join(f"use crate::bridge::part{i};\n" for i in range(12))
+    git_repo.write(BOOL_TO, header + BOOL_OPS.replace("use burn_std::{BoolStore, DType};\n", "").replace(
+        "impl BoolTensorOps<Self> for Backend {", "impl BridgeBoolOps for Dispatch {"), dedent=False)
+    git_repo.commit("rewrite")
+    assert "R" not in git_repo.git("diff", "-M", "--name-status", "HEAD~2", "HEAD")
+    extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    after = sorted((ln["record"]["lineNumber"], ln["record"]["id"], ln["analysis"]["lineage"]) for ln in
+                   (json.loads(x) for x in (tmp_path / "b" / "records.jsonl").read_text().splitlines()))
+    assert [(rid, tier) for _, rid, tier in after] == [(rid, "history") for _, rid in ids]

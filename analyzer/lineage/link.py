@@ -11,7 +11,8 @@ sees only what the earlier tiers left unmatched:
              or removed above; a rewritten stretch is aligned with what replaced it by message,
              and after the key tiers below, one record left in it pairs with the one site left in
              what replaced it (needs the earlier commit in the repository; only the files that
-             hold earlier records are diffed, see file_changes);
+             hold earlier records are diffed, see file_changes; a file renamed in one of the
+             commits between and rewritten later is followed too, see renamed_on_the_way);
 - `function` the same crate, function and message, unique among the unmatched on both sides;
 - `message`  the same file and message, unique on both sides; then the same crate and message;
 - `function` again, tree-wide: the same function and message, unique in each tree (a crate renamed
@@ -233,6 +234,27 @@ def file_changes(repo: GitRepository, old: str, new: str, paths: set[str]) -> di
     return changes
 
 
+def renamed_on_the_way(repo: GitRepository, old: str, new: str, changes: dict[str, _FileChange],
+                       present: set[str]) -> dict[str, _FileChange]:
+    """Files the range's diff reports deleted that git saw renamed in the commits between (a file
+    moved to another crate, then rewritten, is a deletion and an addition to the whole range's
+    diff): each followed through its renames to a file in `present` at `new`, and diffed there."""
+    gone = sorted(path for path, c in changes.items() if c.new_path is None)
+    if not gone:
+        return {}
+    by_name: dict[str, list[str]] = {path: [path] for path in gone}  # name now -> files named so
+    for a, b in repo.renames_between(old, new, "*.rs"):
+        if a in by_name:
+            by_name.setdefault(b, []).extend(by_name.pop(a))
+    out: dict[str, _FileChange] = {}
+    for now, paths in by_name.items():
+        for path in paths:
+            if now != path and now in present:
+                found = parse_diff(repo.diff_text(f"{old}:{path}", f"{new}:{now}")).get(path)
+                out[path] = found if found is not None else _FileChange(now)
+    return out
+
+
 def _diff_path(text: str, prefix: str) -> str | None:
     text = text.rstrip("\t")
     if text == "/dev/null":
@@ -287,6 +309,7 @@ def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
             continue  # the earlier commit is not in this repository: other tiers decide
         else:
             changes = file_changes(repo, old_sha, sha, {st.previous[p].record.filePath for p in members})
+            changes.update(renamed_on_the_way(repo, old_sha, sha, changes, set(by_file)))
         stretches: dict[tuple[str, int, int], list[int]] = defaultdict(list)
         for p in sorted(members, key=lambda i: (st.previous[i].record.filePath, st.previous[i].record.lineNumber)):
             r = st.previous[p].record
