@@ -11,7 +11,9 @@ from conftest import extract_by_message
 from published import annotation_for, line_of, published_record, write_envelope_folder
 
 from analyzer.records.ids import arm_slot, site_key
-from analyzer.lineage.link import Lineage, Link, carry_over, follow_line, parse_diff
+from analyzer.lineage.carry import carry_over
+from analyzer.lineage.gitdiff import follow_line, parse_diff
+from analyzer.lineage.link import Lineage, Link
 from analyzer.records.model import RecordLine
 
 OPS_PATH = "crates/burn-ndarray/src/ops/module.rs"
@@ -264,7 +266,7 @@ def test_changed_lines_are_never_read_as_diff_headers(git_repo):
 def test_file_changes_are_the_whole_diff_narrowed_to_the_files_asked_for(git_repo):
     """Only the files that hold earlier records are diffed; renames are still found across the
     whole tree, and a path with glob characters is taken literally."""
-    from analyzer.lineage.link import file_changes
+    from analyzer.lineage.gitdiff import file_changes
     from analyzer.source.repository import open_repository
     def body(name: str) -> str:
         return "".join(f"fn {name}{i}() {{ todo!() }}\n" for i in range(30))

@@ -1,4 +1,4 @@
-"""Measure how well record ids survive from one revision to the next (analyzer/lineage.py).
+"""Measure how well record ids survive from one revision to the next (analyzer/lineage/).
 
 For each pair of consecutive revisions A, B of a repository:
 
@@ -35,7 +35,8 @@ from analyzer import __version__
 from analyzer.pipeline.cache import FactsCache
 from analyzer.features.diff import Side, compare
 from analyzer.pipeline.extract import extract
-from analyzer.lineage.link import carry_over, link
+from analyzer.lineage.carry import carry_over
+from analyzer.lineage.link import link
 from analyzer.pipeline.ruleset import rules_hash
 from analyzer.source.repository import open_repository
 

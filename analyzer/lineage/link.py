@@ -11,8 +11,8 @@ sees only what the earlier tiers left unmatched:
              or removed above; a rewritten stretch is aligned with what replaced it by message,
              and after the key tiers below, one record left in it pairs with the one site left in
              what replaced it (needs the earlier commit in the repository; only the files that
-             hold earlier records are diffed, see file_changes; a file renamed in one of the
-             commits between and rewritten later is followed too, see renamed_on_the_way);
+             hold earlier records are diffed, see gitdiff.file_changes; a file renamed in one of the
+             commits between and rewritten later is followed too, see gitdiff.renamed_on_the_way);
 - `function` the same crate, function and message, unique among the unmatched on both sides;
 - `message`  the same file and message, unique on both sides; then the same crate and message;
 - `function` again, tree-wide: the same function and message, unique in each tree (a crate renamed
@@ -28,7 +28,7 @@ its source window (`RecordLine.facts`), and the new records are keyed the same w
 Every tier indexes by key, so the work is linear in the records; the window tier compares pairs
 only inside one file or crate, and skips buckets too big to compare pair by pair.
 
-`carry_over(previous, current, lineage, ...)` then gives each matched site the earlier record's id,
+`carry.carry_over(previous, current, lineage, ...)` then gives each matched site the earlier record's id,
 slug, tags, first-seen revision, and, while its content is unchanged (record.content_changes), its
 annotations and contentChangedAt. `diff` uses `link` the same way (base = previous, head = new).
 """
@@ -42,8 +42,9 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from analyzer.lineage.gitdiff import FileChange, file_changes, follow_line, renamed_on_the_way, rewritten
 from analyzer.records.ids import arm_slot
-from analyzer.records.model import ANNOTATION_FIELDS, RecordLine, content_changes, function_from_window, slug
+from analyzer.records.model import RecordLine, function_from_window
 
 if TYPE_CHECKING:
     from analyzer.source.repository import GitRepository
@@ -55,8 +56,6 @@ TIERS = ("id", "history", "function", "message", "window")
 WINDOW_THRESHOLD = 0.6
 WINDOW_MAX_PAIRS = 2500
 CORE_RADIUS = 3  # lines each side of the call that make its "core"
-# History tier: a rewritten stretch of lines larger than this on the new side is not followed.
-HISTORY_MAX_HUNK = 40
 
 
 @dataclass(frozen=True)
@@ -159,139 +158,6 @@ def _same_function_and_message(old: RecordLine, new: RecordLine) -> bool:
 
 # -- tier b: the line followed through git history --------------------------------------------
 
-@dataclass
-class _FileChange:
-    new_path: str | None  # None: deleted
-    hunks: list[tuple[int, int, int, int]] = field(default_factory=list)  # (a, b, c, d) of @@ -a,b +c,d @@
-
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-
-
-def parse_diff(text: str) -> dict[str, _FileChange]:
-    """The files `git diff -M --unified=0` reports, by old path: where each went and its hunks.
-    A file not listed is at the same path with the same lines. A hunk's changed lines are passed
-    over by its counts (`-a,b +c,d`: b removed, d added), never read as headers: a removed line
-    that reads `-- x` is `--- x` in the diff."""
-    out: dict[str, _FileChange] = {}
-    old_path: str | None = None
-    current: _FileChange | None = None
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        raw = lines[i]
-        i += 1
-        if raw.startswith("diff --git "):
-            old_path, current = None, None
-        elif raw.startswith("--- "):
-            old_path = _diff_path(raw[4:], "a/")
-        elif raw.startswith("+++ ") and old_path is not None:
-            current = _FileChange(_diff_path(raw[4:], "b/"))
-            out[old_path] = current
-        elif raw.startswith("rename from "):
-            old_path = raw[len("rename from "):]
-        elif raw.startswith("rename to ") and old_path is not None:
-            current = _FileChange(raw[len("rename to "):])
-            out[old_path] = current  # a pure rename has no ---/+++ lines
-        elif raw.startswith("@@") and current is not None:
-            m = _HUNK.match(raw)
-            if m:
-                a, b, c, d = m.groups()
-                removed, added = int(b) if b is not None else 1, int(d) if d is not None else 1
-                current.hunks.append((int(a), removed, int(c), added))
-                i = _past_lines(lines, i, removed)
-                i = _past_lines(lines, i, added)
-    return out
-
-
-def _past_lines(lines: list[str], i: int, count: int) -> int:
-    """Past `count` changed lines and the `\\ No newline at end of file` that may follow them."""
-    i += count
-    return i + 1 if i < len(lines) and lines[i].startswith("\\") else i
-
-
-# Past this many files to diff, the narrowed diff's command line is not worth building: the whole
-# tree's diff is read instead (the same answer).
-_NARROW_MAX_FILES = 2000
-
-
-def file_changes(repo: GitRepository, old: str, new: str, paths: set[str]) -> dict[str, _FileChange]:
-    """What parse_diff of the tree's whole `git diff -M` says of the files `paths` at `old` (those
-    that hold earlier records), without diffing the contents of every other file: the changed
-    files are listed first (renames found across the whole tree), then only those among `paths`
-    are diffed, each renamed one with the path it went to. If the narrowed diff pairs renames
-    otherwise than the listing, the whole diff decides."""
-    listed = [(status, a, b) for status, a, b in repo.changed_files(old, new, "*.rs") if a in paths]
-    renames = {a: b for status, a, b in listed if status == "R"}
-    to_diff = sorted({p for _, a, b in listed for p in (a, b)})
-    if not to_diff:
-        return {}
-    if len(to_diff) > _NARROW_MAX_FILES:
-        return parse_diff(repo.diff_text(old, new, "*.rs"))
-    changes = parse_diff(repo.diff_text(old, new, *(f":(literal){p}" for p in to_diff)))
-    if {a: c.new_path for a, c in changes.items() if c.new_path not in (a, None)} != renames:
-        return parse_diff(repo.diff_text(old, new, "*.rs"))
-    return changes
-
-
-def renamed_on_the_way(repo: GitRepository, old: str, new: str, changes: dict[str, _FileChange],
-                       present: set[str]) -> dict[str, _FileChange]:
-    """Files the range's diff reports deleted that git saw renamed in the commits between (a file
-    moved to another crate, then rewritten, is a deletion and an addition to the whole range's
-    diff): each followed through its renames to a file in `present` at `new`, and diffed there."""
-    gone = sorted(path for path, c in changes.items() if c.new_path is None)
-    if not gone:
-        return {}
-    by_name: dict[str, list[str]] = {path: [path] for path in gone}  # name now -> files named so
-    for a, b in repo.renames_between(old, new, "*.rs"):
-        if a in by_name:
-            by_name.setdefault(b, []).extend(by_name.pop(a))
-    out: dict[str, _FileChange] = {}
-    for now, paths in by_name.items():
-        for path in paths:
-            if now != path and now in present:
-                found = parse_diff(repo.diff_text(f"{old}:{path}", f"{new}:{now}")).get(path)
-                out[path] = found if found is not None else _FileChange(now)
-    return out
-
-
-def _diff_path(text: str, prefix: str) -> str | None:
-    text = text.rstrip("\t")
-    if text == "/dev/null":
-        return None
-    if text.startswith('"'):  # git quotes unusual paths
-        text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode(
-            "latin-1").decode("utf-8", "replace")
-    return text.removeprefix(prefix)
-
-
-def follow_line(change: _FileChange | None, path: str, line: int) -> tuple[str, int, int] | None:
-    """Where line `line` of `path` is at the new revision: (path, line, line) when the line itself
-    is unchanged; (path, first, last) of the lines that replaced it when it was rewritten; None
-    when its file was deleted or its stretch removed (or too long to follow)."""
-    if change is None:
-        return path, line, line
-    if change.new_path is None:
-        return None
-    delta = 0
-    for a, b, c, d in change.hunks:
-        old_first = a if b > 0 else a + 1
-        if line < old_first:
-            break
-        if line < old_first + b:  # the line itself was rewritten
-            if d == 0 or d > HISTORY_MAX_HUNK:
-                return None
-            return change.new_path, c, c + d - 1
-        delta += d - b
-    return change.new_path, line + delta, line + delta
-
-
-def _rewritten(change: _FileChange | None, line: int) -> bool:
-    if change is None:
-        return False
-    return any((a if b > 0 else a + 1) <= line < (a if b > 0 else a + 1) + b for a, b, _, _ in change.hunks)
-
-
 def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
     by_sha: dict[str, list[int]] = defaultdict(list)
     for p in st.prev_left:
@@ -304,7 +170,7 @@ def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
         by_file[r.filePath].append(c)
     for old_sha, members in sorted(by_sha.items()):
         if old_sha == sha:
-            changes: dict[str, _FileChange] = {}
+            changes: dict[str, FileChange] = {}
         elif repo.try_resolve(old_sha) is None:
             continue  # the earlier commit is not in this repository: other tiers decide
         else:
@@ -318,7 +184,7 @@ def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
             if spot is None:
                 continue
             path, first, last = spot
-            if _rewritten(change, r.lineNumber):
+            if rewritten(change, r.lineNumber):
                 # A rewritten line may now hold another call (git aligns changed lines by
                 # position): the stretch is aligned by message, not by place.
                 stretches[spot].append(p)
@@ -469,78 +335,3 @@ def _by_window(st: _State, bucket_of: Callable[[RecordLine], str]) -> None:
                 break
             if p in st.prev_left and c in st.cur_left and same_error(st.previous[p], st.current[c]):
                 st.take(p, c, "window")
-
-
-# -- carrying an earlier record over ----------------------------------------------------------
-
-@dataclass
-class Carried:
-    lines: list[RecordLine]
-    annotation: dict[str, int]  # new | changed | unchanged | dropped
-    lineage: dict  # records per tier, "new", "notFound", and the earlier records not found
-
-
-def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineage: Lineage) -> Carried:
-    """The new records with what each matched earlier record hands on: its id and slug (the
-    address of its page), its tags (annotators' and the tool's), its first-seen revision; and,
-    when the content is unchanged, its annotations and contentChangedAt. A changed record goes
-    back to annotation. A new site never takes an id an earlier record keeps."""
-    links = lineage.of_current()
-    taken = {previous[k.previous].record.id for k in lineage.links}
-    used: set[str] = set()
-    out: list[RecordLine] = []
-    counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": len(lineage.lost)}
-    for i, line in enumerate(current):
-        k = links.get(i)
-        analysis = line.analysis
-        assert analysis is not None  # new records always carry their analysis
-        if k is None:
-            rid = line.record.id
-            if rid in taken or rid in used:
-                rid = _fresh_id(line, taken | used)
-            record = line.record if rid == line.record.id else line.record.model_copy(
-                update={"id": rid, "slug": slug(line.record.errorMessage, rid)})
-            used.add(rid)
-            counts["new"] += 1
-            out.append(RecordLine(record=record, analysis=analysis.model_copy(
-                update={"lineage": "new", "annotationStatus": "new"})))
-            continue
-        old = previous[k.previous]
-        update: dict[str, object] = {"id": old.record.id, "slug": old.record.slug,
-                                     "tags": list(dict.fromkeys([*old.record.tags, *line.record.tags]))}
-        changed = content_changes(old, line)
-        if not changed:
-            update.update({f: getattr(old.record, f) for f in ANNOTATION_FIELDS})
-            update["contentChangedAt"] = old.record.contentChangedAt
-        counts["changed" if changed else "unchanged"] += 1
-        used.add(old.record.id)
-        first_sha, first_at = first_seen(old)
-        out.append(RecordLine(record=line.record.model_copy(update=update), analysis=analysis.model_copy(update={
-            "lineage": k.tier, "annotationStatus": "changed" if changed else "unchanged",
-            "firstSeenSha": first_sha, "firstSeenAt": first_at})))
-    lost = [{"id": previous[p].record.id, "filePath": previous[p].record.filePath,
-             "lineNumber": previous[p].record.lineNumber, "errorMessage": previous[p].record.errorMessage}
-            for p in lineage.lost]
-    return Carried(out, counts, {**lineage.counts(), "notFoundRecords": lost})
-
-
-def first_seen(line: RecordLine) -> tuple[str, str]:
-    """The revision and time a record was first seen: as it says, else when it was analysed."""
-    a = line.analysis
-    if a is not None and a.firstSeenSha and a.firstSeenAt:
-        return a.firstSeenSha, a.firstSeenAt
-    return line.record.analyzedSha, line.record.analyzedAt
-
-
-def _fresh_id(line: RecordLine, taken: set[str]) -> str:
-    """An id for a new site whose structural id an earlier record already keeps: derived from it
-    and the site's place, so it is the same on every run."""
-    import hashlib
-
-    salt = 0
-    while True:
-        text = f"{line.record.id}\x1f{line.record.filePath}\x1f{line.record.lineNumber}\x1f{salt}"
-        rid = hashlib.sha256(text.encode()).hexdigest()[:16]
-        if rid not in taken:
-            return rid
-        salt += 1

@@ -372,8 +372,9 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     lineage_counts = None
     if previous is not None:
         # Each earlier record found again hands on its id, slug, tags and first-seen revision,
-        # and its annotations while the content is unchanged (analyzer/lineage.py).
-        from analyzer.lineage.link import carry_over, link
+        # and its annotations while the content is unchanged (analyzer/lineage/).
+        from analyzer.lineage.carry import carry_over
+        from analyzer.lineage.link import link
         carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha))
         lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
     timings["record"] = time.perf_counter() - t3

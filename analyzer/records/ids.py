@@ -21,7 +21,7 @@ What gives a site a new id: renaming or moving its function to another impl or m
 its crate, rewriting the scrutinee, or changing the first alternative of an explicit arm pattern
 (`DType::QFloat(_)` to `DType::Bool(_)`). Widening an arm (`A | B` to `A | B | C`) keeps the id.
 A new structural id is not the end of a record's lineage: `extract --previous` and `diff` match
-the earlier record to the site by other means (analyzer/lineage.py) and keep its id.
+the earlier record to the site by other means (analyzer/lineage/) and keep its id.
 
 Two sites never share an id. When sites of one crate share all of the above (the same macro body
 in two files, a cfg-gated copy of a module), the first of them, by folder depth, then path, then

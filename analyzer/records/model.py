@@ -138,7 +138,7 @@ class Analysis(BaseModel):
         if data.get("annotatedAt") is None:
             data.pop("annotatedAt", None)
         return data
-    # How `extract --previous` found this site's earlier record (analyzer/lineage.py): by the same
+    # How `extract --previous` found this site's earlier record (analyzer/lineage/): by the same
     # id, by following its line through git history, by crate+function+message, by file or crate
     # +message, by a similar source window; "new" when no earlier record matched.
     lineage: Literal["id", "history", "function", "message", "window", "new"] = "new"
