@@ -111,3 +111,158 @@ def test_a_file_renamed_into_another_crate_then_rewritten_is_followed(cli, git_r
     after = sorted((ln["record"]["lineNumber"], ln["record"]["id"], ln["analysis"]["lineage"]) for ln in
                    (json.loads(x) for x in (tmp_path / "b" / "records.jsonl").read_text().splitlines()))
     assert [(rid, tier) for _, rid, tier in after] == [(rid, "history") for _, rid in ids]
+
+
+MARKED = '''\
+use burn_std::DType;
+
+impl<B: Backend> Tensor<B> {
+    /// Whether the tensor is marked.
+    pub fn is_marked(&self) -> bool {
+        match &self.primitive {
+            TensorPrimitive::Float(tensor) => B::is_marked(tensor),
+            TensorPrimitive::QFloat(_) => unimplemented!(),
+        }
+    }
+
+    /// Mark the tensor.
+    pub fn set_marked(self, mark: Mark) -> Self {
+        let primitive = match self.primitive {
+            TensorPrimitive::Float(tensor) => TensorPrimitive::Float(B::mark(tensor, mark)),
+            TensorPrimitive::QFloat(_) => unimplemented!(),
+        };
+        Self::new(primitive)
+    }
+}
+'''
+MARKED_AFTER = '''\
+use burn_std::DType;
+
+impl<B: Backend> Tensor<B> {
+    /// Whether the tensor is marked.
+    pub fn is_marked(&self) -> bool {
+        is_marked_impl(&self.bridge)
+    }
+
+    /// Mark the tensor.
+    pub fn set_marked(self, mark: Mark) -> Self {
+        Self::new(set_marked_impl(self.bridge, mark))
+    }
+}
+
+#[cfg(feature = "std")]
+fn is_marked_impl(p: &BridgeTensor) -> bool {
+    let (kind, tensor) = p.as_parts();
+    let tensor = tensor.detach();
+    match kind {
+        BridgeKind::Half if tensor.is_empty() => false,
+        BridgeKind::Float | BridgeKind::Half => Dispatch::is_marked(tensor),
+        BridgeKind::QFloat => unimplemented!(),
+        BridgeKind::Int | BridgeKind::Bool => false,
+    }
+}
+
+#[cfg(feature = "std")]
+fn set_marked_impl(p: BridgeTensor, mark: Mark) -> BridgeTensor {
+    let (kind, tensor) = p.into_parts();
+    let tensor = tensor.detach();
+    match kind {
+        BridgeKind::Half if tensor.is_empty() => BridgeTensor::half(tensor),
+        BridgeKind::Float | BridgeKind::Half => BridgeTensor::float(Dispatch::mark(tensor, mark)),
+        BridgeKind::QFloat => unimplemented!(),
+        BridgeKind::Int | BridgeKind::Bool => BridgeTensor::other(tensor),
+    }
+}
+'''
+MARKED_PATH = "crates/burn-tensor/src/tensor/api/float.rs"
+
+
+def _lines(out) -> list[dict]:
+    return [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+
+
+def test_functions_renamed_with_their_old_name_kept_are_followed(cli, git_repo, tmp_path):
+    """Two calls with one message in one file, each moved into a function named after its old
+    one (`is_marked` to `is_marked_impl`) and rewritten around it: the renamed function, the
+    message and the arm find each, in whichever order git aligned the lines."""
+    git_repo.crate("burn-tensor", {"src/tensor/api/float.rs": MARKED})
+    git_repo.commit()
+    before = {ln["analysis"]["function"]: ln["record"]["id"] for ln in
+              (extract_by_message(cli, git_repo, tmp_path / "a") and _lines(tmp_path / "a"))}
+    assert set(before) == {"is_marked", "set_marked"}
+    git_repo.write(MARKED_PATH, MARKED_AFTER, dedent=False)
+    git_repo.commit()
+    extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    after = {ln["analysis"]["function"]: (ln["record"]["id"], ln["analysis"]["lineage"]) for ln in
+             _lines(tmp_path / "b")}
+    assert after == {"is_marked_impl": (before["is_marked"], "function"),
+                     "set_marked_impl": (before["set_marked"], "function")}
+
+
+STORE = '''\
+pub mod dtype;
+
+impl DType {
+    pub fn storage(self) -> StorageType {
+        match self {
+            DType::F32 => StorageType::Scalar(ElemType::Float(FloatKind::F32)),
+            DType::I32 => StorageType::Scalar(ElemType::Int(IntKind::I32)),
+            DType::Bool(BoolStore::Native) => {
+                panic!("Cannot keep packed sub-byte values")
+            }
+            DType::QFloat(scheme) => match scheme.store {
+                QuantStore::Native => match scheme.value {
+                    QuantValue::Q8F => StorageType::Scalar(ElemType::Int(IntKind::I8)),
+                    QuantValue::E2M1 => {
+                        panic!("Cannot keep packed sub-byte values")
+                    }
+                },
+                QuantStore::U32 => StorageType::Scalar(ElemType::UInt(UIntKind::U32)),
+            },
+        }
+    }
+}
+'''
+STORE_AFTER = '''\
+//! Conversions between the backend's storage types and burn's dtypes, moved out of burn-std so
+//! that it no longer depends on the compiler crate.
+
+use burn_std::{BoolStore, DType, QuantStore, QuantValue};
+
+/// The storage type of a burn dtype.
+pub fn dtype_to_storage(value: DType) -> StorageType {
+    match value {
+        DType::F32 => StorageType::Scalar(ElemType::Float(FloatKind::F32)),
+        DType::I32 => StorageType::Scalar(ElemType::Int(IntKind::I32)),
+        DType::Bool(BoolStore::Native) => {
+            panic!("Cannot keep packed sub-byte values")
+        }
+        DType::QFloat(scheme) => match scheme.store {
+            QuantStore::Native => match scheme.value {
+                QuantValue::Q8F => StorageType::Scalar(ElemType::Int(IntKind::I8)),
+                QuantValue::E2M1 => {
+                    panic!("Cannot keep packed sub-byte values")
+                }
+            },
+            QuantStore::U32 => StorageType::Scalar(ElemType::UInt(UIntKind::U32)),
+        },
+    }
+}
+'''
+
+
+def test_a_body_moved_to_another_crate_and_function_is_followed_in_order(cli, git_repo, tmp_path):
+    """A function's body moved into another crate under another name, its paths shortened: the
+    same message twice in it, each found by the lines around it, in their order."""
+    git_repo.crate("burn-std", {"src/lib.rs": STORE})
+    git_repo.commit()
+    extract_by_message(cli, git_repo, tmp_path / "a")
+    before = [ln["record"]["id"] for ln in sorted(_lines(tmp_path / "a"), key=lambda ln: ln["record"]["lineNumber"])]
+    assert len(before) == 2
+    git_repo.write("crates/burn-std/src/lib.rs", "pub mod dtype;\n", dedent=False)
+    git_repo.crate("burn-backend", {"src/storage.rs": STORE_AFTER})
+    git_repo.commit()
+    extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    after = sorted(_lines(tmp_path / "b"), key=lambda ln: ln["record"]["lineNumber"])
+    assert [ln["record"]["id"] for ln in after] == before
+    assert {ln["analysis"]["lineage"] for ln in after} == {"window"}

@@ -17,6 +17,10 @@ sees only what the earlier tiers left unmatched:
 - `message`  the same file and message, unique on both sides; then the same crate and message;
 - `function` again, tree-wide: the same function and message, unique in each tree (a crate renamed
              or split, its files rewritten on the way, so git's rename detection misses them);
+- `function` for a renamed function: the same crate, message, macro and arm, in a function whose
+             name holds the earlier one's, unique on both sides;
+- `window`   for a moved body: the same message, macro and lines around the call (paths by their
+             last segment), anywhere in the tree; several of one key pair in order;
 - `window`   the most similar source window within the same file, then the same crate: the lines
              around the call, the whole window and the message, above a threshold, best pairs first;
 - then `function` and `message` once more over what is left (a key two sites shared on each side
@@ -111,6 +115,8 @@ def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
         _by_history(st, repo, sha)
     _by_keys(st)
     _stretch_leftovers(st)
+    _by_renamed_function(st)
+    _by_body(st)
     _by_window(st, lambda r: r.record.filePath)
     _by_window(st, lambda r: r.facts.crate)
     # Once the windows have paired some, a key shared by two sites on each side may be left with
@@ -248,9 +254,78 @@ def same_error(old: RecordLine, new: RecordLine) -> bool:
     return ratio >= SAME_MESSAGE_RATIO
 
 
+# A variant's wildcard payload: `QFloat(_)`, `Bool(..)`, `Scheme { .. }` name the variant alone.
+_WILDCARD_PAYLOAD = re.compile(r"\s*(?:\(\s*(?:_|\.\.)(?:\s*,\s*(?:_|\.\.))*\s*\)|\{\s*\.\.\s*\})")
+
+
 def _slot(pattern: str) -> str:
-    slot = arm_slot(pattern, False)
+    slot = _WILDCARD_PAYLOAD.sub("", arm_slot(pattern, False))
     return "_" if _BINDING.fullmatch(slot) else slot
+
+
+def _agree(old: RecordLine, new: RecordLine) -> bool:
+    """The same macro, and the same arm when both sides know it."""
+    a, b = old.facts, new.facts
+    return a.macro == b.macro and (not a.pattern or not b.pattern or _slot(a.pattern) == _slot(b.pattern))
+
+
+# -- a function renamed, a body moved ---------------------------------------------------------
+
+def _stems(name: str) -> list[str]:
+    """A function's name and what it is left when words are cut from either end (`is_marked_impl`:
+    `is_marked`, `is`, `marked_impl`, `impl`, ...): a renamed function often keeps its old name
+    inside the new one."""
+    words = name.split("_")
+    out = [name]
+    for i in range(1, len(words)):
+        out += ["_".join(words[:i]), "_".join(words[i:])]
+    return [w for w in dict.fromkeys(out) if w]
+
+
+def _by_renamed_function(st: _State) -> None:
+    """The same crate, message, macro and arm, in a function whose name holds the earlier one's
+    (a function renamed, `foo` to `foo_impl`), unique on both sides."""
+    def key(r: RecordLine, name: str) -> Hashable:
+        a = r.facts
+        return ("renamed", a.crate, r.record.errorMessage, a.macro, _slot(a.pattern) if a.pattern else "", name)
+
+    _unique_pairs(st, "function", lambda r: [key(r, r.facts.function)] if r.facts.function else [],
+                  lambda r: [key(r, stem) for stem in _stems(r.facts.function)])
+
+
+_FN_LINE = re.compile(r"\bfn\s")
+_CLOSING = re.compile(r"[\])};,]*")  # blank, or closing brackets alone: nesting, not code
+_PATH_SEGMENTS = re.compile(r"\b(?:[A-Za-z_][A-Za-z0-9_]*::)+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _body(r: RecordLine) -> tuple[str, ...]:
+    """The lines around the call as code reads them: stripped, paths by their last segment,
+    without blank lines, lone closing brackets, comments and `fn` headers (a renamed or moved
+    function keeps its body)."""
+    lines = (_PATH_SEGMENTS.sub(r"\1", s) for s in _core(r))
+    return tuple(s for s in lines if not _CLOSING.fullmatch(s) and not s.startswith("//") and not _FN_LINE.search(s))
+
+
+def _by_body(st: _State) -> None:
+    """The same message and macro with the same lines around the call, anywhere in the tree (a
+    body moved to another crate and function, its paths shortened on the way). Several with one
+    key on each side, as many on both, pair in order of file and line."""
+    prev_by: dict[tuple[str, str, tuple[str, ...]], list[int]] = defaultdict(list)
+    cur_by: dict[tuple[str, str, tuple[str, ...]], list[int]] = defaultdict(list)
+    for p in st.prev_left:
+        r = st.previous[p]
+        prev_by[(r.record.errorMessage, r.facts.macro, _body(r))].append(p)
+    for c in st.cur_left:
+        r = st.current[c]
+        cur_by[(r.record.errorMessage, r.facts.macro, _body(r))].append(c)
+    def place(lines: Sequence[RecordLine]) -> Callable[[int], tuple[str, int]]:
+        return lambda i: (lines[i].record.filePath, lines[i].record.lineNumber)
+
+    for k, ps in sorted(prev_by.items(), key=lambda kv: min(kv[1])):
+        cs = cur_by.get(k, [])
+        if len(k[2]) > 1 and len(ps) == len(cs):
+            for p, c in zip(sorted(ps, key=place(st.previous)), sorted(cs, key=place(st.current))):
+                st.take(p, c, "window")
 
 
 # -- tiers c and d: keys unique on both sides -------------------------------------------------
