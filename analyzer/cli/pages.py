@@ -158,6 +158,12 @@ def annotate_export(records, out_dir):
     parts = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
     n = len(todo.exported)
     click.echo(f"Wrote {plural(n, 'prompt')} and {plural(n, 'answer skeleton')} to {out} ({parts}).")
+    if todo.stale:
+        click.echo(f"{plural(len(todo.stale), 'answer')} already filled in {out} "
+                   f"{'was' if len(todo.stale) == 1 else 'were'} written for content that changed since "
+                   f"(import refuses {'it' if len(todo.stale) == 1 else 'them'}): "
+                   f"{', '.join(todo.stale)}; answer again in place of "
+                   f"{'it' if len(todo.stale) == 1 else 'them'}, from the new prompt.", err=True)
     if todo.kept:
         click.echo(f"Kept {plural(len(todo.kept), 'answer')} already filled in {out}; import "
                    f"{'it' if len(todo.kept) == 1 else 'them'} with "
@@ -179,9 +185,10 @@ def annotate_export(records, out_dir):
 def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
     """Merge answers (files, or folders of *.json) into the records.
 
-    Each answer is checked with the same Annotation model as the records: exactly the id and the
-    ten annotation fields, strings or null (solutions and preventionTips: lists of strings). Its
-    id must be a record of RECORDS; an answer whose record changed since export is refused. An
+    Each answer is checked with the same Annotation model as the records: exactly the id, the
+    content hash and the ten annotation fields, strings or null (solutions and preventionTips:
+    lists of strings). Its id must be a record of RECORDS; an answer whose content hash is not the
+    record's current one (its record changed since export) is refused, wherever it sits. An
     answer with every field still null is skipped. A bad answer stops the import (exit 2, nothing
     written) unless --skip-bad is given. An imported answer replaces the record's ten annotation
     fields.

@@ -93,6 +93,9 @@ Annotation = create_model(  # type: ignore[call-overload]  # field definitions b
     __config__=_Strict,
     __doc__="The annotation fields of one record (by id), as an annotator returns them.",
     id=(StrictStr, Field(pattern=r"^[0-9a-f]{16}$")),
+    # The content hash of the record the answer was written for (`annotate export` writes it into
+    # the skeleton): an answer for other content is refused.
+    contentHash=(StrictStr | None, Field(default=None, pattern=r"^[0-9a-f]{16}$")),
     **{name: (ErrorRecord.model_fields[name].annotation, None) for name in ANNOTATION_FIELDS},
 )
 
