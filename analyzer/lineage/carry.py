@@ -57,10 +57,17 @@ def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineag
         out.append(RecordLine(record=line.record.model_copy(update=update), analysis=analysis.model_copy(update={
             "lineage": k.tier, "annotationStatus": "changed" if changed else "unchanged",
             "firstSeenSha": first_sha, "firstSeenAt": first_at})))
-    lost = [{"id": previous[p].record.id, "filePath": previous[p].record.filePath,
-             "lineNumber": previous[p].record.lineNumber, "errorMessage": previous[p].record.errorMessage}
-            for p in lineage.lost]
-    return Carried(out, counts, {**lineage.counts(), "notFoundRecords": lost})
+    lost = [_brief(previous[p]) for p in lineage.lost]
+    unknown = [_brief(previous[p]) for p in lineage.derived.unknown]
+    return Carried(out, counts, {**lineage.counts(), "notFoundRecords": lost,
+                                 "contentDerived": {"analyzedSha": lineage.derived.at_sha,
+                                                    "sourceCode": lineage.derived.from_window},
+                                 "contentUnknown": len(unknown), "contentUnknownRecords": unknown})
+
+
+def _brief(line: RecordLine) -> dict:
+    r = line.record
+    return {"id": r.id, "filePath": r.filePath, "lineNumber": r.lineNumber, "errorMessage": r.errorMessage}
 
 
 def first_seen(line: RecordLine) -> tuple[str, str]:

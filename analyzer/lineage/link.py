@@ -46,11 +46,13 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from analyzer.lineage.published import Derived, derive_content
 from analyzer.lineage.gitdiff import FileChange, file_changes, follow_line, renamed_on_the_way, rewritten
 from analyzer.records.ids import arm_slot
 from analyzer.records.model import RecordLine, function_from_window
 
 if TYPE_CHECKING:
+    from analyzer.decisions.classify import DtypeCatalog
     from analyzer.source.repository import GitRepository
 
 TIERS = ("id", "history", "function", "message", "window")
@@ -76,6 +78,8 @@ class Lineage:
     links: list[Link]
     lost: list[int]  # indexes of earlier records that matched no site
     new: list[int]  # indexes of new records that matched no earlier record
+    # Earlier records read without analysis: how their content became known (published.py)
+    derived: Derived = field(default_factory=Derived)
 
     def counts(self) -> dict[str, int]:
         out = {t: 0 for t in TIERS}
@@ -106,9 +110,13 @@ class _State:
 
 
 def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
-         repo: GitRepository | None = None, sha: str | None = None) -> Lineage:
+         repo: GitRepository | None = None, sha: str | None = None, cache=None,
+         catalog: DtypeCatalog | None = None) -> Lineage:
     """Match earlier records to new ones, one-to-one, tier by tier (see the module's docstring).
-    `repo` and `sha` (the new revision) enable the history tier."""
+    `repo` and `sha` (the new revision) enable the history tier. Earlier records read without
+    analysis first get one derived (published.py; `cache` and `catalog`, the new revision's dtype
+    enums, serve it)."""
+    derived = derive_content(previous, repo, cache, catalog)
     st = _State(previous, current, set(range(len(previous))), set(range(len(current))))
     _by_id(st)
     if repo is not None and sha is not None and repo.try_resolve(sha) is not None:
@@ -123,7 +131,7 @@ def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
     # one on each: unique now, so the key tiers look again at what is left.
     _by_keys(st)
     return Lineage(links=sorted(st.links, key=lambda k: k.current), lost=sorted(st.prev_left),
-                   new=sorted(st.cur_left))
+                   new=sorted(st.cur_left), derived=derived)
 
 
 # -- tier a: the same id ----------------------------------------------------------------------

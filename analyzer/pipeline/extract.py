@@ -375,7 +375,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
         # and its annotations while the content is unchanged (analyzer/lineage/).
         from analyzer.lineage.carry import carry_over
         from analyzer.lineage.link import link
-        carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha))
+        carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha, cache=cache, catalog=catalog))
         lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
