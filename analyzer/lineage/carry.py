@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from analyzer.lineage.link import Lineage
-from analyzer.records.model import ANNOTATION_FIELDS, RecordLine, content_changes, slug
+from pydantic import ValidationError
+
+from analyzer.records.model import (
+    ANNOTATION_FIELDS,
+    UTC_TIME,
+    Analysis,
+    ErrorRecord,
+    RecordLine,
+    content_changes,
+    slug,
+)
 
 
 # -- carrying an earlier record over ----------------------------------------------------------
@@ -21,9 +32,10 @@ class Carried:
 
 def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineage: Lineage) -> Carried:
     """The new records with what each matched earlier record hands on: its id and slug (the
-    address of its page), its tags (annotators' and the tool's), its first-seen revision; and,
-    when the content is unchanged, its annotations and contentChangedAt. A changed record goes
-    back to annotation. A new site never takes an id an earlier record keeps."""
+    address of its page) and its first-seen revision; when the content is unchanged, the rest of
+    what it published (annotations, tags, PUBLISHED_FIELDS) as it was; when it changed, its tags
+    then the tool's, and the record goes back to annotation. Every carried field passes
+    `_checked`. A new site never takes an id an earlier record keeps."""
     links = lineage.of_current()
     taken = {previous[k.previous].record.id for k in lineage.links}
     used: set[str] = set()
@@ -45,24 +57,69 @@ def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineag
                 update={"lineage": "new", "annotationStatus": "new"})))
             continue
         old = previous[k.previous]
-        update: dict[str, object] = {"id": old.record.id, "slug": old.record.slug,
-                                     "tags": list(dict.fromkeys([*old.record.tags, *line.record.tags]))}
         changed = content_changes(old, line)
-        if not changed:
-            update.update({f: getattr(old.record, f) for f in ANNOTATION_FIELDS})
-            update["contentChangedAt"] = old.record.contentChangedAt
+        update: dict[str, object] = {"id": old.record.id, "slug": old.record.slug}
+        if changed:
+            # The error changed: what the tool says of it now joins what the earlier record said.
+            update["tags"] = list(dict.fromkeys([*old.record.tags, *line.record.tags]))
+        else:
+            # Nothing about the error changed: the record stays as it was published.
+            update.update({f: getattr(old.record, f) for f in (*ANNOTATION_FIELDS, *PUBLISHED_FIELDS)})
         counts["changed" if changed else "unchanged"] += 1
         used.add(old.record.id)
         first_sha, first_at = first_seen(old)
-        out.append(RecordLine(record=line.record.model_copy(update=update), analysis=analysis.model_copy(update={
+        if not (isinstance(first_at, str) and UTC.match(first_at) and first_at <= line.record.analyzedAt):
+            first_sha, first_at = line.record.analyzedSha, line.record.analyzedAt
+        carried = _checked(line, update, analysis.model_copy(update={
             "lineage": k.tier, "annotationStatus": "changed" if changed else "unchanged",
-            "firstSeenSha": first_sha, "firstSeenAt": first_at})))
+            "firstSeenSha": first_sha, "firstSeenAt": first_at}))
+        used.add(carried.record.id)
+        out.append(carried)
     lost = [_brief(previous[p]) for p in lineage.lost]
     unknown = [_brief(previous[p]) for p in lineage.derived.unknown]
     return Carried(out, counts, {**lineage.counts(), "notFoundRecords": lost,
                                  "contentDerived": {"analyzedSha": lineage.derived.at_sha,
                                                     "sourceCode": lineage.derived.from_window},
                                  "contentUnknown": len(unknown), "contentUnknownRecords": unknown})
+
+
+# What a record carried unchanged keeps of the earlier one besides its id, slug and annotations.
+PUBLISHED_FIELDS = ("tags", "backgroundTag", "errorCode", "errorClass", "httpStatus", "contentChangedAt")
+UTC = re.compile(UTC_TIME)
+
+
+def _checked(line: RecordLine, update: dict[str, object], analysis: Analysis) -> RecordLine:
+    """The new record with the earlier record's fields `update`, each kept only if the result
+    passes what `validate` checks (the schema, records/checks.py's record_problems, text that can
+    be written): a field that fails is the new record's own (a slug made from the message and the
+    kept id). So extract never writes a record its own validate refuses."""
+    from analyzer.records.checks import record_problems, unwritable_strings
+
+    fallback = {name: getattr(line.record, name) for name in update}
+    fallback["slug"] = slug(line.record.errorMessage, str(update.get("id", line.record.id)))
+    while True:
+        data = {**line.record.model_dump(mode="json"), **update}
+        problems = unwritable_strings(data)
+        record = None
+        try:
+            record = ErrorRecord.model_validate(data)
+        except ValidationError as e:
+            problems += [".".join(str(p) for p in err["loc"]) for err in e.errors()]
+        else:
+            problems += record_problems(record, analysis)
+        bad = {name for name in update if update[name] != fallback[name]
+               and any(_names(problem, name) for problem in problems)}
+        if not bad:
+            return RecordLine(record=record if record is not None else line.record, analysis=analysis)
+        update = {**update, **{name: fallback[name] for name in bad}}
+        if "id" in bad:
+            update["slug"] = slug(line.record.errorMessage, line.record.id)
+
+
+def _names(problem: str, name: str) -> bool:
+    """Whether a problem (`record.slug: ...`, `tags.1: ...`, `slug`) is about field `name`."""
+    where = problem.split(":", 1)[0].removeprefix("record.")
+    return where == name or where.startswith(name + ".")
 
 
 def _brief(line: RecordLine) -> dict:

@@ -32,9 +32,10 @@ its source window (`RecordLine.facts`), and the new records are keyed the same w
 Every tier indexes by key, so the work is linear in the records; the window tier compares pairs
 only inside one file or crate, and skips buckets too big to compare pair by pair.
 
-`carry.carry_over(previous, current, lineage, ...)` then gives each matched site the earlier record's id,
-slug, tags, first-seen revision, and, while its content is unchanged (record.content_changes), its
-annotations and contentChangedAt. `diff` uses `link` the same way (base = previous, head = new).
+`carry.carry_over(previous, current, lineage, ...)` then gives each matched site the earlier
+record's id, slug and first-seen revision, and, while its content is unchanged
+(record.content_changes), the rest of the record as it was published (annotations, tags, dates).
+`diff` uses `link` the same way (base = previous, head = new).
 """
 
 from __future__ import annotations
