@@ -35,27 +35,29 @@ def render(records, fmt, out_dir, issues_url):
     """Write one page per record, in the shape of the published error pages, and an index.
 
     A page has the message, what it means, the source with the line, a link to the source pinned to
-    the analysed commit, solutions, an example fix, when it happens and related errors (same
-    operation family, sibling operations of the same impl, then the same file). Sections whose
+    the analysed commit, solutions, an example fix, when it happens and related errors (other
+    records of the same operation family or file). Sections whose
     annotation is still missing are left out.
-    Pages are named after the record's slug; existing files of the same name are replaced. Beside
-    each page, PAGE.json holds its record as one records.jsonl line: the page's "Data as JSON" link.
+    Pages are named after the record's slug. Beside each page, PAGE.json holds its record as one
+    records.jsonl line: the page's "Data as JSON" link. OUT is render's own: earlier pages there
+    are replaced whole (a page of a record no longer present is gone), and a folder holding other
+    files is refused.
 
     \b
     Examples:
       burn-errors render output/records.jsonl
       burn-errors render output/records.jsonl --format html --out site/errors/
     """
-    from analyzer.core.outputs import ensure_writable_dir, write_files
+    from analyzer.features.pages import is_pages_folder
+    from analyzer.sinks import envelope
 
     lines = _read_records(records)
     if not lines:
         raise UserError(f"{records} holds no records; nothing to render")
-    out = Path(out_dir)
-    ensure_writable_dir(out)
     writer = PAGES[fmt]
     pages = writer(lines, issues_url)
-    write_files({out / name: text for name, text in pages.items()})
+    out = envelope.write(Path(out_dir), {name: text.encode("utf-8") for name, text in pages.items()},
+                         owned=is_pages_folder, kind="pages", what="pages burn-errors rendered")
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
     click.echo(f"Wrote {plural(len(lines), 'page')} ({annotated} annotated), each with its record as "
                f"<page>.json beside it, and {out / ('index.' + writer.sink().EXT)}")
