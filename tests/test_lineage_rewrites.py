@@ -266,3 +266,53 @@ def test_a_body_moved_to_another_crate_and_function_is_followed_in_order(cli, gi
     after = sorted(_lines(tmp_path / "b"), key=lambda ln: ln["record"]["lineNumber"])
     assert [ln["record"]["id"] for ln in after] == before
     assert {ln["analysis"]["lineage"] for ln in after} == {"window"}
+
+
+PACK_BEFORE = '''\
+impl From<QuantValue> for StorageKind {
+    fn from(value: QuantValue) -> Self {
+        match value {
+            QuantValue::Q8F | QuantValue::Q8S => StorageKind::I8,
+            QuantValue::Q4F | QuantValue::Q2F => {
+                panic!("Cannot pack sub-byte values natively")
+            }
+        }
+    }
+}
+'''
+PACK_AFTER = '''\
+//! Storage of quantized values, moved out of the tensor crate.
+
+impl From<QuantValue> for StorageKind {
+    fn from(value: QuantValue) -> Self {
+        let kind = match value {
+            QuantValue::Q8F | QuantValue::Q8S | QuantValue::Q8U => StorageKind::I8,
+            QuantValue::Q4F | QuantValue::Q2F => {
+                // packed values need a packing store
+                panic!("Cannot pack sub-byte values natively")
+            }
+            QuantValue::E2M1 => {
+                panic!("Cannot pack sub-byte values natively")
+            }
+        };
+        kind
+    }
+}
+'''
+
+
+def test_a_message_twice_in_a_moved_function_is_told_apart_by_its_arm(cli, git_repo, tmp_path):
+    """The file moved to another crate and rewritten, its function now holding the message twice:
+    the arm (its first alternative) says which of the two continues the earlier record."""
+    git_repo.crate("burn-tensor", {"src/lib.rs": PACK_BEFORE})
+    git_repo.commit()
+    extract_by_message(cli, git_repo, tmp_path / "a")
+    (before,) = _lines(tmp_path / "a")
+    git_repo.git("rm", "-r", "-q", "crates/burn-tensor")
+    git_repo.crate("burn-quant", {"src/storage.rs": PACK_AFTER})
+    git_repo.commit()
+    extract_by_message(cli, git_repo, tmp_path / "b", previous=tmp_path / "a" / "records.jsonl")
+    after = {ln["analysis"]["pattern"]: ln for ln in _lines(tmp_path / "b")}
+    kept = after["QuantValue::Q4F | QuantValue::Q2F"]
+    assert kept["record"]["id"] == before["record"]["id"] and kept["analysis"]["lineage"] == "function"
+    assert after["QuantValue::E2M1"]["analysis"]["lineage"] == "new"

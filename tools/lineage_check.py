@@ -85,7 +85,7 @@ def main() -> int:
                 tool_a = extract(repo, a_sha, cache=cache).lines
                 a = as_published(tool_a, args.sha_absent) if args.as_published else tool_a
                 b = extract(repo, b_sha, cache=cache).lines
-                lineage = link(a, b, repo=repo, sha=b_sha)
+                lineage = link(a, b, repo=repo, sha=b_sha, cache=cache)
                 carried = carry_over(a, b, lineage).lines
                 # Keys from the tool's own records on both sides (crate and function as parsed);
                 # an earlier record keeps its id when the site's new record has that earlier id.

@@ -293,13 +293,21 @@ def _stems(name: str) -> list[str]:
 
 def _by_renamed_function(st: _State) -> None:
     """The same crate, message, macro and arm, in a function whose name holds the earlier one's
-    (a function renamed, `foo` to `foo_impl`), unique on both sides."""
+    (a function renamed, `foo` to `foo_impl`), unique on both sides; then the same function,
+    message, macro and arm anywhere in the tree."""
     def key(r: RecordLine, name: str) -> Hashable:
         a = r.facts
         return ("renamed", a.crate, r.record.errorMessage, a.macro, _slot(a.pattern) if a.pattern else "", name)
 
     _unique_pairs(st, "function", lambda r: [key(r, r.facts.function)] if r.facts.function else [],
                   lambda r: [key(r, stem) for stem in _stems(r.facts.function)])
+
+    # A crate moved whose file holds the message twice: the arm tells the two apart.
+    def anywhere(r: RecordLine) -> list[Hashable]:
+        a = r.facts
+        return [("moved", a.function, r.record.errorMessage, a.macro, _slot(a.pattern))] if a.pattern else []
+
+    _unique_pairs(st, "function", anywhere, anywhere)
 
 
 _FN_LINE = re.compile(r"\bfn\s")
