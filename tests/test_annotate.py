@@ -87,7 +87,7 @@ def _import(cli, records, *answers, out=None, extra=()):
 
 def test_field_guide_covers_exactly_the_annotation_model():
     assert tuple(FIELD_GUIDE) == ANNOTATION_FIELDS
-    assert list(Annotation.model_fields) == ["id", *ANNOTATION_FIELDS]
+    assert list(Annotation.model_fields) == ["id", "contentHash", *ANNOTATION_FIELDS]
 
 
 def test_export_writes_a_prompt_and_a_skeleton_per_record(cli, records, tmp_path):
@@ -102,6 +102,8 @@ def test_export_writes_a_prompt_and_a_skeleton_per_record(cli, records, tmp_path
     skeleton = json.loads((out / f"{pool}.json").read_text())
     assert list(skeleton) == list(Annotation.model_fields)  # the model's fields, in its order
     assert skeleton["id"] == pool and all(skeleton[k] is None for k in ANNOTATION_FIELDS)
+    assert skeleton["contentHash"] == next(ln["analysis"]["contentHash"] for ln in read_records(records.parent)
+                                           if ln["record"]["id"] == pool)
 
     prompt = (out / f"{pool}.prompt.md").read_text()
     line = next(ln for ln in read_records(records.parent) if ln["record"]["id"] == pool)
@@ -352,7 +354,7 @@ def test_a_bad_answer_lists_all_its_problems(cli, records, tmp_path):
     assert line == (f"{bad}: field solutions: Input should be a valid list; field preventionTips.1: Input "
                     f"should be a valid string; field severity: unknown field; field owner: unknown field; "
                     f"field commonSituations: blank text; write null when there is nothing to say; "
-                    f"the answer holds only the id and the Annotation fields")
+                    f"the answer holds only the id, the content hash and the Annotation fields")
     assert "more problems" not in res.stderr
     blank = tmp_path / "blank.json"
     blank.write_text(json.dumps(_answer(ids[POOL], documentation=" ", solutions=[], preventionTips=["a", " "])))
@@ -383,3 +385,30 @@ def test_autolink_encodes_what_would_end_it():
     # A URL the one URL policy refuses (a space in it) is shown as code, never linked.
     assert md_autolink("https://x.test/a b") == "`https://x.test/a b`"
     assert md_autolink("javascript:alert(1)") == "`javascript:alert(1)`"
+
+
+def test_an_answer_holds_the_content_it_was_written_for_wherever_it_sits(cli, git_repo, records, tmp_path):
+    """The skeleton carries the record's content hash; after the code changed, the filled answer
+    is refused by import in the export's folder, in another folder without export.json, and after
+    a new export into the same folder (which keeps it and says it is stale)."""
+    out = tmp_path / "ann"
+    _export(cli, records, out)
+    ids = _ids(records)
+    skeleton = json.loads((out / f"{ids[POOL]}.json").read_text())
+    filled = {**skeleton, **{k: v for k, v in _answer(ids[POOL]).items() if k != "id"}}
+    (out / f"{ids[POOL]}.json").write_text(json.dumps(filled))
+    git_repo.write(MODULE, OPS.replace("DType::F64 => pool3d_f64(x),",
+                                       "DType::F64 => pool3d_f64(x),\n            DType::F16 => pool3d_f16(x),"))
+    git_repo.commit()
+    second = _extract(cli, git_repo, tmp_path / "out2", previous=records)
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (moved / f"{ids[POOL]}.json").write_text(json.dumps(filled))
+    for where in (out, moved / f"{ids[POOL]}.json"):
+        res = _import(cli, second, where)
+        assert res.code == 2 and f"field contentHash: record {ids[POOL]} changed since this answer was written" in res.stderr
+    res = _export(cli, second, out)
+    assert res.code == 0 and f"{out / (ids[POOL] + '.json')}" in res.stderr and "import refuses it" in res.stderr
+    assert json.loads((out / f"{ids[POOL]}.json").read_text()) == filled  # kept, not overwritten
+    res = _import(cli, second, out)
+    assert res.code == 2 and "changed since this answer was written" in res.stderr

@@ -262,18 +262,18 @@ def test_annotate_import_prints_file_names_and_keys_escaped(records, tmp_path):
 
 # --- folders the tool writes pages into ---------------------------------------------------------
 
-def test_render_replaces_only_the_files_it_wrote(records, tmp_path):
+def test_render_owns_its_folder_and_refuses_one_holding_other_files(records, tmp_path):
     pages = tmp_path / "pages"
     assert run_cli("render", str(records), "--out", str(pages)).code == 0
     assert run_cli("render", str(records), "--out", str(pages)).code == 0  # its own: replaced
-    (pages / "README.md").write_text("mine\n")  # beside the pages: left alone
-    assert run_cli("render", str(records), "--out", str(pages)).code == 0
+    (pages / "README.md").write_text("mine\n")  # beside the pages: the folder is no longer render's
+    one_line_refusal(run_cli("render", str(records), "--out", str(pages)), "not pages burn-errors rendered")
+    assert (pages / "README.md").read_text() == "mine\n"
     other = tmp_path / "site"
     other.mkdir()
     (other / "index.md").write_text("my site's index\n")
-    one_line_refusal(run_cli("render", str(records), "--out", str(other)), "index.md", "did not write")
+    one_line_refusal(run_cli("render", str(records), "--out", str(other)), "not pages burn-errors rendered")
     assert (other / "index.md").read_text() == "my site's index\n"
-    assert (pages / "README.md").read_text() == "mine\n"
 
 
 def test_annotate_export_replaces_only_the_files_it_wrote(records, tmp_path):

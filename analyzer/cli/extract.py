@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from analyzer.cli.common import _STARTED, analyse, debug_option, opened, repo_options, sha_option
+from analyzer.core.wording import plural
 
 @click.command()
 @repo_options
@@ -109,6 +110,12 @@ def _extract(out: Path, repo, rev, previous, all_sites, no_cache, repo_name, job
         # Records whose annotations were carried over: unchanged ones that had any to keep.
         kept = sum(1 for ln in ex.lines if ln.analysis.annotationStatus == "unchanged" and ln.record.is_annotated())
         summary(man, [str(p) for p in files], previous=previous, annotations_kept=kept)
+        unknown = (man.get("lineage") or {}).get("contentUnknownRecords") or []
+        if unknown:
+            click.echo(f"warning: {plural(len(unknown), 'earlier record')} without analysis, whose commit is not "
+                       f"in the repository and whose source window does not hold the call: only "
+                       f"{'its' if len(unknown) == 1 else 'their'} message and category can be compared "
+                       f"({', '.join(r['id'] for r in unknown)})", err=True)
         if cache is not None and prev is None:
             results_cache.put_extract(cache, key, records_text, sites_text, man)
 

@@ -36,28 +36,29 @@ def render(records, fmt, out_dir, issues_url):
     """Write one page per record, in the shape of the published error pages, and an index.
 
     A page has the message, what it means, the source with the line, a link to the source pinned to
-    the analysed commit, solutions, an example fix, when it happens and related errors (same
-    operation family, sibling operations of the same impl, then the same file). Sections whose
+    the analysed commit, solutions, an example fix, when it happens and related errors (other
+    records of the same operation family or file). Sections whose
     annotation is still missing are left out.
-    Pages are named after the record's slug; files an earlier render wrote in OUT are replaced (it
-    lists them in OUT/.burn-errors-files), and any other file of the same name is refused. Beside
-    each page, PAGE.json holds its record as one records.jsonl line: the page's "Data as JSON" link.
+    Pages are named after the record's slug. Beside each page, PAGE.json holds its record as one
+    records.jsonl line: the page's "Data as JSON" link. OUT is render's own: earlier pages there
+    are replaced whole (a page of a record no longer present is gone), and a folder holding other
+    files is refused.
 
     \b
     Examples:
       burn-errors render output/records.jsonl
       burn-errors render output/records.jsonl --format html --out site/errors/
     """
-    from analyzer.core.outputs import ensure_writable_dir, write_owned
+    from analyzer.features.pages import is_pages_folder
+    from analyzer.sinks import envelope
 
     lines = _read_records(records)
     if not lines:
         raise UserError(f"{records} holds no records; nothing to render")
-    out = Path(out_dir)
-    ensure_writable_dir(out)
     writer = PAGES[fmt]
     pages = writer(lines, issues_url)
-    write_owned(out, pages, "render")
+    out = envelope.write(Path(out_dir), {name: text.encode("utf-8") for name, text in pages.items()},
+                         owned=is_pages_folder, kind="pages", what="pages burn-errors rendered")
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
     click.echo(f"Wrote {plural(len(lines), 'page')} ({annotated} annotated), each with its record as "
                f"<page>.json beside it, and {out / ('index.' + writer.sink().EXT)}")
@@ -161,6 +162,12 @@ def annotate_export(records, out_dir):
     parts = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
     n = len(todo.exported)
     click.echo(f"Wrote {plural(n, 'prompt')} and {plural(n, 'answer skeleton')} to {out} ({parts}).")
+    if todo.stale:
+        click.echo(f"{plural(len(todo.stale), 'answer')} already filled in {out} "
+                   f"{'was' if len(todo.stale) == 1 else 'were'} written for content that changed since "
+                   f"(import refuses {'it' if len(todo.stale) == 1 else 'them'}): "
+                   f"{', '.join(todo.stale)}; answer again in place of "
+                   f"{'it' if len(todo.stale) == 1 else 'them'}, from the new prompt.", err=True)
     if todo.kept:
         click.echo(f"Kept {plural(len(todo.kept), 'answer')} already filled in {out}; import "
                    f"{'it' if len(todo.kept) == 1 else 'them'} with "
@@ -182,9 +189,10 @@ def annotate_export(records, out_dir):
 def annotate_import(records, answers, out_path, skip_bad, ai_assisted):
     """Merge answers (files, or folders of *.json) into the records.
 
-    Each answer is checked with the same Annotation model as the records: exactly the id and the
-    ten annotation fields, strings or null (solutions and preventionTips: lists of strings). Its
-    id must be a record of RECORDS; an answer whose record changed since export is refused. An
+    Each answer is checked with the same Annotation model as the records: exactly the id, the
+    content hash and the ten annotation fields, strings or null (solutions and preventionTips:
+    lists of strings). Its id must be a record of RECORDS; an answer whose content hash is not the
+    record's current one (its record changed since export) is refused, wherever it sits. An
     answer with every field still null is skipped. A bad answer stops the import (exit 2, nothing
     written) unless --skip-bad is given. An imported answer replaces the record's ten annotation
     fields.

@@ -205,31 +205,5 @@ def write_files(files: dict[Path, str]) -> None:
                 pass
 
 
-# In a folder the tool writes pages into, the names it wrote there, one per line: a later run
-# replaces those and refuses to replace anything else.
-OWNED_MARK = ".burn-errors-files"
-
-
-def write_owned(folder: Path, files: dict[str, str], command: str) -> None:
-    """Write `files` (by name) into `folder`, which may hold others' files beside them: a file
-    already there is replaced only when an earlier run listed it in the folder's OWNED_MARK, so
-    a README or page of someone else's of the same name is refused rather than lost."""
-    from analyzer.core.inputs import read_text
-
-    mark = folder / OWNED_MARK
-    written: set[str] = set()
-    if mark.exists() or mark.is_symlink():
-        written = set(read_text(mark, "list of files burn-errors wrote", 64 << 20).split("\n")) - {""}
-    clash = sorted(name for name in files
-                   if name not in written and ((folder / name).exists() or (folder / name).is_symlink()))
-    if clash:
-        shown = ", ".join(clash[:3]) + (f" and {len(clash) - 3} more" if len(clash) > 3 else "")
-        raise UserError(f"{folder} holds {shown}, which {command} did not write; it replaces only the files it "
-                        f"wrote there, so move them or choose another --out")
-    out = {folder / name: text for name, text in files.items()}
-    out[mark] = "".join(f"{name}\n" for name in sorted(written | set(files)))
-    write_files(out)
-
-
 def write_file(path: Path, text: str) -> None:
     write_files({path: text})

@@ -2,8 +2,9 @@
 
 `export` picks the records that need annotation and writes, per record, a prompt
 (`<id>.prompt.md`, from `templates/annotate_prompt.md.j2`) and an answer skeleton (`<id>.json`,
-the `Annotation` model with every field null), plus `export.json`: which records file, when,
-and each record's content hash at export time.
+the `Annotation` model with every field null but the id and the record's content hash), plus
+`export.json`: which records file, when, and each record's content hash at export time. A filled
+answer already in the folder is kept as it is; one written for other content is reported stale.
 
 A record needs annotation when it has no annotation yet, or when `analysis.annotationStatus` is
 `new` or `changed` and no answer was imported since that extraction (`analysis.annotatedAt`, set
@@ -17,8 +18,9 @@ the records use, plus what the model cannot know:
 - its `id` must be a record of RECORDS, given by one answer only, and equal to the file's name
   when the file is named `<16 hex>.json`;
 - no text may be blank and no list empty (write null instead);
-- when an `export.json` sits beside the answer and lists the id, the record's content must not
-  have changed since that export (else the answer describes code that is gone).
+- the content hash the answer holds (`contentHash`, written into the skeleton) must be the
+  record's current one, wherever the answer sits (else it describes code that is gone); an answer
+  without one is checked against the `export.json` beside it, when that lists the id.
 
 An answer with every field null is a skeleton not filled yet: skipped and counted, not an error.
 Any other problem names the file and the field. By default one bad answer stops the import and
@@ -122,13 +124,14 @@ def needs_annotation(line: RecordLine) -> bool:
     return line.analysis.annotationStatus in ("new", "changed") and line.analysis.annotatedAt is None
 
 
-def skeleton(record_id: str) -> dict:
-    """The answer to fill: the Annotation model's fields, all null but the id."""
-    return Annotation(id=record_id).model_dump(mode="json")
+def skeleton(record_id: str, content_hash: str | None = None) -> dict:
+    """The answer to fill: the Annotation model's fields, all null but the id and the content
+    hash of the record it is for."""
+    return Annotation(id=record_id, contentHash=content_hash).model_dump(mode="json")
 
 
-def skeleton_text(record_id: str) -> str:
-    return json.dumps(skeleton(record_id), indent=2) + "\n"
+def skeleton_text(record_id: str, content_hash: str | None = None) -> str:
+    return json.dumps(skeleton(record_id, content_hash), indent=2) + "\n"
 
 
 def prompt_context(line: RecordLine) -> dict:
@@ -140,8 +143,8 @@ def prompt_context(line: RecordLine) -> dict:
     return {
         "r": r, "a": a, "category": CATEGORIES[a.category],
         "numbered_source": numbered, "fields": fields, "style_example": STYLE_EXAMPLE,
-        "skeleton": json.dumps(skeleton(r.id), indent=2),
-        "field_names": ["id", *ANNOTATION_FIELDS],
+        "skeleton": json.dumps(skeleton(r.id, a.contentHash), indent=2),
+        "field_names": ["id", "contentHash", *ANNOTATION_FIELDS],
         "target_kind": current().prompt.kind,  # how the target names itself: "the Rust deep-learning framework"
     }
 
@@ -151,6 +154,7 @@ class Export:
     files: dict[Path, str]
     exported: list[RecordLine]
     kept: list[str]  # answer files already filled in DIR, left as they were
+    stale: list[str] = field(default_factory=list)  # of those, answers written for other content
 
 
 def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> Export:
@@ -174,6 +178,7 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
     our_prompts = {i.get("prompt") for i in old_items.values() if isinstance(i, dict)}
     files: dict[Path, str] = {}
     kept: list[str] = []
+    stale: list[str] = []
     items = []
     for ln in todo:
         rid = ln.record.id
@@ -182,11 +187,11 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
                 "message": ln.record.errorMessage, "prompt": f"{rid}{PROMPT_SUFFIX}", "answer": answer.name}
         if (answer.exists() or answer.is_symlink()) and _filled(answer):
             kept.append(str(answer))
-            # The answer was written for the content listed at its export; keep that, so that
-            # `import` can tell a stale answer.
-            item = old_items.get(rid, item)
+            written_for = _answer_hash(answer) or old_items.get(rid, {}).get("contentHash")
+            if written_for not in (None, ln.facts.contentHash):
+                stale.append(str(answer))
         else:
-            files[answer] = skeleton_text(rid)
+            files[answer] = skeleton_text(rid, ln.facts.contentHash)
         prompt = out / f"{rid}{PROMPT_SUFFIX}"
         if prompt.name not in our_prompts and (prompt.exists() or prompt.is_symlink()):
             raise UserError(f"{prompt} was not written by burn-errors annotate export; move it or choose "
@@ -196,7 +201,16 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
     if todo:
         files[manifest_path] = json.dumps({"tool": "burn-errors", "records": records_path, "exportedAt": now,
                                            "items": items}, indent=2, ensure_ascii=False) + "\n"
-    return Export(files, todo, kept)
+    return Export(files, todo, kept, stale)
+
+
+def _answer_hash(path: Path) -> str | None:
+    try:
+        data = _parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    value = data.get("contentHash") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _filled(path: Path) -> bool:
@@ -284,7 +298,7 @@ def read_answers(paths: list[Path], lines: list[RecordLine], records_path: str) 
             result.bad.append((path, f"expected one JSON object with the keys {', '.join(['id', *ANNOTATION_FIELDS])}"))
             continue
         if ("id" in data and all(data.get(k) is None for k in ANNOTATION_FIELDS)
-                and set(data) <= {"id", *ANNOTATION_FIELDS}):
+                and set(data) <= {"id", "contentHash", *ANNOTATION_FIELDS}):
             result.empty.append(path)
             continue
         try:
@@ -318,7 +332,7 @@ def _problems(error: ValidationError, data: dict) -> str:
             out.append(f"field {where}: {err['msg']}")
     out += _blank_fields({k: v for k, v in data.items() if k in ANNOTATION_FIELDS and k not in wrong})
     if unknown:
-        out.append("the answer holds only the id and the Annotation fields")
+        out.append("the answer holds only the id, the content hash and the Annotation fields")
     return "; ".join(out)
 
 
@@ -349,10 +363,14 @@ def _check(ann: Annotation, path: Path, by_id: dict[str, RecordLine], first_file
     problems = _blank_fields({name: getattr(ann, name) for name in ANNOTATION_FIELDS})  # all at once
     if problems:
         return "; ".join(problems)
-    exported = _exported_hashes(path.parent, manifests).get(ann.id)
-    if exported is not None and exported != by_id[ann.id].facts.contentHash:
+    now = by_id[ann.id].facts.contentHash
+    if ann.contentHash is not None and ann.contentHash != now:
+        return (f"field contentHash: record {ann.id} changed since this answer was written (content "
+                f"{ann.contentHash} then, {now} now); export it again")
+    exported = _exported_hashes(path.parent, manifests).get(ann.id) if ann.contentHash is None else None
+    if exported is not None and exported != now:
         return (f"field id: record {ann.id} changed since this answer was exported (content "
-                f"{exported} then, {by_id[ann.id].facts.contentHash} now); export it again")
+                f"{exported} then, {now} now); export it again")
     return None
 
 

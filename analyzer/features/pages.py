@@ -18,9 +18,8 @@ A page lists up to `RELATED_LIMIT` messages of other records, the closest operat
    trait (`impl ModuleOps<..> for ..`) is the same operation in every crate (every backend); any
    other function name (`forward`, `from`, `new`) only groups records of one crate. Same crate
    first, then same file, then by file and line;
-2. sibling operations: other methods of the same `impl` block (the same trait implemented for the
-   same backend, `analysis.impl`) in the same crate, same file first, nearest line first;
-3. the same file, nearest line first.
+2. the same file, nearest line first
+(the published pages' rule: other records of the same operation family or file).
 
 A message equal to the page's own message, or already listed, is not listed again: the list
 shows messages, and the same text twice says nothing new.
@@ -30,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import quote
 
 from analyzer.features.annotate import AI_TAG
@@ -39,7 +39,7 @@ from analyzer.records.model import RecordLine
 from analyzer.records.operation import STD_PREFIX
 from analyzer.core.rendering import environment
 
-RELATED_LIMIT = 8
+RELATED_LIMIT = 5
 
 _KIND_PREFIX = re.compile(r"^(?:float|int|bool|q)_(?=[a-z])")
 # Prefixes that name a variant of an operation, not another operation: a deformable convolution
@@ -89,10 +89,9 @@ def family(line: RecordLine) -> tuple[str, str]:
 
 def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMIT,
             families: dict[str, tuple[str, str]] | None = None) -> list[RecordLine]:
-    """Other records of the same operation family, then sibling operations of the same impl, then
-    of the same file (see the module doc). `families` ({id: family}) saves recomputing them for
-    every page."""
-    me, crate, impl = line.record, line.facts.crate, line.facts.impl
+    """Other records of the same operation family, then of the same file (see the module doc).
+    `families` ({id: family}) saves recomputing them for every page."""
+    me, crate = line.record, line.facts.crate
     fam = families or {}
 
     def family_of(o: RecordLine) -> tuple[str, str]:
@@ -107,12 +106,10 @@ def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMI
     same_family = sorted((o for o in others if family_of(o) == mine),
                          key=lambda o: (o.facts.crate != crate, o.record.filePath != me.filePath,
                                         o.record.filePath, o.record.lineNumber))
-    siblings = sorted((o for o in others if impl and o.facts.impl == impl and o.facts.crate == crate),
-                      key=nearest)
     same_file = sorted((o for o in others if o.record.filePath == me.filePath), key=nearest)
     out: list[RecordLine] = []
     seen = {me.errorMessage}
-    for o in same_family + siblings + same_file:
+    for o in same_family + same_file:
         if o.record.errorMessage in seen:
             continue
         seen.add(o.record.errorMessage)
@@ -126,6 +123,28 @@ def related(line: RecordLine, lines: list[RecordLine], limit: int = RELATED_LIMI
 # record's page is named after its id instead, well within file-name limits.
 MAX_STEM = 100
 RESERVED_STEMS = frozenset({"index"})  # index.md / index.html is the index
+# What render writes: pages, their records beside them, the index.
+_PAGE_FILE = re.compile(r"([a-z0-9][a-z0-9-]*)\.(md|html|json)")
+INDEX_HEADING = "Errors users can hit"  # the heading of both indexes
+
+
+def is_pages_folder(folder: Path) -> bool:
+    """Whether `folder` holds pages render wrote, and nothing else: an index of render's, and
+    only pages each with its record beside it (`<page>.md` or `.html` and `<page>.json`)."""
+    try:
+        entries = {p.name: p for p in folder.iterdir()}
+        index = next((entries[n] for n in ("index.md", "index.html") if n in entries), None)
+        if index is None or not index.is_file() or INDEX_HEADING not in index.read_text(encoding="utf-8"):
+            return False
+        stems: dict[str, set[str]] = {}
+        for name, path in entries.items():
+            m = _PAGE_FILE.fullmatch(name)
+            if m is None or not path.is_file():
+                return False
+            stems.setdefault(m.group(1), set()).add(m.group(2))
+    except (OSError, UnicodeDecodeError):
+        return False
+    return all(stem == "index" or ("json" in kinds and len(kinds) == 2) for stem, kinds in stems.items())
 
 
 def page_names(lines: list[RecordLine]) -> dict[str, str]:

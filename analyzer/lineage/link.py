@@ -4,17 +4,23 @@
 envelopes without `analysis`) to the records of a new extraction, one-to-one, in tiers; each tier
 sees only what the earlier tiers left unmatched:
 
-- `id`       the same id (the structural id of ids.py, or a published id that happens to agree);
+- `id`       the same id (the structural id of ids.py or one of its alternates, or a published id
+             that happens to agree), confirmed: the same file, else the same function and message;
 - `history`  the earlier record's `filePath:lineNumber` followed through git from its
              `analyzedSha` to the new revision, as `git log -L` would: renamed files, lines added
              or removed above; a rewritten stretch is aligned with what replaced it by message,
              and after the key tiers below, one record left in it pairs with the one site left in
              what replaced it (needs the earlier commit in the repository; only the files that
-             hold earlier records are diffed, see file_changes);
+             hold earlier records are diffed, see gitdiff.file_changes; a file renamed in one of the
+             commits between and rewritten later is followed too, see gitdiff.renamed_on_the_way);
 - `function` the same crate, function and message, unique among the unmatched on both sides;
 - `message`  the same file and message, unique on both sides; then the same crate and message;
 - `function` again, tree-wide: the same function and message, unique in each tree (a crate renamed
              or split, its files rewritten on the way, so git's rename detection misses them);
+- `function` for a renamed function: the same crate, message, macro and arm, in a function whose
+             name holds the earlier one's, unique on both sides;
+- `window`   for a moved body: the same message, macro and lines around the call (paths by their
+             last segment), anywhere in the tree; several of one key pair in order;
 - `window`   the most similar source window within the same file, then the same crate: the lines
              around the call, the whole window and the message, above a threshold, best pairs first;
 - then `function` and `message` once more over what is left (a key two sites shared on each side
@@ -26,9 +32,10 @@ its source window (`RecordLine.facts`), and the new records are keyed the same w
 Every tier indexes by key, so the work is linear in the records; the window tier compares pairs
 only inside one file or crate, and skips buckets too big to compare pair by pair.
 
-`carry_over(previous, current, lineage, ...)` then gives each matched site the earlier record's id,
-slug, tags, first-seen revision, and, while its content is unchanged (record.content_changes), its
-annotations and contentChangedAt. `diff` uses `link` the same way (base = previous, head = new).
+`carry.carry_over(previous, current, lineage, ...)` then gives each matched site the earlier
+record's id, slug and first-seen revision, and, while its content is unchanged
+(record.content_changes), the rest of the record as it was published (annotations, tags, dates).
+`diff` uses `link` the same way (base = previous, head = new).
 """
 
 from __future__ import annotations
@@ -40,9 +47,13 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from analyzer.records.model import ANNOTATION_FIELDS, RecordLine, content_changes, function_from_window, slug
+from analyzer.lineage.published import Derived, derive_content
+from analyzer.lineage.gitdiff import FileChange, file_changes, follow_line, renamed_on_the_way, rewritten
+from analyzer.records.ids import arm_slot
+from analyzer.records.model import RecordLine, function_from_window
 
 if TYPE_CHECKING:
+    from analyzer.decisions.classify import DtypeCatalog
     from analyzer.source.repository import GitRepository
 
 TIERS = ("id", "history", "function", "message", "window")
@@ -52,8 +63,6 @@ TIERS = ("id", "history", "function", "message", "window")
 WINDOW_THRESHOLD = 0.6
 WINDOW_MAX_PAIRS = 2500
 CORE_RADIUS = 3  # lines each side of the call that make its "core"
-# History tier: a rewritten stretch of lines larger than this on the new side is not followed.
-HISTORY_MAX_HUNK = 40
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,8 @@ class Lineage:
     links: list[Link]
     lost: list[int]  # indexes of earlier records that matched no site
     new: list[int]  # indexes of new records that matched no earlier record
+    # Earlier records read without analysis: how their content became known (published.py)
+    derived: Derived = field(default_factory=Derived)
 
     def counts(self) -> dict[str, int]:
         out = {t: 0 for t in TIERS}
@@ -100,149 +111,67 @@ class _State:
 
 
 def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
-         repo: GitRepository | None = None, sha: str | None = None) -> Lineage:
+         repo: GitRepository | None = None, sha: str | None = None, cache=None,
+         catalog: DtypeCatalog | None = None) -> Lineage:
     """Match earlier records to new ones, one-to-one, tier by tier (see the module's docstring).
-    `repo` and `sha` (the new revision) enable the history tier."""
+    `repo` and `sha` (the new revision) enable the history tier. Earlier records read without
+    analysis first get one derived (published.py; `cache` and `catalog`, the new revision's dtype
+    enums, serve it)."""
+    derived = derive_content(previous, repo, cache, catalog)
     st = _State(previous, current, set(range(len(previous))), set(range(len(current))))
     _by_id(st)
     if repo is not None and sha is not None and repo.try_resolve(sha) is not None:
         _by_history(st, repo, sha)
     _by_keys(st)
     _stretch_leftovers(st)
+    _by_renamed_function(st)
+    _by_body(st)
     _by_window(st, lambda r: r.record.filePath)
     _by_window(st, lambda r: r.facts.crate)
     # Once the windows have paired some, a key shared by two sites on each side may be left with
     # one on each: unique now, so the key tiers look again at what is left.
     _by_keys(st)
     return Lineage(links=sorted(st.links, key=lambda k: k.current), lost=sorted(st.prev_left),
-                   new=sorted(st.cur_left))
+                   new=sorted(st.cur_left), derived=derived)
 
 
 # -- tier a: the same id ----------------------------------------------------------------------
 
 def _by_id(st: _State) -> None:
+    """An earlier record's id looked up in the new sites' ids and alternate ids (records/ids.py),
+    and taken only when the match is confirmed: in the same file, else the same function and
+    message. An id alone is not enough: when the first of several sites sharing a key goes, the
+    next takes the plain id, and a record linked by it alone would land on another error."""
     by_id: dict[str, list[int]] = defaultdict(list)
+    by_alternate: dict[str, list[int]] = defaultdict(list)
     for c in st.cur_left:
-        by_id[st.current[c].record.id].append(c)
-    for p in sorted(st.prev_left):
-        found = by_id.get(st.previous[p].record.id)
-        if found and len(found) == 1 and found[0] in st.cur_left:
+        r = st.current[c]
+        by_id[r.record.id].append(c)
+        for rid in r.facts.alternateIds:
+            by_alternate[rid].append(c)
+
+    def candidates(p: int, index: dict[str, list[int]], confirm: Callable[[RecordLine, RecordLine], bool]) -> None:
+        old = st.previous[p]
+        found = [c for c in dict.fromkeys([*by_id.get(old.record.id, []), *index.get(old.record.id, [])])
+                 if c in st.cur_left and confirm(old, st.current[c])]
+        if len(found) == 1:
             st.take(p, found[0], "id")
+
+    for p in sorted(st.prev_left):
+        candidates(p, by_alternate, lambda a, b: a.record.filePath == b.record.filePath)
+    for p in sorted(st.prev_left):
+        candidates(p, {}, _same_function_and_message)
+    for p in sorted(st.prev_left):
+        candidates(p, by_alternate, _same_function_and_message)
+
+
+def _same_function_and_message(old: RecordLine, new: RecordLine) -> bool:
+    if old.record.errorMessage != new.record.errorMessage:
+        return False
+    return old.facts.function in (new.facts.function, function_from_window(new.record))
 
 
 # -- tier b: the line followed through git history --------------------------------------------
-
-@dataclass
-class _FileChange:
-    new_path: str | None  # None: deleted
-    hunks: list[tuple[int, int, int, int]] = field(default_factory=list)  # (a, b, c, d) of @@ -a,b +c,d @@
-
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-
-
-def parse_diff(text: str) -> dict[str, _FileChange]:
-    """The files `git diff -M --unified=0` reports, by old path: where each went and its hunks.
-    A file not listed is at the same path with the same lines. A hunk's changed lines are passed
-    over by its counts (`-a,b +c,d`: b removed, d added), never read as headers: a removed line
-    that reads `-- x` is `--- x` in the diff."""
-    out: dict[str, _FileChange] = {}
-    old_path: str | None = None
-    current: _FileChange | None = None
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        raw = lines[i]
-        i += 1
-        if raw.startswith("diff --git "):
-            old_path, current = None, None
-        elif raw.startswith("--- "):
-            old_path = _diff_path(raw[4:], "a/")
-        elif raw.startswith("+++ ") and old_path is not None:
-            current = _FileChange(_diff_path(raw[4:], "b/"))
-            out[old_path] = current
-        elif raw.startswith("rename from "):
-            old_path = raw[len("rename from "):]
-        elif raw.startswith("rename to ") and old_path is not None:
-            current = _FileChange(raw[len("rename to "):])
-            out[old_path] = current  # a pure rename has no ---/+++ lines
-        elif raw.startswith("@@") and current is not None:
-            m = _HUNK.match(raw)
-            if m:
-                a, b, c, d = m.groups()
-                removed, added = int(b) if b is not None else 1, int(d) if d is not None else 1
-                current.hunks.append((int(a), removed, int(c), added))
-                i = _past_lines(lines, i, removed)
-                i = _past_lines(lines, i, added)
-    return out
-
-
-def _past_lines(lines: list[str], i: int, count: int) -> int:
-    """Past `count` changed lines and the `\\ No newline at end of file` that may follow them."""
-    i += count
-    return i + 1 if i < len(lines) and lines[i].startswith("\\") else i
-
-
-# Past this many files to diff, the narrowed diff's command line is not worth building: the whole
-# tree's diff is read instead (the same answer).
-_NARROW_MAX_FILES = 2000
-
-
-def file_changes(repo: GitRepository, old: str, new: str, paths: set[str]) -> dict[str, _FileChange]:
-    """What parse_diff of the tree's whole `git diff -M` says of the files `paths` at `old` (those
-    that hold earlier records), without diffing the contents of every other file: the changed
-    files are listed first (renames found across the whole tree), then only those among `paths`
-    are diffed, each renamed one with the path it went to. If the narrowed diff pairs renames
-    otherwise than the listing, the whole diff decides."""
-    listed = [(status, a, b) for status, a, b in repo.changed_files(old, new, "*.rs") if a in paths]
-    renames = {a: b for status, a, b in listed if status == "R"}
-    to_diff = sorted({p for _, a, b in listed for p in (a, b)})
-    if not to_diff:
-        return {}
-    if len(to_diff) > _NARROW_MAX_FILES:
-        return parse_diff(repo.diff_text(old, new, "*.rs"))
-    changes = parse_diff(repo.diff_text(old, new, *(f":(literal){p}" for p in to_diff)))
-    if {a: c.new_path for a, c in changes.items() if c.new_path not in (a, None)} != renames:
-        return parse_diff(repo.diff_text(old, new, "*.rs"))
-    return changes
-
-
-def _diff_path(text: str, prefix: str) -> str | None:
-    text = text.rstrip("\t")
-    if text == "/dev/null":
-        return None
-    if text.startswith('"'):  # git quotes unusual paths
-        text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode(
-            "latin-1").decode("utf-8", "replace")
-    return text.removeprefix(prefix)
-
-
-def follow_line(change: _FileChange | None, path: str, line: int) -> tuple[str, int, int] | None:
-    """Where line `line` of `path` is at the new revision: (path, line, line) when the line itself
-    is unchanged; (path, first, last) of the lines that replaced it when it was rewritten; None
-    when its file was deleted or its stretch removed (or too long to follow)."""
-    if change is None:
-        return path, line, line
-    if change.new_path is None:
-        return None
-    delta = 0
-    for a, b, c, d in change.hunks:
-        old_first = a if b > 0 else a + 1
-        if line < old_first:
-            break
-        if line < old_first + b:  # the line itself was rewritten
-            if d == 0 or d > HISTORY_MAX_HUNK:
-                return None
-            return change.new_path, c, c + d - 1
-        delta += d - b
-    return change.new_path, line + delta, line + delta
-
-
-def _rewritten(change: _FileChange | None, line: int) -> bool:
-    if change is None:
-        return False
-    return any((a if b > 0 else a + 1) <= line < (a if b > 0 else a + 1) + b for a, b, _, _ in change.hunks)
-
 
 def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
     by_sha: dict[str, list[int]] = defaultdict(list)
@@ -256,11 +185,12 @@ def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
         by_file[r.filePath].append(c)
     for old_sha, members in sorted(by_sha.items()):
         if old_sha == sha:
-            changes: dict[str, _FileChange] = {}
+            changes: dict[str, FileChange] = {}
         elif repo.try_resolve(old_sha) is None:
             continue  # the earlier commit is not in this repository: other tiers decide
         else:
             changes = file_changes(repo, old_sha, sha, {st.previous[p].record.filePath for p in members})
+            changes.update(renamed_on_the_way(repo, old_sha, sha, changes, set(by_file)))
         stretches: dict[tuple[str, int, int], list[int]] = defaultdict(list)
         for p in sorted(members, key=lambda i: (st.previous[i].record.filePath, st.previous[i].record.lineNumber)):
             r = st.previous[p].record
@@ -269,7 +199,7 @@ def _by_history(st: _State, repo: GitRepository, sha: str) -> None:
             if spot is None:
                 continue
             path, first, last = spot
-            if _rewritten(change, r.lineNumber):
+            if rewritten(change, r.lineNumber):
                 # A rewritten line may now hold another call (git aligns changed lines by
                 # position): the stretch is aligned by message, not by place.
                 stretches[spot].append(p)
@@ -305,8 +235,114 @@ def _stretch_leftovers(st: _State) -> None:
     for ps, cs in st.stretches:
         left_p = [p for p in ps if p in st.prev_left]
         left_c = [c for c in cs if c in st.cur_left]
-        if len(left_p) == 1 and len(left_c) == 1:
+        if len(left_p) == 1 and len(left_c) == 1 and same_error(st.previous[left_p[0]], st.current[left_c[0]]):
             st.take(left_p[0], left_c[0], "history")
+
+
+# -- the same error, or another one in its place ----------------------------------------------
+
+# Without an arm pattern on either side (a record read without analysis), messages this alike
+# still tell an edited message from another error.
+SAME_MESSAGE_RATIO = 0.8
+_BINDING = re.compile(r"[a-z_][A-Za-z0-9_]*")
+
+
+def same_error(old: RecordLine, new: RecordLine) -> bool:
+    """Whether a call found where an earlier one stood (a rewritten line, a similar window) is
+    that error edited rather than another error in its place: the same message; else the same
+    macro and the same arm (its slot as the id takes it: a catch-all, or the first alternative);
+    without a known arm on both sides, the same macro and a message nearly the same."""
+    if old.record.errorMessage == new.record.errorMessage:
+        return True
+    a, b = old.facts, new.facts
+    if a.macro != b.macro:
+        return False
+    if a.pattern and b.pattern:
+        return _slot(a.pattern) == _slot(b.pattern)
+    ratio = difflib.SequenceMatcher(None, old.record.errorMessage, new.record.errorMessage, autojunk=False).ratio()
+    return ratio >= SAME_MESSAGE_RATIO
+
+
+# A variant's wildcard payload: `QFloat(_)`, `Bool(..)`, `Scheme { .. }` name the variant alone.
+_WILDCARD_PAYLOAD = re.compile(r"\s*(?:\(\s*(?:_|\.\.)(?:\s*,\s*(?:_|\.\.))*\s*\)|\{\s*\.\.\s*\})")
+
+
+def _slot(pattern: str) -> str:
+    slot = _WILDCARD_PAYLOAD.sub("", arm_slot(pattern, False))
+    return "_" if _BINDING.fullmatch(slot) else slot
+
+
+def _agree(old: RecordLine, new: RecordLine) -> bool:
+    """The same macro, and the same arm when both sides know it."""
+    a, b = old.facts, new.facts
+    return a.macro == b.macro and (not a.pattern or not b.pattern or _slot(a.pattern) == _slot(b.pattern))
+
+
+# -- a function renamed, a body moved ---------------------------------------------------------
+
+def _stems(name: str) -> list[str]:
+    """A function's name and what it is left when words are cut from either end (`is_marked_impl`:
+    `is_marked`, `is`, `marked_impl`, `impl`, ...): a renamed function often keeps its old name
+    inside the new one."""
+    words = name.split("_")
+    out = [name]
+    for i in range(1, len(words)):
+        out += ["_".join(words[:i]), "_".join(words[i:])]
+    return [w for w in dict.fromkeys(out) if w]
+
+
+def _by_renamed_function(st: _State) -> None:
+    """The same crate, message, macro and arm, in a function whose name holds the earlier one's
+    (a function renamed, `foo` to `foo_impl`), unique on both sides; then the same function,
+    message, macro and arm anywhere in the tree."""
+    def key(r: RecordLine, name: str) -> Hashable:
+        a = r.facts
+        return ("renamed", a.crate, r.record.errorMessage, a.macro, _slot(a.pattern) if a.pattern else "", name)
+
+    _unique_pairs(st, "function", lambda r: [key(r, r.facts.function)] if r.facts.function else [],
+                  lambda r: [key(r, stem) for stem in _stems(r.facts.function)])
+
+    # A crate moved whose file holds the message twice: the arm tells the two apart.
+    def anywhere(r: RecordLine) -> list[Hashable]:
+        a = r.facts
+        return [("moved", a.function, r.record.errorMessage, a.macro, _slot(a.pattern))] if a.pattern else []
+
+    _unique_pairs(st, "function", anywhere, anywhere)
+
+
+_FN_LINE = re.compile(r"\bfn\s")
+_CLOSING = re.compile(r"[\])};,]*")  # blank, or closing brackets alone: nesting, not code
+_PATH_SEGMENTS = re.compile(r"\b(?:[A-Za-z_][A-Za-z0-9_]*::)+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _body(r: RecordLine) -> tuple[str, ...]:
+    """The lines around the call as code reads them: stripped, paths by their last segment,
+    without blank lines, lone closing brackets, comments and `fn` headers (a renamed or moved
+    function keeps its body)."""
+    lines = (_PATH_SEGMENTS.sub(r"\1", s) for s in _core(r))
+    return tuple(s for s in lines if not _CLOSING.fullmatch(s) and not s.startswith("//") and not _FN_LINE.search(s))
+
+
+def _by_body(st: _State) -> None:
+    """The same message and macro with the same lines around the call, anywhere in the tree (a
+    body moved to another crate and function, its paths shortened on the way). Several with one
+    key on each side, as many on both, pair in order of file and line."""
+    prev_by: dict[tuple[str, str, tuple[str, ...]], list[int]] = defaultdict(list)
+    cur_by: dict[tuple[str, str, tuple[str, ...]], list[int]] = defaultdict(list)
+    for p in st.prev_left:
+        r = st.previous[p]
+        prev_by[(r.record.errorMessage, r.facts.macro, _body(r))].append(p)
+    for c in st.cur_left:
+        r = st.current[c]
+        cur_by[(r.record.errorMessage, r.facts.macro, _body(r))].append(c)
+    def place(lines: Sequence[RecordLine]) -> Callable[[int], tuple[str, int]]:
+        return lambda i: (lines[i].record.filePath, lines[i].record.lineNumber)
+
+    for k, ps in sorted(prev_by.items(), key=lambda kv: min(kv[1])):
+        cs = cur_by.get(k, [])
+        if len(k[2]) > 1 and len(ps) == len(cs):
+            for p, c in zip(sorted(ps, key=place(st.previous)), sorted(cs, key=place(st.current))):
+                st.take(p, c, "window")
 
 
 # -- tiers c and d: keys unique on both sides -------------------------------------------------
@@ -389,80 +425,5 @@ def _by_window(st: _State, bucket_of: Callable[[RecordLine], str]) -> None:
         for score, p, c in scored:
             if score < WINDOW_THRESHOLD:
                 break
-            if p in st.prev_left and c in st.cur_left:
+            if p in st.prev_left and c in st.cur_left and same_error(st.previous[p], st.current[c]):
                 st.take(p, c, "window")
-
-
-# -- carrying an earlier record over ----------------------------------------------------------
-
-@dataclass
-class Carried:
-    lines: list[RecordLine]
-    annotation: dict[str, int]  # new | changed | unchanged | dropped
-    lineage: dict  # records per tier, "new", "notFound", and the earlier records not found
-
-
-def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineage: Lineage) -> Carried:
-    """The new records with what each matched earlier record hands on: its id and slug (the
-    address of its page), its tags (annotators' and the tool's), its first-seen revision; and,
-    when the content is unchanged, its annotations and contentChangedAt. A changed record goes
-    back to annotation. A new site never takes an id an earlier record keeps."""
-    links = lineage.of_current()
-    taken = {previous[k.previous].record.id for k in lineage.links}
-    used: set[str] = set()
-    out: list[RecordLine] = []
-    counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": len(lineage.lost)}
-    for i, line in enumerate(current):
-        k = links.get(i)
-        analysis = line.analysis
-        assert analysis is not None  # new records always carry their analysis
-        if k is None:
-            rid = line.record.id
-            if rid in taken or rid in used:
-                rid = _fresh_id(line, taken | used)
-            record = line.record if rid == line.record.id else line.record.model_copy(
-                update={"id": rid, "slug": slug(line.record.errorMessage, rid)})
-            used.add(rid)
-            counts["new"] += 1
-            out.append(RecordLine(record=record, analysis=analysis.model_copy(
-                update={"lineage": "new", "annotationStatus": "new"})))
-            continue
-        old = previous[k.previous]
-        update: dict[str, object] = {"id": old.record.id, "slug": old.record.slug,
-                                     "tags": list(dict.fromkeys([*old.record.tags, *line.record.tags]))}
-        changed = content_changes(old, line)
-        if not changed:
-            update.update({f: getattr(old.record, f) for f in ANNOTATION_FIELDS})
-            update["contentChangedAt"] = old.record.contentChangedAt
-        counts["changed" if changed else "unchanged"] += 1
-        used.add(old.record.id)
-        first_sha, first_at = first_seen(old)
-        out.append(RecordLine(record=line.record.model_copy(update=update), analysis=analysis.model_copy(update={
-            "lineage": k.tier, "annotationStatus": "changed" if changed else "unchanged",
-            "firstSeenSha": first_sha, "firstSeenAt": first_at})))
-    lost = [{"id": previous[p].record.id, "filePath": previous[p].record.filePath,
-             "lineNumber": previous[p].record.lineNumber, "errorMessage": previous[p].record.errorMessage}
-            for p in lineage.lost]
-    return Carried(out, counts, {**lineage.counts(), "notFoundRecords": lost})
-
-
-def first_seen(line: RecordLine) -> tuple[str, str]:
-    """The revision and time a record was first seen: as it says, else when it was analysed."""
-    a = line.analysis
-    if a is not None and a.firstSeenSha and a.firstSeenAt:
-        return a.firstSeenSha, a.firstSeenAt
-    return line.record.analyzedSha, line.record.analyzedAt
-
-
-def _fresh_id(line: RecordLine, taken: set[str]) -> str:
-    """An id for a new site whose structural id an earlier record already keeps: derived from it
-    and the site's place, so it is the same on every run."""
-    import hashlib
-
-    salt = 0
-    while True:
-        text = f"{line.record.id}\x1f{line.record.filePath}\x1f{line.record.lineNumber}\x1f{salt}"
-        rid = hashlib.sha256(text.encode()).hexdigest()[:16]
-        if rid not in taken:
-            return rid
-        salt += 1

@@ -20,7 +20,7 @@ from analyzer.decisions.classify import classify
 from analyzer.decisions.model import Decision
 from analyzer.decisions.rules import EXCLUSIONS
 from analyzer.core.errors import UserError
-from analyzer.records.ids import assign_ids, position_key
+from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
@@ -375,8 +375,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     # -- records -------------------------------------------------------------------------
     t3 = time.perf_counter()
     kept = [a for a in audit if a.decision.record]
-    ids = assign_ids([position_key(a.crate, a.site.item_path, a.site.context, a.site.scrutinee,
-                                   a.decision.pattern, a.decision.catch_all, a.site.branch) for a in kept],
+    ids, alternates = assign([position_key(a.crate, a.site.item_path, a.site.context, a.site.scrutinee,
+                                           a.decision.pattern, a.decision.catch_all, a.site.branch) for a in kept],
                      [a.path for a in kept], [a.site.line for a in kept])
     for a, i in zip(kept, ids):
         a.id = i
@@ -387,19 +387,21 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     contents.update(repo.read_blobs(need))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
-    for a in kept:
+    for a, alternate in zip(kept, alternates):
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
-        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid]))
+        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
+                                 alternate))
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None
     if previous is not None:
         # Each earlier record found again hands on its id, slug, tags and first-seen revision,
-        # and its annotations while the content is unchanged (analyzer/lineage.py).
-        from analyzer.lineage.link import carry_over, link
-        carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha))
+        # and its annotations while the content is unchanged (analyzer/lineage/).
+        from analyzer.lineage.carry import carry_over
+        from analyzer.lineage.link import link
+        carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha, cache=cache, catalog=catalog))
         lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0

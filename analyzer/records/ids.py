@@ -25,13 +25,17 @@ What gives a site a new id: renaming or moving its function to another impl or m
 its crate, rewriting the scrutinee, or changing the first alternative of an explicit arm pattern
 (`DType::QFloat(_)` to `DType::Bool(_)`). Widening an arm (`A | B` to `A | B | C`) keeps the id.
 A new structural id is not the end of a record's lineage: `extract --previous` and `diff` match
-the earlier record to the site by other means (analyzer/lineage.py) and keep its id.
+the earlier record to the site by other means (analyzer/lineage/) and keep its id.
 
 Two sites never share an id. When sites of one crate share all of the above (the same macro body
 in two files, a cfg-gated copy of a module), the first of them, by folder depth, then path, then
 line, keeps the plain id, and each other one adds its file path (and its order in the file when
 one file holds several). So a copy added in a deeper folder or later file never takes or changes
-the original's id.
+the original's id. Which site holds the plain id depends on which others exist (when the first
+goes, the next takes it), so each record also carries both ids it could hold, its key's plain id
+and its file-bound one (`analysis.alternateIds`), which depend on nothing else: the lineage's `id`
+tier looks an earlier id up in them and confirms the match (same file, or the same function and
+message), so a record never moves to the copy that inherited its id.
 """
 
 from __future__ import annotations
@@ -122,19 +126,31 @@ def _strip_angles(text: str) -> str:
 
 def assign_ids(keys: Sequence[tuple[str, ...]], paths: Sequence[str], lines: Sequence[int]) -> list[str]:
     """Ids for sites given their keys, file paths and lines (all three lists aligned)."""
+    return assign(keys, paths, lines)[0]
+
+
+def assign(keys: Sequence[tuple[str, ...]], paths: Sequence[str],
+           lines: Sequence[int]) -> tuple[list[str], list[list[str]]]:
+    """(ids, alternates): each site's id, and the ids it carries at a revision where the other
+    sites of its key are otherwise (`analysis.alternateIds`): its key's plain id and its
+    file-bound one. Which of them is the id depends on the other sites; the alternates do not,
+    so the lineage's `id` tier finds a site by the id it had however its key's group changed."""
     by_key: dict[tuple, list[int]] = defaultdict(list)
     for i, k in enumerate(keys):
         by_key[k].append(i)
     ids = [""] * len(keys)
+    alternates: list[list[str]] = [[] for _ in keys]
     for k, members in by_key.items():
+        plain = _digest(*k)
         first = min(members, key=lambda j: (paths[j].count("/"), paths[j], lines[j]))
-        ids[first] = _digest(*k)
         by_file: dict[str, list[int]] = defaultdict(list)
         for i in members:
             by_file[paths[i]].append(i)
         for path, same in by_file.items():
             same.sort(key=lambda j: lines[j])
             for ordinal, i in enumerate(same):
-                if i != first:
-                    ids[i] = _digest(*k, path) if len(same) == 1 else _digest(*k, path, str(ordinal))
-    return ids
+                bound = _digest(*k, path) if len(same) == 1 else _digest(*k, path, str(ordinal))
+                ids[i] = plain if i == first else bound
+                # The first of several in a file had the file-bound id alone before the others came.
+                alternates[i] = list(dict.fromkeys([plain, bound, *([_digest(*k, path)] if ordinal == 0 else [])]))
+    return ids, alternates

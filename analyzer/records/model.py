@@ -94,6 +94,9 @@ Annotation = create_model(  # type: ignore[call-overload]  # field definitions b
     __config__=_Strict,
     __doc__="The annotation fields of one record (by id), as an annotator returns them.",
     id=(StrictStr, Field(pattern=r"^[0-9a-f]{16}$")),
+    # The content hash of the record the answer was written for (`annotate export` writes it into
+    # the skeleton): an answer for other content is refused.
+    contentHash=(StrictStr | None, Field(default=None, pattern=r"^[0-9a-f]{16}$")),
     **{name: (ErrorRecord.model_fields[name].annotation, None) for name in ANNOTATION_FIELDS},
 )
 
@@ -124,6 +127,9 @@ class Analysis(BaseModel):
     rule: StrictStr  # the rule that decided the category
     rules: list[StrictStr] = []
     contentHash: StrictStr
+    # The ids this site carries whatever other sites share its key (records/ids.py `assign`): its
+    # key's plain id and its file-bound one; the lineage's `id` tier looks earlier ids up in them.
+    alternateIds: list[StrictStr] = []
     # new | changed | unchanged, against --previous (new without it)
     annotationStatus: Literal["new", "changed", "unchanged"] = "new"
     # When `annotate import` last merged an answer; absent until then.
@@ -136,7 +142,7 @@ class Analysis(BaseModel):
         if data.get("annotatedAt") is None:
             data.pop("annotatedAt", None)
         return data
-    # How `extract --previous` found this site's earlier record (analyzer/lineage.py): by the same
+    # How `extract --previous` found this site's earlier record (analyzer/lineage/): by the same
     # id, by following its line through git history, by crate+function+message, by file or crate
     # +message, by a similar source window; "new" when no earlier record matched.
     lineage: Literal["id", "history", "function", "message", "window", "new"] = "new"
@@ -164,12 +170,23 @@ class RecordLine(BaseModel):
     def facts(self) -> Analysis:
         """`analysis`, or for a record read without one (the published form) what the record
         itself tells: the crate from its path, the function from its source window, a message
-        matcher from its message (scrutinee and arm pattern unknown, dtypes empty)."""
+        matcher from its message (scrutinee and arm pattern unknown, dtypes empty); or what
+        `derive` gave it (lineage/published.py: the site at its commit, or read from its window)."""
         if self.analysis is not None:
             return self.analysis
         if self._derived is None or self._derived[0] is not self.record:
             self._derived = (self.record, derive_analysis(self.record))
         return self._derived[1]
+
+    def derive(self, analysis: Analysis) -> None:
+        """Keep `analysis` as what this record, read without one, is known to be (not written)."""
+        self._derived = (self.record, analysis)
+
+    @property
+    def content_known(self) -> bool:
+        """Whether the whole content is known: the record's analysis, or one derived from its
+        commit or its source window (not from the record alone)."""
+        return self.analysis is not None or self.facts.rule in (DERIVED_AT_SHA, DERIVED_FROM_WINDOW)
 
     def to_json_line(self) -> str:
         return dumps_line(self.model_dump(mode="json", exclude_none=False, exclude=self._absent()))
@@ -239,14 +256,23 @@ def content_hash(message: str, category: str, macro: str, scrutinee: str, patter
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
+# The rule of an analysis derived for a record read without one (lineage/published.py): the site
+# as the tool sees it at the record's commit, or read from the record's source window alone.
+DERIVED_AT_SHA = "derived/analyzed-sha"
+DERIVED_FROM_WINDOW = "derived/source-window"
+
+
 def content_of(line: RecordLine) -> dict[str, object]:
     """A record's content, field by field. A record without analysis (the published form) says
-    only its message and category: only those are known, so only those can differ."""
+    only its message and category, unless an analysis was derived for it: from its commit, all of
+    it is known; from its source window, all but the rejected dtypes (they need the whole tree's
+    dtype enums). Only what is known can differ."""
     out: dict[str, object] = {"message": line.record.errorMessage, "category": line.facts.category}
-    a = line.analysis
+    a = line.analysis if line.analysis is not None else (line.facts if line.content_known else None)
     if a is not None:
-        out.update(macro=a.macro, scrutinee=a.scrutinee, pattern=a.pattern, handled=sorted(a.handled),
-                   rejected=sorted(a.rejected))
+        out.update(macro=a.macro, scrutinee=a.scrutinee, pattern=a.pattern, handled=sorted(a.handled))
+        if a.rule != DERIVED_FROM_WINDOW:
+            out["rejected"] = sorted(a.rejected)
     return out
 
 

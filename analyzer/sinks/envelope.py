@@ -25,8 +25,8 @@ import shutil
 import sys
 import uuid
 from datetime import datetime
+from collections.abc import Callable
 from pathlib import Path
-
 
 from analyzer import __version__
 from analyzer.core.config import SCHEMA_VERSION
@@ -100,10 +100,14 @@ def dataset_version(text: str) -> str:
 # Writing the folder
 
 
-def write(out: Path, files: dict[str, bytes]) -> Path:
-    """Put `files` in folder `out`, replacing a previous export there whole; returns the folder."""
+def write(out: Path, files: dict[str, bytes], *, owned: Callable[[Path], bool] | None = None,
+          kind: str = "export", what: str = "an export of burn-errors") -> Path:
+    """Put `files` in folder `out`, replacing a previous export there whole; returns the folder.
+    `render` writes its pages the same way: `owned` tells a folder it wrote before (default: an
+    export's index, and nothing beside what that index lists), `kind` and `what` name the output
+    in messages."""
     out = Path(os.path.realpath(out))
-    _check_target(out)
+    _check_target(out, owned, kind, what)
     try:
         staging = staging_dir(out)  # swept by a later run when this one is killed
     except OSError as e:
@@ -117,21 +121,26 @@ def write(out: Path, files: dict[str, bytes]) -> Path:
                 os.fsync(fh.fileno())
         _replace_folder(staging, out)
     except OSError as e:
-        raise UserError(f"cannot write the export to {out}: {e.strerror or e}; check the folder's "
-                        f"permissions and free space (the previous export, if any, is unchanged)") from None
+        raise UserError(f"cannot write the {kind} to {out}: {e.strerror or e}; check the folder's "
+                        f"permissions and free space (the previous {kind}, if any, is unchanged)") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return out
 
 
-def _check_target(out: Path) -> None:
+def _check_target(out: Path, owned: Callable[[Path], bool] | None, kind: str, what: str) -> None:
     if out.exists() and not out.is_dir():
-        raise UserError(f"cannot export to {out}: it is a file, not a folder; choose a folder with --out")
+        raise UserError(f"cannot write the {kind} to {out}: it is a file, not a folder; choose a folder with --out")
     try:
         occupied = out.is_dir() and any(out.iterdir())
     except OSError as e:
         raise UserError(f"cannot read {out}: {e.strerror or e}; choose another folder with --out") from None
     if not occupied:
+        return
+    if owned is not None:
+        if not owned(out):
+            raise UserError(f"{out} holds files that are not {what}; choose a new or empty "
+                            f"folder with --out (an earlier {kind} there is replaced whole)")
         return
     listed = _export_files(out)
     if listed is None:

@@ -142,6 +142,23 @@ class GitRepository:
                 i += 2
         return files
 
+    def renames_between(self, old: str, new: str, *pathspec: str) -> list[tuple[str, str]]:
+        """The renames git detects commit by commit from `old` to `new` (oldest first), as
+        (from, to): a file renamed in one commit and rewritten in later ones is a rename here,
+        where the whole range's diff sees a deletion and an addition."""
+        out = self._git("log", "-M", "--diff-filter=R", "--name-status", "-z", "--format=", "--reverse",
+                        "--no-color", f"{old}..{new}", "--", *pathspec)
+        fields = [f for f in out.split(b"\0") if f.strip(b"\n")]
+        pairs = []
+        i = 0
+        while i + 2 < len(fields):
+            if fields[i].lstrip(b"\n").startswith(b"R"):
+                pairs.append((_path(fields[i + 1]), _path(fields[i + 2])))
+                i += 3
+            else:
+                i += 1
+        return pairs
+
     def commit_date(self, sha: str) -> str:
         return self._git("show", "-s", "--format=%cI", sha).decode().strip()
 

@@ -1,0 +1,110 @@
+"""The content of earlier records read without `analysis` (the published envelopes, an export).
+
+Such a record tells its message and category; what sends a record back to annotation also lies in
+the macro, the arm and the dtypes the match handles (records/model.py `content_of`). So before the
+lineage compares, each such record gets an analysis derived (kept with the record, see
+RecordLine.derive; the record itself is left as it was read):
+
+- at its `analyzedSha`, when the repository has that commit: the tool's own extraction there,
+  whose record at the same file and line, with the same message, is that site as the tool sees it;
+- else from its `sourceCode` window, which usually holds the call: the window parsed with the
+  project's parser and the call at the record's line classified (with the dtype enums of the new
+  revision when known); the dtypes an arm rejects need the whole tree, so only the handled ones
+  are compared then;
+- else none: the record's content cannot be compared beyond its message and category, and the
+  caller warns, naming it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from analyzer.records.model import DERIVED_AT_SHA, DERIVED_FROM_WINDOW, RecordLine, content_hash
+
+if TYPE_CHECKING:
+    from analyzer.decisions.classify import DtypeCatalog
+    from analyzer.source.repository import GitRepository
+
+
+@dataclass
+class Derived:
+    at_sha: int = 0  # records given the analysis of their own commit
+    from_window: int = 0  # records given one from their source window
+    unknown: list[int] = field(default_factory=list)  # indexes of records whose content is unknown
+
+
+def derive_content(previous: Sequence[RecordLine], repo: GitRepository | None = None, cache=None,
+                   catalog: DtypeCatalog | None = None) -> Derived:
+    """Give every record of `previous` without analysis a derived one (see the module's docstring)."""
+    out = Derived()
+    missing = [i for i, ln in enumerate(previous) if ln.analysis is None and not ln.content_known]
+    if not missing:
+        return out
+    by_sha: dict[str, list[int]] = defaultdict(list)
+    for i in missing:
+        by_sha[previous[i].record.analyzedSha].append(i)
+    left: list[int] = []
+    for sha, members in sorted(by_sha.items()):
+        found = _at_sha(repo, sha, [previous[i] for i in members], cache) if repo is not None else None
+        for i, analysis in zip(members, found or [None] * len(members)):
+            if analysis is not None:
+                previous[i].derive(analysis)
+                out.at_sha += 1
+            else:
+                left.append(i)
+    for i in sorted(left):
+        analysis = _from_window(previous[i], catalog)
+        if analysis is not None:
+            previous[i].derive(analysis)
+            out.from_window += 1
+        else:
+            out.unknown.append(i)
+    return out
+
+
+def _at_sha(repo: GitRepository, sha: str, lines: list[RecordLine], cache) -> list | None:
+    """Each record's site in the tool's extraction at `sha` (None where it has none), or None
+    when the repository does not have the commit."""
+    if repo.try_resolve(sha) is None:
+        return None
+    from analyzer.pipeline.extract import extract
+
+    there = extract(repo, sha, cache=cache)
+    at = {(ln.record.filePath, ln.record.lineNumber, ln.record.errorMessage): ln for ln in there.lines}
+    out = []
+    for ln in lines:
+        site = at.get((ln.record.filePath, ln.record.lineNumber, ln.record.errorMessage))
+        out.append(None if site is None or site.analysis is None else site.analysis.model_copy(update={
+            "rule": DERIVED_AT_SHA, "firstSeenSha": None, "firstSeenAt": None, "alternateIds": [],
+            "lineage": "new", "annotationStatus": "new"}))
+    return out
+
+
+def _from_window(line: RecordLine, catalog: DtypeCatalog | None):
+    """The analysis of the call at the record's line, read from its source window; None when the
+    window holds no such call (cut before it, or another message there)."""
+    from analyzer.decisions.classify import DtypeCatalog, classify
+    from analyzer.facts.parse import parse_file
+
+    r = line.record
+    facts = parse_file(r.sourceCode.encode("utf-8"))
+    at = r.lineNumber - r.sourceCodeStart + 1
+    sites = [s for s in facts.sites if s.line == at and s.message == r.errorMessage]
+    if len(sites) != 1:
+        return None
+    site = sites[0]
+    crate = line.facts.crate
+    decision = classify(site, r.filePath, crate, catalog or DtypeCatalog.build([], []))
+    if not decision.record or decision.category != line.facts.category:
+        return None
+    known = line.facts
+    return known.model_copy(update={
+        "macro": site.macro, "function": site.function or known.function, "impl": site.impl,
+        "itemPath": site.item_path, "context": site.context, "scrutinee": site.scrutinee,
+        "pattern": decision.pattern, "enum": decision.enum, "handled": decision.handled,
+        "rejected": [], "partial": decision.partial, "rule": DERIVED_FROM_WINDOW, "rules": decision.rules,
+        "contentHash": content_hash(r.errorMessage, known.category, site.macro, site.scrutinee, decision.pattern,
+                                    decision.handled, [])})
