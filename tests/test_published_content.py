@@ -30,19 +30,19 @@ RID = "0a1b2c3d4e5f6071"
 ABSENT_SHA = "89abcdef0123456789abcdef0123456789abcdef"
 
 
-def _published(tmp_path, sha: str, **over):
-    record = published_record(rid=RID, text=POOL, path=PATH, needle="max_pool2d: no kernel", message=MESSAGE,
+def _published(tmp_path, sha: str, text: str = POOL, **over):
+    record = published_record(rid=RID, text=text, path=PATH, needle="max_pool2d: no kernel", message=MESSAGE,
                               sha=sha, background="unsupported-dtype", tags=["rust", "burn", "cpu", "unsupported-dtype"],
                               annotation=annotation_for("max_pool2d"))
     record.update(over)
     return write_envelope_folder(tmp_path / "dataset", [record])
 
 
-def _run(cli, git_repo, tmp_path, sha_of_first: bool, **over):
-    git_repo.crate("burn-cpu", {"src/ops/pool.rs": POOL})
+def _run(cli, git_repo, tmp_path, sha_of_first: bool, text: str = POOL, **over):
+    git_repo.crate("burn-cpu", {"src/ops/pool.rs": text})
     first = git_repo.commit()
-    folder = _published(tmp_path, first if sha_of_first else ABSENT_SHA, **over)
-    git_repo.write(PATH, NO_BF16, dedent=False)
+    folder = _published(tmp_path, first if sha_of_first else ABSENT_SHA, text, **over)
+    git_repo.write(PATH, text.replace("            DType::BF16 => max_pool2d_bf16(x),\n", ""), dedent=False)
     git_repo.commit()
     args = ["extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "out"),
             "--previous", str(folder)]
@@ -69,10 +69,12 @@ def test_without_the_commit_the_source_window_tells_the_content(cli, git_repo, t
 
 
 def test_a_record_whose_content_stays_unknown_is_named(cli, git_repo, tmp_path):
-    """The window cut before the call, the commit absent: only message and category compare."""
-    first_lines = "\n".join(POOL.split("\n")[:3])
-    res, line, lineage = _run(cli, git_repo, tmp_path, sha_of_first=False, sourceCode=first_lines,
-                              sourceCodeStart=1, sourceCodeEnd=3)
+    """The match opens further above the call than the window reaches, the commit absent: only
+    message and category compare."""
+    many = "".join(f"            DType::I{n} => max_pool2d_i{n}(x),\n" for n in range(100, 125))
+    long_match = POOL.replace("            DType::F16 => max_pool2d_f16(x),\n",
+                              "            DType::F16 => max_pool2d_f16(x),\n" + many)
+    res, line, lineage = _run(cli, git_repo, tmp_path, sha_of_first=False, text=long_match)
     assert line["record"]["id"] == RID and line["analysis"]["annotationStatus"] == "unchanged"
     assert lineage["contentUnknown"] == 1
     assert [r["id"] for r in lineage["contentUnknownRecords"]] == [RID]
