@@ -57,7 +57,7 @@ def test_an_unchanged_published_record_keeps_its_tags_as_published(cli, git_repo
     assert rec["lineNumber"] == published["lineNumber"] + 1
 
 
-def test_fields_of_an_earlier_record_that_validate_refuses_are_not_copied(cli, git_repo, tmp_path):
+def test_an_earlier_file_that_validate_refuses_is_refused_and_its_fields_never_copied(cli, git_repo, tmp_path):
     sha = _first_commit(git_repo)
     hostile = published_record(rid=RID, text=OPS, path=PATH, needle="bicubic interpolation", message=MESSAGE,
                                sha=sha, background="unsupported-op-backend", tags=TAGS,
@@ -66,10 +66,21 @@ def test_fields_of_an_earlier_record_that_validate_refuses_are_not_copied(cli, g
     line = {"record": hostile, "analysis": None, "datasetVersion": envelope(hostile)["datasetVersion"]}
     previous = tmp_path / "previous.jsonl"
     previous.write_text(json.dumps({k: v for k, v in line.items() if v is not None}) + "\n")
-    out, line = _extract(cli, git_repo, tmp_path, previous)
-    rec = line["record"]
-    assert rec["id"] == RID and rec["slug"] == "bicubic-interpolation-backward-is-not-supported-by-" + RID[:6]
-    assert rec["contentChangedAt"] <= rec["analyzedAt"]
-    assert rec["documentation"] == annotation_for("bicubic")["documentation"]  # the rest is kept
-    res = cli("validate", str(out / "records.jsonl"))
-    assert res.code == 0, res.stdout + res.stderr
+    git_repo.write(PATH, "// moved down\n" + OPS, dedent=False)
+    git_repo.commit()
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(tmp_path / "out"),
+              "--previous", str(previous))
+    assert res.code == 2 and "does not pass `burn-errors validate`" in res.stderr and "record.slug" in res.stderr
+    assert not (tmp_path / "out" / "records.jsonl").exists()
+    # The lineage checks every field it hands on as well (for callers that pass records directly).
+    out, kept = _extract(cli, git_repo, tmp_path, write_envelope_folder(tmp_path / "dataset", [
+        published_record(rid=RID, text=OPS, path=PATH, needle="bicubic interpolation", message=MESSAGE, sha=sha,
+                         background="unsupported-op-backend", tags=TAGS, annotation=annotation_for("bicubic"))]))
+    from analyzer.lineage.carry import _checked
+    from analyzer.records.model import RecordLine
+
+    current = RecordLine.model_validate(kept)
+    checked = _checked(current, {"slug": "../../<script>x</script>", "contentChangedAt": "2999-01-01T00:00:00.000Z"},
+                       current.analysis)
+    assert checked.record.slug == current.record.slug
+    assert checked.record.contentChangedAt <= checked.record.analyzedAt

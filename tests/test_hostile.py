@@ -626,7 +626,7 @@ def test_at_most_one_corrupt_cache_copy_is_kept(crafted_repo, tmp_path):
                   env={"BURN_ERRORS_CACHE": str(cache)})
     assert res.code == 0, res.stderr
     copies = sorted(p.name for p in cache.iterdir() if ".corrupt-" in p.name)
-    assert len(copies) == 1 and "2020" not in copies[0], copies
+    assert len(copies) == 1 and not copies[0].endswith(("20200101000000", "20200102000000")), copies
     assert (cache / copies[0]).read_bytes() == b"not a database" * 100
 
 
