@@ -478,3 +478,30 @@ def test_summary_lines_stay_whole_in_a_log(capsys):
     err = capsys.readouterr().err
     assert err.splitlines()[0].endswith("1301 without a panic-family call or enum, not parsed)")
     assert "note: 1 file was skipped, unread (first: b.rs: too large;" in err
+
+
+OWN_FORM = '''
+pub enum KernelArg {
+    Input(usize),
+    Output(usize),
+}
+
+fn read(arg: KernelArg) -> u32 {
+    match arg {
+        KernelArg::Input(pos) => load(pos),
+        _ => panic!("Not supported"),
+    }
+}
+'''
+
+
+def test_a_crate_that_names_an_enums_variants_keeps_its_rejection_a_record(cli, git_repo, tmp_path):
+    """exclude/own-form reads which crates name an enum's variants, from every file: one of
+    another crate that holds no call and no enum (which the parser never reads) counts too."""
+    git_repo.crate("burn-gen", {"src/arg.rs": OWN_FORM})
+    git_repo.commit()
+    assert _extract(cli, git_repo, tmp_path / "alone") == []
+    git_repo.crate("burn-user", {"src/lib.rs": "pub fn go() -> u32 { read(KernelArg::Output(1)) }\n"})
+    git_repo.commit()
+    lines = _extract(cli, git_repo, tmp_path / "used")
+    assert [ln["record"]["errorMessage"] for ln in lines] == ["Not supported"]

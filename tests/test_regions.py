@@ -11,7 +11,7 @@ import pytest
 from analyzer.facts import parse, regions, syntax
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
-from analyzer.facts.prefilter import has_panic_hint, plain_aliases
+from analyzer.facts.prefilter import has_panic_hint, plain_aliases, variant_uses
 
 RULES = Path(__file__).parent / "rules"
 
@@ -22,7 +22,9 @@ def _whole(src: bytes) -> FileFacts:
     has_errors = tree.root_node.has_error
     if has_errors:
         tree = parse._repaired(src, tree)
-    return parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), has_panic_hint(src))
+    facts = parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), has_panic_hint(src))
+    facts.variant_uses = variant_uses(src)  # read off the bytes, however the file is parsed
+    return facts
 
 
 def _planned(src: bytes):

@@ -21,6 +21,7 @@ from analyzer.pipeline.ruleset import hashed_files
 
 RULE_DIR = Path(__file__).parent / "rules"
 CONTEXT = (RULE_DIR / "context.rs").read_bytes()
+USERS = (RULE_DIR / "users.rs").read_bytes()
 QUERY_RULES = {"query/panic_calls", "query/token_trees"}
 
 
@@ -32,15 +33,21 @@ def _cases():
                 yield pytest.param(data["rule"], kind, case, id=f"{f.stem}-{kind}-{i}")
 
 
-def decisions(code: str, path: str = "crates/burn-x/src/lib.rs"):
-    """Parse a snippet with context.rs beside it in the same crate; classify every call."""
+ELSEWHERE = "crates/burn-other/src/lib.rs"
+
+
+def decisions(code: str, path: str = "crates/burn-x/src/lib.rs", elsewhere: str = ""):
+    """Parse a snippet with context.rs beside it in the same crate, and users.rs and `elsewhere`
+    (code of other crates) in the tree too; classify every call of the snippet."""
     crate = path.split("/")[1] if path.startswith("crates/") else ""
-    facts = parse_file(code.encode())
-    ctx = parse_file(CONTEXT)
-    catalog = DtypeCatalog.build(
-        [("crates/burn-x/src/context.rs", crate, e) for e in ctx.enums] + [(path, crate, e) for e in facts.enums],
-        [("crates/burn-x/src/context.rs", crate, a, t) for a, t in ctx.aliases]
-        + [(path, crate, a, t) for a, t in facts.aliases])
+    files = [("crates/burn-x/src/context.rs", crate, parse_file(CONTEXT)), (path, crate, parse_file(code.encode())),
+             ("crates/burn-user/src/lib.rs", "burn-user", parse_file(USERS))]
+    if elsewhere:
+        files.append((ELSEWHERE, "burn-other", parse_file(elsewhere.encode())))
+    catalog = DtypeCatalog.build([(p, c, e) for p, c, f in files for e in f.enums],
+                                 [(p, c, a, t) for p, c, f in files for a, t in f.aliases],
+                                 [(c, f.variant_uses) for _, c, f in files])
+    facts = files[1][2]
     return [(s, classify(s, path, crate, catalog)) for s in facts.sites]
 
 
@@ -150,7 +157,7 @@ def test_rule(rule, kind, case):
     """The rule fires on exactly the case's `lines` (none for a valid case), those calls get the
     case's `category`, and the snippet's records are exactly `records` (for an invalid case of a
     record rule, by default its `lines`; otherwise none)."""
-    found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"))
+    found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"), case.get("elsewhere", ""))
     if kind == "invalid" or rule not in QUERY_RULES:
         assert found, "the snippet holds no panic-family call"
     want = case.get("category")

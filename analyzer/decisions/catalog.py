@@ -62,6 +62,8 @@ class DtypeCatalog:
     named: set[str] = field(default_factory=set)
     # Every enum of the tree by name, dtype or not.
     every: dict[str, list[DtypeEnum]] = field(default_factory=dict)
+    # Per type name, the crates whose files name its variants (`FuseArg::Input`).
+    users: dict[str, set[str]] = field(default_factory=dict)
 
     def names(self, ref: VariantRef) -> bool:
         """The ref's enum name is a dtype enum somewhere in the tree and its path does not start
@@ -112,11 +114,17 @@ class DtypeCatalog:
         defs = self.every.get(name, [])
         return bool(defs) and all(not d.variants for d in defs)
 
+    def named_outside(self, name: str, crate: str) -> bool:
+        """Some file of another crate names a variant of `name`."""
+        return bool(self.users.get(name, set()) - {crate})
+
     @staticmethod
     def build(defs: list[tuple[str, str, EnumFacts]],
-              aliases: list[tuple[str, str, str, str]] | None = None) -> DtypeCatalog:
+              aliases: list[tuple[str, str, str, str]] | None = None,
+              uses: list[tuple[str, list[str]]] | None = None) -> DtypeCatalog:
         """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
-        (path, crate, alias, target) for every plain type alias."""
+        (path, crate, alias, target) for every plain type alias; `uses` holds (crate, the type
+        names a file writes before `::Variant`) for every file."""
         enum_name = patterns().enum_name
         rules = rule_data()["dtype"]
         aliases = aliases or []
@@ -162,7 +170,8 @@ class DtypeCatalog:
                     if target in named:
                         named.add(derived)
         crates = {c.replace("-", "_") for _, c, _ in defs} | {c.replace("-", "_") for _, c, _, _ in aliases}
-        return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name)
+        return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
+                            _users(uses or []))
 
     def defines(self, crate: str, name: str) -> bool:
         return name in self.local.get(crate, ())
@@ -193,6 +202,15 @@ class DtypeCatalog:
     def to_json(self) -> dict:
         return {n: [{"crate": d.crate, "path": d.path, "variants": [v for v, _ in d.variants]}
                     for d in defs] for n, defs in self.enums.items()}
+
+
+def _users(uses: list[tuple[str, list[str]]]) -> dict[str, set[str]]:
+    """Per type name, the crates of the files that name its variants."""
+    users: dict[str, set[str]] = {}
+    for crate, written in uses:
+        for name in written:
+            users.setdefault(name, set()).add(crate)
+    return users
 
 
 def _names_dtypes(defs: list[DtypeEnum], dtype_names: set[str], share: float) -> bool:

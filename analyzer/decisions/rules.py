@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_foreign_kind
+from analyzer.decisions.catalog import canonical_dtype
 from analyzer.decisions.categories import DTYPE, MODE, OP
 from analyzer.decisions.data import patterns, rule_data
 from analyzer.profiles import current
@@ -248,6 +249,26 @@ def _internal_state(c: Call) -> bool:
     return bool(enums) and all(internal.search(e) for e in enums)
 
 
+def _own_form(c: Call) -> bool:
+    """The panicking arm rejects variants of an enum its own crate defines and no other crate
+    names a variant of, none of whose variants is a dtype: a form the crate builds and reads
+    itself (a code generator's argument kinds, a fusion engine's handles), whose values no user
+    chooses. An enum with a dtype variant carries a user's data (a value read from a file)."""
+    refs = c.body.refs if not c.body.catch_all else [r for o in c.others for r in o.refs]
+    if not refs:
+        return False
+    catalog = c.catalog
+    for r in refs:
+        if r.enum == "Self" or catalog.outside(r.root):
+            return False
+        d = catalog.resolve(r.enum, c.named_variants.get(r.enum, set()), c.path, c.crate)
+        if d is None or d.crate != c.crate or catalog.named_outside(r.enum, c.crate):
+            return False
+        if any(canonical_dtype(v) in catalog.dtype_names for v, _ in d.variants):
+            return False
+    return True
+
+
 # --- unsupported-mode -----------------------------------------------------------------------------
 
 def _mode_macro(c: Call) -> bool:
@@ -321,6 +342,9 @@ RULE_ORDER: tuple[Rule, ...] = (
          "the arm rejects a variant of an internal context/state enum, which no user setting selects",
          "`RunContext::Replay(_) => panic!(\"not supported while ..\")`", _internal_state, ARM_POSITIONS,
          ("mode.internal_enum",)),
+    Rule("exclude/own-form", NONE,
+         "the arm rejects variants of an enum only its own crate names, with no dtype variant: a form the crate "
+         "builds itself", "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

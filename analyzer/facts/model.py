@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 4
+FACTS_VERSION = 5
 
 
 @dataclass
@@ -183,10 +183,14 @@ class FileFacts:
     functions: list[FnFacts] = field(default_factory=list)
     macro_defs: list[MacroDefFacts] = field(default_factory=list)
     skipped: str = ""  # why the file was not read (past a budget, nested too deep); "" when read
+    # The type names the file writes before `::Variant`, `::{..}` or `::*` (`FuseArg::Input`):
+    # which crates name an enum's variants, so build values of it or match on them.
+    variant_uses: list[str] = field(default_factory=list)
 
     def site_part(self) -> FileFacts:
         """What extract reads: the calls, enums and aliases, and how the file was read."""
-        return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped)
+        return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped,
+                         variant_uses=self.variant_uses)
 
     def code_part(self) -> FileFacts:
         """What only the coverage audit reads: ops traits, their impls, every function's calls and
@@ -206,7 +210,8 @@ class FileFacts:
                 "impls": [{"trait": i.trait, "type": i.type, "line": i.line, "methods": [list(m) for m in i.methods]}
                           for i in self.impls],
                 "functions": [f.to_json() for f in self.functions],
-                "macro_defs": [m.to_json() for m in self.macro_defs]}
+                "macro_defs": [m.to_json() for m in self.macro_defs],
+                "variant_uses": self.variant_uses}
 
     @staticmethod
     def from_json(d: dict) -> FileFacts:
@@ -226,7 +231,7 @@ class FileFacts:
                           for i in d.get("impls", [])],
                          [FnFacts.from_json(f) for f in d.get("functions", [])],
                          [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])],
-                         d.get("skipped", ""))
+                         d.get("skipped", ""), d.get("variant_uses", []))
 
 
 def _ref_json(r: VariantRef) -> dict:

@@ -64,3 +64,17 @@ def has_panic_hint(source: bytes) -> bool:
 
 def has_enum_hint(source: bytes) -> bool:
     return matches_at_a_word(ENUM_HINT, (b"enum",), source)
+
+
+# A type name written before a variant, a braced use list or a glob (`FuseArg::Input`,
+# `Kind::{A, B}`, `Kind::*`): rustfmt writes paths without spaces. Strings and comments count
+# too, which can only add a use.
+_VARIANT_USE = re.compile(rb"([A-Z][A-Za-z0-9_]*)::(?=[A-Z{*])")
+
+
+def variant_uses(source: bytes) -> list[str]:
+    """The type names the file writes before `::Variant` (sorted, each once): which crates
+    name an enum's variants."""
+    if b"::" not in source:
+        return []
+    return sorted({m.decode() for m in _VARIANT_USE.findall(source)})

@@ -23,7 +23,7 @@ from analyzer.core.errors import UserError
 from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
-from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, variant_uses
 from analyzer.profiles import current, select
 from analyzer.source.repository import GitRepository
 from analyzer.core.timestamps import utc_now
@@ -269,9 +269,10 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
                     prefiltered.add(oid)
                 bad = _not_utf8(data)
                 aliases = plain_aliases(data)
-                key = (bad, tuple(aliases))
+                uses = variant_uses(data)
+                key = (bad, tuple(aliases), tuple(uses))
                 if key not in unparsed:
-                    unparsed[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases), code))
+                    unparsed[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses), code))
                 out[oid] = unparsed[key]
                 continue
             n_parse += 1
@@ -365,7 +366,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     t2 = time.perf_counter()
     crates = crates_of([b.path for b in rust], crate_roots)
     catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
-                                 [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases])
+                                 [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
+                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust])
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:
