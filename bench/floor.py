@@ -29,7 +29,8 @@ from analyzer.facts.prefilter import has_panic_hint, plain_aliases
 from analyzer.pipeline.cache import decode, encode
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.classify import classify
-from analyzer.pipeline.extract import _prefilter, crates_of, extract
+from analyzer.pipeline.extract import _prefilter, extract
+from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
 
 IMPORTS = ("import analyzer.cli, analyzer.pipeline.extract, analyzer.sinks.audit, analyzer.records.reader, "

@@ -25,6 +25,7 @@ from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, variant_uses
 from analyzer.profiles import current, select
+from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
 from analyzer.core.timestamps import utc_now
 
@@ -81,29 +82,6 @@ class Extraction:
             if not a.decision.record:
                 out[a.decision.reason] = out.get(a.decision.reason, 0) + 1
         return out
-
-
-def crates_of(paths: list[str], crate_roots: list[str]) -> dict[str, str]:
-    """crate_of for many paths, worked out once per folder."""
-    by_dir: dict[str, str] = {}
-    out = {}
-    for p in paths:
-        d = posixpath.dirname(p)
-        if d not in by_dir:
-            by_dir[d] = crate_of(p, crate_roots)  # every file of a folder has that folder's crate
-        out[p] = by_dir[d]
-    return out
-
-
-def crate_of(path: str, crate_roots: list[str]) -> str:
-    """The crate a file belongs to: the deepest folder above it holding a Cargo.toml."""
-    best = ""
-    for root in crate_roots:
-        if (root == "" or path.startswith(root + "/")) and len(root) >= len(best):
-            best = root
-    if best:
-        return posixpath.basename(best)
-    return path.split("/", 1)[0] if "/" in path else ""
 
 
 # -- parse stage: blobs to facts, across processes --------------------------------------------

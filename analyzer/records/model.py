@@ -291,16 +291,6 @@ _FN_ITEM = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
 _MACRO_CALL = re.compile(r"\b(panic|unimplemented|todo)!")
 
 
-def crate_from_path(path: str) -> str:
-    """The crate of a file from its path alone: the folder holding its `src` (or `tests`,
-    `benches`, `examples`) folder, else the first folder."""
-    parts = path.split("/")
-    for i in range(len(parts) - 2, 0, -1):
-        if parts[i] in ("src", "tests", "benches", "examples"):
-            return parts[i - 1]
-    return parts[0] if len(parts) > 1 else ""
-
-
 def function_from_window(record: ErrorRecord) -> str:
     """The nearest `fn name` at or above the record's line in its source window ("" if none)."""
     lines = record.sourceCode.split("\n")
@@ -314,6 +304,7 @@ def function_from_window(record: ErrorRecord) -> str:
 
 def derive_analysis(record: ErrorRecord) -> Analysis:
     """What a record without analysis tells of itself (see RecordLine.facts)."""
+    from analyzer.source.crates import crate_from_path
     from analyzer.decisions.categories import MODE, by_background_tag
     from analyzer.records.operation import operation_of
     from analyzer.facts.messages import PanicMessage, split_format
