@@ -35,6 +35,7 @@ from analyzer.features.coverage.matches import build as build_matrix
 from analyzer.features.coverage.model import flipped as flipped_cells
 from analyzer.core.errors import UserError
 from analyzer.lineage.link import link
+from analyzer.pipeline.extract import records_at
 from analyzer.records.model import CONTENT_FIELDS, RecordLine, content_changes
 
 
@@ -130,7 +131,8 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
     unchanged; the rest is removed or added."""
     _check_unique(base_lines, base.label)
     _check_unique(head_lines, head.label)
-    lineage = link(base_lines, head_lines, repo=git_repo, sha=head.sha)
+    lineage = link(base_lines, head_lines, repo=git_repo, sha=head.sha,
+                   records_at=records_at(git_repo) if git_repo is not None else None)
     changed: list[Change] = []
     moved: list[Change] = []
     unchanged = 0

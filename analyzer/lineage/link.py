@@ -47,7 +47,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from analyzer.lineage.published import Derived, derive_content
+from analyzer.lineage.published import Derived, RecordsAt, derive_content
 from analyzer.lineage.gitdiff import FileChange, file_changes, follow_line, renamed_on_the_way, rewritten
 from analyzer.records.ids import arm_slot
 from analyzer.records.model import RecordLine, function_from_window
@@ -111,13 +111,13 @@ class _State:
 
 
 def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
-         repo: GitRepository | None = None, sha: str | None = None, cache=None,
+         repo: GitRepository | None = None, sha: str | None = None, records_at: RecordsAt | None = None,
          catalog: DtypeCatalog | None = None) -> Lineage:
     """Match earlier records to new ones, one-to-one, tier by tier (see the module's docstring).
     `repo` and `sha` (the new revision) enable the history tier. Earlier records read without
-    analysis first get one derived (published.py; `cache` and `catalog`, the new revision's dtype
-    enums, serve it)."""
-    derived = derive_content(previous, repo, cache, catalog)
+    analysis first get one derived (published.py: `records_at`, the tool's records at a commit,
+    and `catalog`, the new revision's dtype enums, serve it)."""
+    derived = derive_content(previous, records_at, catalog)
     st = _State(previous, current, set(range(len(previous))), set(range(len(current))))
     _by_id(st)
     if repo is not None and sha is not None and repo.try_resolve(sha) is not None:

@@ -18,7 +18,7 @@ RecordLine.derive; the record itself is left as it was read):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,7 +26,10 @@ from analyzer.records.model import DERIVED_AT_SHA, DERIVED_FROM_WINDOW, RecordLi
 
 if TYPE_CHECKING:
     from analyzer.decisions.classify import DtypeCatalog
-    from analyzer.source.repository import GitRepository
+
+# The tool's own records at a commit, or None when the repository does not have it: given by the
+# caller (the pipeline), so the lineage never runs an extraction itself.
+RecordsAt = Callable[[str], "Sequence[RecordLine] | None"]
 
 
 @dataclass
@@ -36,7 +39,7 @@ class Derived:
     unknown: list[int] = field(default_factory=list)  # indexes of records whose content is unknown
 
 
-def derive_content(previous: Sequence[RecordLine], repo: GitRepository | None = None, cache=None,
+def derive_content(previous: Sequence[RecordLine], records_at: RecordsAt | None = None,
                    catalog: DtypeCatalog | None = None) -> Derived:
     """Give every record of `previous` without analysis a derived one (see the module's docstring)."""
     out = Derived()
@@ -48,7 +51,7 @@ def derive_content(previous: Sequence[RecordLine], repo: GitRepository | None = 
         by_sha[previous[i].record.analyzedSha].append(i)
     left: list[int] = []
     for sha, members in sorted(by_sha.items()):
-        found = _at_sha(repo, sha, [previous[i] for i in members], cache) if repo is not None else None
+        found = _at_sha(records_at, sha, [previous[i] for i in members]) if records_at is not None else None
         for i, analysis in zip(members, found or [None] * len(members)):
             if analysis is not None:
                 previous[i].derive(analysis)
@@ -65,15 +68,13 @@ def derive_content(previous: Sequence[RecordLine], repo: GitRepository | None = 
     return out
 
 
-def _at_sha(repo: GitRepository, sha: str, lines: list[RecordLine], cache) -> list | None:
+def _at_sha(records_at: RecordsAt, sha: str, lines: list[RecordLine]) -> list | None:
     """Each record's site in the tool's extraction at `sha` (None where it has none), or None
     when the repository does not have the commit."""
-    if repo.try_resolve(sha) is None:
+    there = records_at(sha)
+    if there is None:
         return None
-    from analyzer.pipeline.extract import extract
-
-    there = extract(repo, sha, cache=cache)
-    at = {(ln.record.filePath, ln.record.lineNumber, ln.record.errorMessage): ln for ln in there.lines}
+    at = {(ln.record.filePath, ln.record.lineNumber, ln.record.errorMessage): ln for ln in there}
     out = []
     for ln in lines:
         site = at.get((ln.record.filePath, ln.record.lineNumber, ln.record.errorMessage))

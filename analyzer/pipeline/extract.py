@@ -381,7 +381,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
         # and its annotations while the content is unchanged (analyzer/lineage/).
         from analyzer.lineage.carry import carry_over
         from analyzer.lineage.link import link
-        carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha, cache=cache, catalog=catalog))
+        carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha,
+                                                   records_at=records_at(repo, cache), catalog=catalog))
         lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
@@ -403,6 +404,16 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                            "reason": "its file name is not UTF-8"} for b in bad_names],
                        key=lambda e: e["path"]))
+
+
+def records_at(repo: GitRepository, cache=None) -> Callable[[str], list[RecordLine] | None]:
+    """The tool's records at a commit of `repo` (None when it lacks the commit): how the lineage
+    gives a published record, which has no analysis, the one its commit would have."""
+    def at(sha: str) -> list[RecordLine] | None:
+        if repo.try_resolve(sha) is None:
+            return None
+        return extract(repo, sha, cache=cache).lines
+    return at
 
 
 def _rust_files(tree: list, repo: GitRepository, sha: str) -> tuple[list, list]:
