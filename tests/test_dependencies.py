@@ -239,3 +239,33 @@ def test_pins_take_the_commit_after_the_hash_and_the_release_tag_of_a_version():
     assert (pin.name, pin.url) == ("someone/cubecl", "https://github.com/someone/cubecl")
     assert dependencies.pins({"package": [{"name": "cubecl-hip-sys", "version": "7.0.0",
                                            "source": "registry+x"}]}, [cubecl]) == []
+
+
+def test_diff_follows_the_pin_as_it_moves(cli, burn, cubecl, tmp_path):
+    """From the release to the later commit: cubecl's new record is added, matched within cubecl
+    only; burn's records are unchanged."""
+    res = cli("diff", burn.by_version, burn.by_rev, "--repo", str(burn.path), "--with-dependencies",
+              "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}", "--format", "json",
+              "--out", str(tmp_path / "diff.json"))
+    assert res.code == 0, res.stderr
+    result = json.loads((tmp_path / "diff.json").read_text())
+    assert [(s["repo"], s["filePath"]) for s in result["added"]] == [("tracel-ai/cubecl", "crates/cubecl-spirv/src/elem.rs")]
+    assert result["removed"] == [] and result["changed"] == [] and result["summary"]["unchanged"] == 3
+    [dep] = result["dependencies"]
+    assert (dep["repo"], dep["base"]["sha"], dep["head"]["sha"]) == ("tracel-ai/cubecl", cubecl.released, cubecl.pinned)
+    assert dep["base"]["pinnedBy"]["tag"] == "v0.3.0" and dep["head"]["pinnedBy"]["rev"] == cubecl.pinned
+    assert dep["summary"]["added"] == 1 and dep["summary"]["unchanged"] == 1
+    assert "of which tracel-ai/cubecl@" in res.stderr
+
+
+def test_diff_of_a_dependency_one_side_does_not_pin_adds_all_its_records(cli, burn, cubecl, tmp_path):
+    burn.write("Cargo.lock", _lock("registry+https://github.com/rust-lang/crates.io-index", "0.3.0")
+               .replace('"cubecl', '"other'), dedent=False)
+    without = burn.commit("no cubecl")
+    res = cli("diff", without, burn.by_rev, "--repo", str(burn.path), "--with-dependencies",
+              "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}", "--format", "json")
+    assert res.code == 0, res.stderr
+    result = json.loads(res.stdout)
+    assert sorted(s["filePath"] for s in result["added"] if s["repo"] == "tracel-ai/cubecl") == [
+        "crates/cubecl-cuda/src/dialect.rs", "crates/cubecl-spirv/src/elem.rs"]
+    assert result["dependencies"][0]["base"] is None

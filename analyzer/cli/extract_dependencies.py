@@ -43,7 +43,7 @@ def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, depende
             raise UserError(f"--dependency-repo {unknown[0]}: {dependencies.LOCKFILE} at {sha[:12]} pins no "
                             f"such dependency (it pins: {pinned})")
         # Every dependency is found before any analysis, so one that cannot be fetched fails fast.
-        opened_deps = [(pin, *_open_dependency(pin, overrides, no_cache)) for pin in found]
+        opened_deps = [(pin, *open_dependency(pin, overrides, no_cache)) for pin in found]
         main = analyse(git_repo, sha, cache, jobs, _own(prev, git_repo.name))
         origin = git_repo.origin
     runs = []  # (extraction, manifest entry) per dependency
@@ -69,7 +69,7 @@ def _own(prev, name: str):
     return [ln for ln in prev if ln.record.repo == name]
 
 
-def _open_dependency(pin: Pin, overrides: dict[str, str], no_cache: bool):
+def open_dependency(pin: Pin, overrides: dict[str, str], no_cache: bool):
     """(repository, full sha) of a pinned dependency: from --dependency-repo, else cloned or
     fetched into the cache from its URL; a one-line error naming --dependency-repo otherwise."""
     spec = overrides.get(pin.name, pin.url)
