@@ -60,6 +60,8 @@ def _variant(tmp_path: Path, name: str, edits: list[tuple[str, str]]) -> Path:
     (('["bool", \'Bool\']', '["bool", \'Bool(\']'), "dtypes.kinds[2] is not a regular expression"),
     (('crate_tag_prefixes = ["burn-"]', 'crate_tag_prefixes = "burn-"'), "code.crate_tag_prefixes must be a list"),
     (('[prompt]', '[prompt\n'), "is not TOML"),
+    (('release_tag = "v{version}"', 'release_tag = "v{tag}"'), "packages.release_tag must name {version}"),
+    (('foreign = []', 'foreign = "burn-x"'), "packages.foreign must be a list"),
 ])
 def test_a_broken_profile_is_a_one_line_error_naming_what_is_wrong(cli, git_repo, tmp_path, edit, says):
     path = _variant(tmp_path, "broken", [edit])

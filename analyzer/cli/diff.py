@@ -30,9 +30,16 @@ from analyzer.cli.common import FormatChoice, debug_option, echo_document, open_
 @click.option("--artifacts-url", metavar="URL",
               help="markdown only: an https link to the full JSON and SARIF (e.g. a workflow run's "
                    "artifact), shown under the summary and under every table cut short.")
+@click.option("--with-dependencies", is_flag=True,
+              help="Revisions only: also diff each dependency with a target profile (cubecl) from the "
+                   "revision BASE's Cargo.lock pins to the one HEAD's pins, each matched within its own "
+                   "repository.")
+@click.option("--dependency-repo", "dependency_repos", multiple=True, metavar="OWNER/NAME=PATH|URL",
+              help="With --with-dependencies: read that dependency from this clone or URL (repeatable).")
 @click.option("--jobs", type=click.IntRange(1, 64), help="Parser processes (default: one per core).")
 @debug_option
-def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifacts_url, jobs):
+def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifacts_url, with_dependencies,
+         dependency_repos, jobs):
     """Compare the records of BASE and HEAD: sites added, removed, changed and moved, and the
     coverage cells that flipped.
 
@@ -62,6 +69,8 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
             raise UserError(f"--artifacts-url is for --format markdown (the comment links the full "
                             f"output); drop it with --format {fmt}")
         artifacts_url = diff_markdown.checked_url(artifacts_url, "--artifacts-url")
+    if dependency_repos and not with_dependencies:
+        raise UserError("--dependency-repo says where to read a dependency from; it needs --with-dependencies")
     out = Path(out_file) if out_file else None
     if out is not None:
         if out.is_dir():
@@ -69,6 +78,9 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
         ensure_writable_file(out)  # fail before the analysis, not after it
 
     if records_mode(base, head):
+        if with_dependencies:
+            raise UserError("--with-dependencies follows the Cargo.lock pins of two revisions; records files "
+                            "already hold what they hold")
         # With --repo given, lineage can follow base lines through its history.
         given = click.get_current_context().get_parameter_source("repo") != ParameterSource.DEFAULT
         result = diff_records(base, head, open_repo(repo, repo_name, no_cache, want=None) if given else None)
@@ -84,6 +96,12 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
         finally:
             if cache is not None:
                 cache.close()
+        if with_dependencies:
+            from analyzer.cli.diff_dependencies import dependency_diffs
+            from analyzer.features.diff import merged
+            assert result.base.sha is not None and result.head.sha is not None
+            result = merged(result, dependency_diffs(git_repo, result.base.sha, result.head.sha, dependency_repos,
+                                                     no_cache, jobs))
 
     document = DIFF[fmt](result, kinds, artifacts_url)
     if out is not None:
@@ -108,6 +126,11 @@ def _summary(result, out_file: str | None) -> None:
                f"{n['removed']} removed, {n['changed']} changed, {n['moved']} moved, {n['unchanged']} "
                f"unchanged; {plural(n['flipped'], 'coverage cell')} flipped "
                f"({b.records} -> {plural(h.records, 'record')}, {result.timings.get('total', 0):.2f}s)", err=True)
+    for dep in result.dependencies:
+        d = dep["summary"]
+        sides = "..".join(dep[w]["sha"][:12] if dep[w] else "(not pinned)" for w in ("base", "head"))
+        click.echo(f"  of which {dep['repo']}@{sides}: {d['added']} added, {d['removed']} removed, "
+                   f"{d['changed']} changed, {d['moved']} moved, {d['unchanged']} unchanged", err=True)
     if b.source == "git":
         # The cache counts file contents (git blobs): identical files share one, so the totals can
         # be below the files scanned.

@@ -25,9 +25,17 @@ from analyzer.core.wording import plural
 @click.option("--all-sites", is_flag=True,
               help="Also write sites.jsonl: every panic-family call with its category or the rule that "
                    "left it out (an audit of the classifier).")
+@click.option("--with-dependencies", is_flag=True,
+              help="Also analyse each dependency that has a target profile (cubecl) at the revision the "
+                   "repository's Cargo.lock pins at REV, under its own profile: both repositories' "
+                   "records in one records.jsonl, each dependency's revision in the manifest.")
+@click.option("--dependency-repo", "dependency_repos", multiple=True, metavar="OWNER/NAME=PATH|URL",
+              help="With --with-dependencies: read that dependency from this clone or URL instead of "
+                   "cloning it from its profile's URL into the cache (repeatable).")
 @click.option("--jobs", type=click.IntRange(1, 64), help="Parser processes (default: one per core).")
 @debug_option
-def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
+def extract(repo, rev, out_dir, previous, all_sites, with_dependencies, dependency_repos, no_cache, repo_name,
+            jobs):
     """Find the sites and write OUT/records.jsonl and OUT/manifest.json.
 
     \b
@@ -35,13 +43,23 @@ def extract(repo, rev, out_dir, previous, all_sites, no_cache, repo_name, jobs):
       burn-errors extract                                  # burn at the pin, from GitHub
       burn-errors extract --repo ../burn --sha HEAD --out output/
       burn-errors extract --repo ../burn --previous old/records.jsonl --all-sites
+      burn-errors extract --repo ../burn --sha HEAD --with-dependencies \\
+          --dependency-repo tracel-ai/cubecl=../cubecl
     """
+    from analyzer.core.errors import UserError
     from analyzer.core.outputs import ensure_writable_dir
 
+    if dependency_repos and not with_dependencies:
+        raise UserError("--dependency-repo says where to read a dependency from; it needs --with-dependencies")
     out = Path(out_dir)
     with _removed_on_failure(out):
         ensure_writable_dir(out)
-        _extract(out, repo, rev, previous, all_sites, no_cache, repo_name, jobs)
+        if with_dependencies:
+            from analyzer.cli.extract_dependencies import extract_with_dependencies
+            extract_with_dependencies(out, repo, rev, previous, all_sites, dependency_repos, no_cache, repo_name,
+                                      jobs)
+        else:
+            _extract(out, repo, rev, previous, all_sites, no_cache, repo_name, jobs)
 
 
 @contextlib.contextmanager

@@ -94,6 +94,9 @@ class DiffResult:
     unchanged: int
     flipped: list[Flip]
     timings: dict[str, float] = field(default_factory=dict)
+    # With dependencies (`diff --with-dependencies`): per dependency, its revision on each side
+    # and its own counts; the lists above then hold every repository's sites.
+    dependencies: list[dict] = field(default_factory=list)
 
     @property
     def repo(self) -> str | None:
@@ -251,3 +254,57 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
     result.timings = {"base": sides["base"].seconds or 0.0, "head": sides["head"].seconds or 0.0,
                       "total": round(time.perf_counter() - t0, 3)}
     return result
+
+
+def diff_shas(git_repo, base_sha: str | None, head_sha: str | None, cache=None, jobs: int | None = None,
+              labels: tuple[str, str] = ("base", "head")) -> DiffResult:
+    """Two commits of one repository, either of which may be absent (a dependency one side
+    does not pin): an absent side holds no records, so every site of the other is added or
+    removed. Records are matched within this repository only."""
+    from analyzer.pipeline.extract import extract
+    from analyzer.core.timestamps import utc_now
+
+    t0 = time.perf_counter()
+    now = utc_now()
+    sides: dict[str, Side] = {}
+    lines: dict[str, list[RecordLine]] = {}
+    for which, sha, label in (("base", base_sha, labels[0]), ("head", head_sha, labels[1])):
+        if sha is None:
+            lines[which] = []
+            sides[which] = Side(label=label, source="git", repo=git_repo.name, sha=None, records=0,
+                                cache_hits=0, cache_misses=0, files_scanned=0, seconds=0.0)
+            continue
+        hits0, misses0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
+        ex = extract(git_repo, sha, cache=cache, now=now, jobs=jobs)
+        lines[which] = ex.lines
+        sides[which] = Side(label=label, source="git", repo=git_repo.name, sha=sha, records=len(ex.lines),
+                            cache_hits=(cache.hits - hits0) if cache is not None else 0,
+                            cache_misses=(cache.misses - misses0) if cache is not None else ex.cache_misses,
+                            files_scanned=ex.files_scanned, seconds=ex.timings.get("total"))
+    result = compare(lines["base"], lines["head"], sides["base"], sides["head"],
+                     git_repo=git_repo if head_sha is not None else None)
+    result.timings = {"total": round(time.perf_counter() - t0, 3)}
+    return result
+
+
+def _repo_loc(line: RecordLine) -> tuple[str, str, int, int]:
+    return (line.record.repo, *_loc(line))
+
+
+def merged(main: DiffResult, parts: list[tuple[DiffResult, dict]]) -> DiffResult:
+    """The repository's diff with each dependency's (matched separately, so a site of one
+    repository never continues another's): sites by repository, then file and line; `parts`
+    pairs each dependency's diff with what the result says of it (its pins)."""
+    results = [main, *(r for r, _ in parts)]
+    out = DiffResult(
+        base=main.base, head=main.head,
+        added=sorted((x for r in results for x in r.added), key=_repo_loc),
+        removed=sorted((x for r in results for x in r.removed), key=_repo_loc),
+        changed=sorted((c for r in results for c in r.changed), key=lambda c: _repo_loc(c.head)),
+        moved=sorted((c for r in results for c in r.moved), key=lambda c: _repo_loc(c.head)),
+        unchanged=sum(r.unchanged for r in results),
+        flipped=[f for r in results for f in r.flipped],
+        timings=dict(main.timings),
+        dependencies=[{**about, "summary": r.counts()} for r, about in parts])
+    out.timings["total"] = round(sum(r.timings.get("total", 0.0) for r in results), 3)
+    return out

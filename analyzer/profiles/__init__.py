@@ -79,6 +79,22 @@ class Tests:
 
 
 @dataclass(frozen=True)
+class Packages:
+    """The crates this repository publishes, as another workspace's Cargo.lock names them (a
+    name in `names`, or one starting with one of `prefixes`, but none in `foreign`), and the tag
+    a registry release of them is cut from (`release_tag`, with {version})."""
+
+    names: tuple[str, ...]
+    prefixes: tuple[str, ...]
+    foreign: tuple[str, ...]
+    release_tag: str
+
+    def owns(self, package: str) -> bool:
+        return package not in self.foreign and (
+            package in self.names or any(package.startswith(p) for p in self.prefixes))
+
+
+@dataclass(frozen=True)
 class Prompt:
     kind: str
 
@@ -92,6 +108,7 @@ class Profile:
     code: Code
     dtypes: Dtypes
     tests: Tests
+    packages: Packages
     prompt: Prompt
     # The file's bytes, hashed: what the rules hash covers. Not part of the file.
     digest: str = field(default="", compare=False)
@@ -213,6 +230,12 @@ def _semantics(p: Profile) -> None:
                        f"{', '.join('{' + a + '}' for a in sorted(allowed))}")
         if not template.startswith("https://"):
             raise _Bad(f"links.{key} must be an https:// address")
+    try:
+        tag_fields = {f for _, f, _, _ in string.Formatter().parse(p.packages.release_tag) if f is not None}
+    except ValueError as e:
+        raise _Bad(f"packages.release_tag: {e}") from None
+    if tag_fields != {"version"}:
+        raise _Bad("packages.release_tag must name {version} and nothing else")
     kinds = [(f"dtypes.kinds[{i}]", rx) for i, (_, rx) in enumerate(p.dtypes.kinds)]
     for where, rx in [("tests.paths", p.tests.paths), *kinds]:
         try:

@@ -37,7 +37,7 @@ def side(s: Side) -> dict:
 
 def build(result: DiffResult, fail_on: list[str]) -> dict:
     failed = result.failed(fail_on)
-    return {
+    out: dict = {
         "tool": {"name": "burn-errors", "version": __version__},
         "repo": result.repo,
         "base": side(result.base),
@@ -53,6 +53,17 @@ def build(result: DiffResult, fail_on: list[str]) -> dict:
         "failed": failed,
         "timings": result.timings,
     }
+    if result.dependencies:
+        # Sites of several repositories: each says whose it is, and each dependency its pins.
+        out["dependencies"] = result.dependencies
+        lines = {"added": result.added, "removed": result.removed}
+        for key, items in lines.items():
+            for entry, line in zip(out[key], items):
+                entry["repo"] = line.record.repo
+        for key, changes in {"changed": result.changed, "moved": result.moved}.items():
+            for entry, c in zip(out[key], changes):
+                entry["repo"] = c.head.record.repo
+    return out
 
 
 def dumps(result: DiffResult, fail_on: list[str]) -> str:
