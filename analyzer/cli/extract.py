@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from analyzer.cli.common import _STARTED, analyse, debug_option, opened, repo_options, sha_option
+from analyzer.cli.common import _STARTED, analyse, check_previous, debug_option, opened, repo_options, sha_option
 from analyzer.core.wording import plural
 
 @click.command()
@@ -93,7 +93,7 @@ def _extract(out: Path, repo, rev, previous, all_sites, no_cache, repo_name, job
         from analyzer.records import reader
         from analyzer.sinks import jsonl
         prev = reader.read(previous)
-        _check_previous(previous)
+        check_previous(previous)
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
         from analyzer.pipeline import results_cache
 
@@ -136,18 +136,3 @@ def _extract(out: Path, repo, rev, previous, all_sites, no_cache, repo_name, job
                        f"({', '.join(r['id'] for r in unknown)})", err=True)
         if cache is not None and prev is None:
             results_cache.put_extract(cache, key, records_text, sites_text, man)
-
-
-def _check_previous(previous: str) -> None:
-    """Refuse earlier records that `validate` refuses: their slugs, tags and dates are handed on
-    to the records written now, so a file anyone could write must pass the same checks first."""
-    from analyzer.cli.validate import read_documents
-    from analyzer.core.errors import UserError
-    from analyzer.records.checks import check_documents
-
-    report = check_documents(read_documents(previous)[0])
-    if report.problems:
-        first = report.lines()[0]
-        more = f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
-        raise UserError(f"--previous {previous} does not pass `burn-errors validate`: {first}{more}; its "
-                        f"slugs, tags and dates would be copied into the new records, so fix it first")

@@ -22,7 +22,7 @@ _RUN_KEYS = ("tool", "toolVersion", "schemaVersion", "command")
 
 def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, dependency_repos, no_cache, repo_name,
                               jobs) -> None:
-    from analyzer.cli.extract import _check_previous
+    from analyzer.cli.common import check_previous
     from analyzer.core.outputs import write_files
 
     command = ["extract", *sys.argv[2:]]
@@ -31,7 +31,7 @@ def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, depende
     if previous:
         from analyzer.records import reader
         prev = reader.read(previous)
-        _check_previous(previous)
+        check_previous(previous)
     own = profiles.current()
     targets = [profiles.load(n) for n in profiles.known() if n != own.name]
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
