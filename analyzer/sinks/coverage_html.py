@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from analyzer import __version__
 from analyzer.features.coverage.model import (
-    HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Cell, Group, Matrix, label, short_path,
+    HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Cell, Group, Matrix, label, short_path,
 )
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
@@ -156,6 +156,10 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
                      "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
     cells = [_cell(crate, op, d, matrix.get(crate, op, d), matrix.unknown_reasons.get((crate, op, d), []))
              for d in group.dtypes]
+    site = matrix.unimplemented.get((crate, op))
+    if site is not None:
+        locs.append({"text": f"not implemented · {short_path(site.path, crate)}:{site.line}",
+                     "url": https_url(site.url) or "", "title": f"{site.path}:{site.line}\n{site.message}"})
     operation = matrix.operation(crate, op)
     if operation is not None and not locs and not matrix.dispatches_of(crate, op):
         locs.append({"text": f"{operation.trait}: no panic found", "url": operation.url,
@@ -177,9 +181,13 @@ def _cell(crate: str, op: str, dtype: str, cell: Cell | None, reasons: list[str]
     folded = len(parts) > 1 or (parts and next(iter(parts)) != dtype)
     if folded:
         lines.append(", ".join(f"{label(k)} {v}" for k, v in parts.items()))
+    if cell.reason:
+        lines.append(cell.reason)
     for e in cell.evidence:
         what = f"{label(e.dtype)} " if folded else ""
-        if e.status == PANICS:
+        if e.status == PANICS and cell.reason == NOT_IMPLEMENTED:
+            lines.append(f"{what}the whole body of {op} panics at {e.site.path}:{e.site.line}: {e.site.message}")
+        elif e.status == PANICS:
             lines.append(f"{what}panics at {e.site.path}:{e.site.line}: {e.site.message}")
         elif e.status == UNKNOWN:
             lines.append(f"{what}unresolved dispatch at {e.site.path}:{e.site.line}")

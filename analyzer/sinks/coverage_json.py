@@ -12,7 +12,8 @@ from analyzer.features.coverage.model import STATUSES, Dispatch, Matrix, Site
 FORMAT_VERSION = 2
 STATUS_MEANING = {
     "handled": "every match of the operation that dispatches on the dtype has an arm for it that does not panic",
-    "panics": "every match of the operation that dispatches on the dtype panics on it",
+    "panics": "every match of the operation that dispatches on the dtype panics on it, or (the cell's reason) the "
+              "operation is not implemented: its whole body is a panic",
     "partial": "some matches (or some payload variants, e.g. Bool storages) handle it and some panic",
     "n/a": "a dtype of another tensor kind than the operation's trait takes (an int dtype in a float op): "
            "the typed tensor API never routes it there",
@@ -33,7 +34,8 @@ def build(matrix: Matrix) -> dict:
         "columns": [{"enum": g.enum, "dtypes": g.dtypes} for g in matrix.groups],
         "operations": [{"crate": o.crate, "operation": o.name, "trait": o.trait, "kind": o.kind or None,
                         "path": o.path, "line": o.line, "url": o.url,
-                        "panicFound": matrix.panic_found(o.crate, o.name)}
+                        "panicFound": matrix.panic_found(o.crate, o.name),
+                        "notImplemented": (o.crate, o.name) in matrix.unimplemented}
                        for o in sorted(matrix.ops.values(), key=lambda o: (o.crate, o.name))],
         "helpers": [_match(d) for d in matrix.helpers],
         "backends": [{
@@ -54,6 +56,7 @@ def build(matrix: Matrix) -> dict:
             "parts": c.parts,
             "sites": [_site(s) for s in c.sites],
             **({"reasons": matrix.unknown_reasons.get(c.key, [])} if c.status == "unknown" else {}),
+            **({"reason": c.reason} if c.reason else {}),
         } for c in matrix.cells.values()],
     }
 

@@ -73,6 +73,10 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
         for s in matrix.sites_of(crate, op, group.enum):
             fn = f" {md_code_span(s.function)}" if s.function and s.function != op else ""
             links.append(md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url) + fn)
+        site = matrix.unimplemented.get((crate, op))
+        if site is not None:
+            where = md_cell(f"{short_path(site.path, crate)}:{site.line}")
+            links.append("not implemented: " + md_link(where, site.url))
         if operation is not None and not links and not matrix.dispatches_of(crate, op):
             links.append(f"{md_cell(operation.trait)}: no panic found")
         rows.append("| " + " | ".join([md_code_span(op), *marks, "<br>".join(links)]) + " |")

@@ -153,7 +153,9 @@ def _first_width(matrix: Matrix, cap: int = 34) -> int:
     """One width for every table's first column, so the dtype columns line up across backends."""
     longest = max((len(op) for c in matrix.crates() for op in matrix.operations(c)), default=10)
     longest = max([longest] + [len(short_path(d.path, d.crate)) + 1 + len(str(d.line)) + 1
-                               for d in matrix.dispatches])
+                               for d in matrix.dispatches]
+                  + [len(f"not implemented {short_path(s.path, c)}:{s.line}") + 1
+                     for (c, _), s in matrix.unimplemented.items()])
     return min(max(longest, 14), cap)
 
 
@@ -226,6 +228,9 @@ def _locations(matrix: Matrix, crate: str, op: str, group: Group) -> list[str]:
         if d.function and d.function != op:
             loc = f"{_t(d.function)}() {loc}"
         out[loc] = None
+    site = matrix.unimplemented.get((crate, op))
+    if site is not None and group is matrix.groups_of(crate)[0]:
+        out[f"not implemented {_t(short_path(site.path, crate))}:{site.line}"] = None
     return list(out)
 
 

@@ -37,6 +37,7 @@ PARTIAL = "partial"
 NA = "n/a"
 UNKNOWN = "unknown"
 STATUSES = (HANDLED, PANICS, PARTIAL, NA, UNKNOWN)
+NOT_IMPLEMENTED = "not implemented"
 
 
 def primary_enum() -> str:
@@ -80,6 +81,10 @@ class Cell:
     sites: list[Site] = field(default_factory=list)  # panicking arms first
     enum: str = ""
     evidence: list[Evidence] = field(default_factory=list)
+    # Why the cell panics when no dispatch of the operation says so: `not implemented` (the
+    # operation's whole body is a panic), `cannot hold` (the backend cannot create a tensor of
+    # the dtype at all).
+    reason: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -164,6 +169,8 @@ class Matrix:
     helpers: list[Dispatch] = field(default_factory=list)
     unknown_reasons: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # cell key -> why
     focused: bool = False  # some operations were chosen (--op): the views put them side by side
+    # Operations whose whole body is a panic (`unimplemented!()`): (crate, operation) -> the site.
+    unimplemented: dict[tuple[str, str], Site] = field(default_factory=dict)
 
     @property
     def by_operation(self) -> bool:
@@ -256,7 +263,8 @@ class Matrix:
         return Matrix(cells, [d for g in groups for d in g.dtypes], groups,
                       [d for d in self.dispatches if keep_op(d.crate, d.operation)], self.collapse, self.repo,
                       self.sha, ops, [d for d in self.helpers if keep_dispatch(d)],
-                      {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused)
+                      {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused,
+                      {k: s for k, s in self.unimplemented.items() if keep_op(*k)})
 
     def tally(self, crate: str, dtype: str) -> dict[str, list[str]]:
         """The backend's operations by their status on one dtype (a summary cell)."""

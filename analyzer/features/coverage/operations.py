@@ -12,9 +12,10 @@ from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.model import (
-    HANDLED, NA, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, base_variant, fold, label, short_path,
-    unique_sites,
+    HANDLED, NA, NOT_IMPLEMENTED, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site, base_variant,
+    fold, label, short_path, unique_sites,
 )
+from analyzer.decisions.categories import OP
 from analyzer.records.model import github_url
 
 # An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
@@ -135,6 +136,8 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
                 if status == UNKNOWN:
                     reasons.setdefault((d.crate, op, column), []).append(d.unknown)
 
+    unimplemented = _not_implemented(ex, graph, ops)
+
     # A backend's columns: the first enum's, and those of the enums its own dispatches name.
     enums_of: dict[str, set[str]] = {}
     for d in base.dispatches:
@@ -150,6 +153,11 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
                 ev = evidence.get(key)
                 if operation.kind and kind and kind != operation.kind:
                     cells[key] = Cell(crate, op, col, NA, [], g.enum, ev or [])
+                elif (crate, op) in unimplemented:
+                    # The whole body panics: whatever the dtype, the call never returns.
+                    site = unimplemented[(crate, op)]
+                    cells[key] = Cell(crate, op, col, PANICS, [site], g.enum, [Evidence(col, PANICS, site)],
+                                      reason=NOT_IMPLEMENTED)
                 elif ev:
                     panicking = [e.site for e in ev if e.status == PANICS]
                     cells[key] = Cell(crate, op, col, _fold_known([e.status for e in ev]),
@@ -157,7 +165,23 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
     dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
-                  ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()})
+                  ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
+                  unimplemented=unimplemented)
+
+
+def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
+    """The operations whose implementation is a panic and nothing else (an `unsupported-op`
+    record in the `body` position, inside the ops-trait method itself): (crate, name) -> site."""
+    out: dict[tuple[str, str], Site] = {}
+    for ln in ex.lines:
+        a, r = ln.facts, ln.record
+        if a.category != OP or a.context != "body" or (a.crate, a.function) not in ops:
+            continue
+        at = graph.enclosing_fn(r.filePath, a.function, r.lineNumber)
+        if at is not None and graph.is_operation(at):
+            out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl,
+                                                       "", r.errorMessage))
+    return out
 
 
 def _arm_dtypes(arm) -> set[str]:

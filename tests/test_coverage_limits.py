@@ -1,0 +1,184 @@
+"""`coverage` on what a backend cannot do at all: operations whose whole body is a panic, dtypes
+its creation dispatches reject (every operation of that kind then panics), the settings (non-dtype
+enums) its operations match on, and its own `dtype_usage` claims set against the cells."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+OPS_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait FloatTensorOps<B: Backend> {
+    fn float_from_data(data: TensorData) -> B::Float;
+    fn float_exp(tensor: B::Float) -> B::Float;
+    fn float_sum(tensor: B::Float) -> B::Float;
+}
+
+pub trait IntTensorOps<B: Backend> {
+    fn int_from_data(data: TensorData) -> B::Int;
+    fn int_abs(tensor: B::Int) -> B::Int;
+}
+
+pub trait QTensorOps<B: Backend> {
+    fn q_slice(tensor: B::Q) -> B::Q;
+    fn q_reshape(tensor: B::Q) -> B::Q;
+}
+
+pub trait ModuleOps<B: Backend> {
+    fn interpolate(x: B::Float, options: InterpolateOptions) -> B::Float;
+    fn interpolate_backward(x: B::Float, options: InterpolateOptions) -> B::Float;
+    fn pad(x: B::Float, mode: PadMode) -> B::Float;
+}
+"""
+
+MODES_RS = """\
+pub enum InterpolateMode {
+    Nearest,
+    NearestExact,
+    Bilinear,
+    Bicubic,
+}
+
+pub enum PadMode {
+    Constant,
+    Reflect,
+    Edge,
+}
+"""
+
+# A backend in tch's shape: q ops left unimplemented, int storage without U8, no F16/BF16 storage,
+# interpolate rejecting one mode.
+TORCHY_OPS_RS = """\
+use burn_backend::{Backend, FloatTensorOps, IntTensorOps, QTensorOps, ModuleOps};
+
+impl FloatTensorOps<Self> for Torchy {
+    fn float_from_data(data: TensorData) -> TorchyTensor {
+        match data.dtype {
+            DType::F64 => from_f64(data),
+            DType::F32 => from_f32(data),
+            other => panic!("float_from_data: {other:?} is not supported"),
+        }
+    }
+
+    fn float_exp(tensor: TorchyTensor) -> TorchyTensor {
+        tensor.exp()
+    }
+
+    fn float_sum(tensor: TorchyTensor) -> TorchyTensor {
+        match tensor.dtype() {
+            DType::F64 => sum_f64(tensor),
+            DType::F32 => sum_f32(tensor),
+            DType::F16 => sum_f16(tensor),
+            other => panic!("float_sum: {other:?} is not supported"),
+        }
+    }
+}
+
+impl IntTensorOps<Self> for Torchy {
+    fn int_from_data(data: TensorData) -> TorchyTensor {
+        match data.dtype {
+            DType::I64 => from_i64(data),
+            DType::I32 => from_i32(data),
+            DType::U8 => unimplemented!("u8 storage"),
+            other => panic!("int_from_data: {other:?} is not supported"),
+        }
+    }
+
+    fn int_abs(tensor: TorchyTensor) -> TorchyTensor {
+        tensor.abs()
+    }
+}
+
+impl QTensorOps<Self> for Torchy {
+    fn q_slice(tensor: TorchyTensor) -> TorchyTensor {
+        unimplemented!()
+    }
+
+    fn q_reshape(tensor: TorchyTensor) -> TorchyTensor {
+        tensor.reshape()
+    }
+}
+
+impl ModuleOps<Self> for Torchy {
+    fn interpolate(x: TorchyTensor, options: InterpolateOptions) -> TorchyTensor {
+        match options.mode {
+            InterpolateMode::Nearest => nearest(x),
+            InterpolateMode::NearestExact => {
+                panic!("nearest exact interpolation is not supported by this backend")
+            }
+            InterpolateMode::Bilinear => bilinear(x),
+            InterpolateMode::Bicubic => bicubic(x),
+        }
+    }
+
+    fn interpolate_backward(x: TorchyTensor, options: InterpolateOptions) -> TorchyTensor {
+        resample(x, options.mode)
+    }
+
+    fn pad(x: TorchyTensor, mode: PadMode) -> TorchyTensor {
+        match mode {
+            PadMode::Constant => pad_constant(x),
+            other => unimplemented!("padding mode {other:?} is not supported"),
+        }
+    }
+}
+
+fn resample(x: TorchyTensor, mode: InterpolateMode) -> TorchyTensor {
+    match mode {
+        InterpolateMode::NearestExact => panic!("nearest exact resampling is not supported"),
+        _ => x,
+    }
+}
+"""
+
+
+@pytest.fixture
+def torchy(git_repo):
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS})
+    git_repo.sha = git_repo.commit("a backend")
+    return git_repo
+
+
+def coverage(cli, repo, *args) -> str:
+    res = cli("coverage", "--repo", str(repo.path), "--sha", "HEAD", *args)
+    assert res.code == 0, res.stderr
+    return res.stdout
+
+
+def doc_of(cli, repo, *args) -> dict:
+    return json.loads(coverage(cli, repo, "--format", "json", *args))
+
+
+def cells(doc: dict, crate: str, op: str) -> dict[str, dict]:
+    return {c["dtype"]: c for c in doc["cells"] if c["crate"] == crate and c["operation"] == op}
+
+
+def test_an_unimplemented_operation_panics_on_every_dtype_of_its_kind(cli, torchy):
+    doc = doc_of(cli, torchy)
+    q_slice = cells(doc, "burn-torchy", "q_slice")
+    assert q_slice["QFloat"]["status"] == "panics"
+    assert q_slice["QFloat"]["reason"] == "not implemented"
+    assert q_slice["QFloat"]["sites"][0]["line"] == 43
+    # Dtypes of other kinds stay n/a; an implemented q op keeps no panic.
+    assert q_slice["F32"]["status"] == "n/a" and "reason" not in q_slice["F32"]
+    assert "QFloat" not in cells(doc, "burn-torchy", "q_reshape")
+    ops = {o["operation"]: o for o in doc["operations"] if o["crate"] == "burn-torchy"}
+    assert ops["q_slice"]["notImplemented"] and ops["q_slice"]["panicFound"]
+    assert not ops["q_reshape"]["notImplemented"]
+
+
+def test_not_implemented_is_named_in_every_format(cli, torchy, tmp_path):
+    md = coverage(cli, torchy, "--format", "markdown")
+    row = next(line for line in md.splitlines() if line.startswith("| `q_slice`"))
+    assert "❌" in row and "not implemented" in row and "src/ops.rs:43" in row
+    table = coverage(cli, torchy, "--op", "q_slice")
+    assert "not implemented src/ops.rs:43" in table
+    page = tmp_path / "c.html"
+    coverage(cli, torchy, "--format", "html", "--out", str(page))
+    html = page.read_text()
+    assert "not implemented · src/ops.rs:43" in html
+    assert "burn-torchy · q_slice · QFloat: panics\nnot implemented\nthe whole body of q_slice panics" in html
