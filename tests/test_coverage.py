@@ -373,7 +373,8 @@ def test_json_shape(cli, backends):
     assert doc["view"] == "matches" and doc["operations"] == []  # no ops trait in this tree
     flex = {b["crate"]: b for b in doc["backends"]}["burn-flex"]
     assert flex == {"crate": "burn-flex", "operations": 6, "traits": [], "matches": 7, "enums": ["DType"],
-                    "cells": {"handled": 23, "panics": 28, "partial": 3, "n/a": 0, "unknown": 0}}
+                    "cells": {"handled": 23, "panics": 28, "partial": 3, "n/a": 0, "unknown": 0},
+                    "cannotHold": []}
     for m in doc["matches"]:
         assert set(m) == {"crate", "operation", "function", "path", "line", "enum", "scrutinee", "context",
                           "via", "handled", "panics", "partial", "unknown", "arms"}

@@ -182,3 +182,53 @@ def test_not_implemented_is_named_in_every_format(cli, torchy, tmp_path):
     html = page.read_text()
     assert "not implemented · src/ops.rs:43" in html
     assert "burn-torchy · q_slice · QFloat: panics\nnot implemented\nthe whole body of q_slice panics" in html
+
+
+def test_a_dtype_the_backend_cannot_create_panics_in_every_operation_of_its_kind(cli, torchy):
+    doc = doc_of(cli, torchy)
+    backend = next(b for b in doc["backends"] if b["crate"] == "burn-torchy")
+    held = {h["dtype"]: [r["operation"] for r in h["rejectedBy"]] for h in backend["cannotHold"]}
+    # from_data rejects F16, BF16 and U8 (an unimplemented arm too) and no other creation handles them.
+    assert held == {"F16": ["float_from_data"], "BF16": ["float_from_data"], "U8": ["int_from_data"]}
+    exp, total = cells(doc, "burn-torchy", "float_exp"), cells(doc, "burn-torchy", "float_sum")
+    # An op with no dispatch, and one whose own dispatch handles F16: both panic at creation.
+    assert exp["F16"]["status"] == "panics" and exp["F16"]["reason"] == "cannot hold"
+    assert total["F16"]["status"] == "panics" and total["F16"]["reason"] == "cannot hold"
+    assert "F32" not in exp and total["F32"]["status"] == "handled"
+    assert cells(doc, "burn-torchy", "int_abs")["U8"]["reason"] == "cannot hold"
+    # Another kind stays n/a; the creation op keeps its own panic; an unimplemented op says so.
+    assert exp["U8"]["status"] == "n/a"
+    assert "reason" not in cells(doc, "burn-torchy", "float_from_data")["F16"]
+    assert cells(doc, "burn-torchy", "q_slice")["QFloat"]["reason"] == "not implemented"
+
+
+def test_a_cast_that_makes_the_dtype_means_the_backend_holds_it(cli, git_repo):
+    traits = OPS_TRAITS_RS.replace("    fn float_exp(", "    fn float_cast(tensor: B::Float, dtype: DType) -> B::Float;\n"
+                                   "    fn float_exp(")
+    ops = TORCHY_OPS_RS.replace("""    fn float_exp(tensor: TorchyTensor) -> TorchyTensor {""", """    fn float_cast(tensor: TorchyTensor, dtype: DType) -> TorchyTensor {
+        match dtype {
+            DType::F16 => to_f16(tensor),
+            other => panic!("float_cast: {other:?} is not supported"),
+        }
+    }
+
+    fn float_exp(tensor: TorchyTensor) -> TorchyTensor {""")
+    git_repo.crate("burn-backend", {"src/ops.rs": traits, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": ops})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    backend = next(b for b in doc["backends"] if b["crate"] == "burn-torchy")
+    assert sorted(h["dtype"] for h in backend["cannotHold"]) == ["BF16", "U8"]
+    assert "F16" not in cells(doc, "burn-torchy", "float_exp")
+
+
+def test_cannot_hold_is_a_line_of_the_backend_summary_in_every_format(cli, torchy, tmp_path):
+    md = coverage(cli, torchy, "--format", "markdown")
+    assert "Cannot hold `U8`: `int_from_data` at [src/ops.rs:" in md
+    table = coverage(cli, torchy, "--backend", "torchy")
+    assert "cannot hold F16: rejected by float_from_data src/ops.rs:8" in table
+    page = tmp_path / "c.html"
+    coverage(cli, torchy, "--format", "html", "--out", str(page))
+    html = page.read_text()
+    assert "Cannot hold BF16: float_from_data rejects it at" in html
+    assert "burn-torchy cannot create a F16 tensor: float_from_data panics on it at crates/burn-torchy/src/ops.rs:8" in html

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from analyzer import __version__
 from analyzer.features.coverage.model import (
-    HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Cell, Group, Matrix, label, short_path,
+    CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path,
 )
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
@@ -145,6 +145,10 @@ def _backend(matrix: Matrix, crate: str) -> dict:
         "bar": [{"status": s, "pct": round(100 * counts[s] / total, 2)} for s in (HANDLED, PARTIAL, PANICS)
                 if counts[s]],
         "tables": tables,
+        "limits": [{"dtype": label(lim.dtype),
+                    "by": [{"op": op, "where": f"{short_path(site.path, crate)}:{site.line}",
+                            "url": https_url(site.url) or ""} for op, site in lim.rejected_by]}
+                   for lim in matrix.limits_of(crate)],
     }
 
 
@@ -154,8 +158,7 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
         fn = f" · fn {s.function}" if s.function and s.function != op else ""
         locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": https_url(s.url) or "",
                      "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
-    cells = [_cell(crate, op, d, matrix.get(crate, op, d), matrix.unknown_reasons.get((crate, op, d), []))
-             for d in group.dtypes]
+    cells = [_cell(matrix, crate, op, d, matrix.unknown_reasons.get((crate, op, d), [])) for d in group.dtypes]
     site = matrix.unimplemented.get((crate, op))
     if site is not None:
         locs.append({"text": f"not implemented · {short_path(site.path, crate)}:{site.line}",
@@ -168,7 +171,8 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
             "panics": " ".join(d for d, c in zip(group.dtypes, cells) if c["status"] in (PANICS, PARTIAL))}
 
 
-def _cell(crate: str, op: str, dtype: str, cell: Cell | None, reasons: list[str]) -> dict:
+def _cell(matrix: Matrix, crate: str, op: str, dtype: str, reasons: list[str]) -> dict:
+    cell = matrix.get(crate, op, dtype)
     # Blank and n/a cells carry no tooltip (the legend says what they mean): in the operations
     # view they are most cells, and a tooltip each would make the page several times heavier.
     if cell is None:
@@ -183,6 +187,10 @@ def _cell(crate: str, op: str, dtype: str, cell: Cell | None, reasons: list[str]
         lines.append(", ".join(f"{label(k)} {v}" for k, v in parts.items()))
     if cell.reason:
         lines.append(cell.reason)
+    limit = matrix.limit(crate, dtype) if cell.reason == CANNOT_HOLD else None
+    if limit is not None:
+        lines += [f"{crate} cannot create a {label(dtype)} tensor: {name} panics on it at {s.path}:{s.line}"
+                  for name, s in limit.rejected_by]
     for e in cell.evidence:
         what = f"{label(e.dtype)} " if folded else ""
         if e.status == PANICS and cell.reason == NOT_IMPLEMENTED:

@@ -13,7 +13,8 @@ FORMAT_VERSION = 2
 STATUS_MEANING = {
     "handled": "every match of the operation that dispatches on the dtype has an arm for it that does not panic",
     "panics": "every match of the operation that dispatches on the dtype panics on it, or (the cell's reason) the "
-              "operation is not implemented: its whole body is a panic",
+              "operation is not implemented: its whole body is a panic, or (reason `cannot hold`) the backend "
+              "cannot create a tensor of the dtype at all (its creation operations reject it, none handles it)",
     "partial": "some matches (or some payload variants, e.g. Bool storages) handle it and some panic",
     "n/a": "a dtype of another tensor kind than the operation's trait takes (an int dtype in a float op): "
            "the typed tensor API never routes it there",
@@ -45,6 +46,9 @@ def build(matrix: Matrix) -> dict:
             "matches": len(matrix.dispatches_of(crate)),
             "enums": [g.enum for g in matrix.groups_of(crate)],
             "cells": matrix.counts(crate),
+            "cannotHold": [{"dtype": lim.dtype,
+                            "rejectedBy": [{"operation": op, **_site(s)} for op, s in lim.rejected_by]}
+                           for lim in matrix.limits_of(crate)],
         } for crate in matrix.crates()],
         "matches": [_match(d) for d in matrix.dispatches],
         "cells": [{

@@ -39,6 +39,11 @@ def dumps(matrix: Matrix) -> str:
         out.append(f"{plural(ops, 'operation')}, {plural(matches, 'match', 'matches')}; cells: "
                    f"{counts[HANDLED]} handled, {counts[PANICS]} panic, {counts[PARTIAL]} partial, "
                    f"{counts[UNKNOWN]} unknown.\n")
+        for lim in matrix.limits_of(crate):
+            by = ", ".join(f"{md_code_span(op)} at " + md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url)
+                           for op, s in lim.rejected_by)
+            out.append(f"Cannot hold {md_code_span(label(lim.dtype))}: {by} rejects it, so every operation on it "
+                       f"panics.\n")
         groups = matrix.groups_of(crate)
         for group in groups:
             if len(groups) > 1:

@@ -38,6 +38,9 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     for crate in crates:
         out.append(Text())
         out.append(_backend_heading(matrix, crate))
+        for lim in matrix.limits_of(crate):
+            by = ", ".join(f"{op} {short_path(site.path, crate)}:{site.line}" for op, site in lim.rejected_by)
+            out.append(Text(abbreviate(_t(f"cannot hold {label(lim.dtype)}: rejected by {by}"), width), style="dim"))
         if matrix.focused and len(crates) > 1:
             continue  # the operations are shown side by side below
         for group in matrix.groups_of(crate):

@@ -38,6 +38,7 @@ NA = "n/a"
 UNKNOWN = "unknown"
 STATUSES = (HANDLED, PANICS, PARTIAL, NA, UNKNOWN)
 NOT_IMPLEMENTED = "not implemented"
+CANNOT_HOLD = "cannot hold"
 
 
 def primary_enum() -> str:
@@ -154,6 +155,16 @@ class Operation:
 
 
 @dataclass
+class Limit:
+    """A dtype a backend cannot hold: its creation operations (`float_from_data`, `int_empty`)
+    panic on it and none of them, nor a cast, handles it."""
+
+    crate: str
+    dtype: str
+    rejected_by: list[tuple[str, Site]]  # (creation operation, the panicking arm)
+
+
+@dataclass
 class Matrix:
     cells: dict[tuple[str, str, str], Cell]
     dtypes: list[str]  # every column, group after group
@@ -171,6 +182,7 @@ class Matrix:
     focused: bool = False  # some operations were chosen (--op): the views put them side by side
     # Operations whose whole body is a panic (`unimplemented!()`): (crate, operation) -> the site.
     unimplemented: dict[tuple[str, str], Site] = field(default_factory=dict)
+    limits: list[Limit] = field(default_factory=list)  # the dtypes each backend cannot hold
 
     @property
     def by_operation(self) -> bool:
@@ -264,7 +276,15 @@ class Matrix:
                       [d for d in self.dispatches if keep_op(d.crate, d.operation)], self.collapse, self.repo,
                       self.sha, ops, [d for d in self.helpers if keep_dispatch(d)],
                       {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused,
-                      {k: s for k, s in self.unimplemented.items() if keep_op(*k)})
+                      {k: s for k, s in self.unimplemented.items() if keep_op(*k)},
+                      [lim for lim in self.limits if any(keep_op(lim.crate, op) for op, _ in lim.rejected_by)
+                       or any(k[0] == lim.crate for k in cells)])
+
+    def limits_of(self, crate: str) -> list[Limit]:
+        return [lim for lim in self.limits if lim.crate == crate]
+
+    def limit(self, crate: str, dtype: str) -> Limit | None:
+        return next((lim for lim in self.limits if lim.crate == crate and lim.dtype == dtype), None)
 
     def tally(self, crate: str, dtype: str) -> dict[str, list[str]]:
         """The backend's operations by their status on one dtype (a summary cell)."""

@@ -10,6 +10,7 @@ from functools import cache
 
 from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
+from analyzer.features.coverage.limits import apply_limits, storage_limits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.model import (
     HANDLED, NA, NOT_IMPLEMENTED, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site, base_variant,
@@ -162,11 +163,15 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
                     panicking = [e.site for e in ev if e.status == PANICS]
                     cells[key] = Cell(crate, op, col, _fold_known([e.status for e in ev]),
                                       unique_sites(panicking + [e.site for e in ev]), g.enum, ev)
+    limits = storage_limits(cells, dtype_kind)
+    apply_limits(cells, limits, ops, base.groups, dtype_kind)
+    position = {d: i for i, d in enumerate(base.dtypes)}
+    cells = dict(sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], position.get(kv[0][2], len(position)))))
     dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
                   ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
-                  unimplemented=unimplemented)
+                  unimplemented=unimplemented, limits=limits)
 
 
 def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
