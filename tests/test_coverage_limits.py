@@ -232,3 +232,61 @@ def test_cannot_hold_is_a_line_of_the_backend_summary_in_every_format(cli, torch
     html = page.read_text()
     assert "Cannot hold BF16: float_from_data rejects it at" in html
     assert "burn-torchy cannot create a F16 tensor: float_from_data panics on it at crates/burn-torchy/src/ops.rs:8" in html
+
+
+def _settings(doc: dict, crate: str, op: str, enum: str) -> dict[str, str]:
+    return {s["variant"]: s["status"] for s in doc["settings"]
+            if (s["crate"], s["operation"], s["enum"]) == (crate, op, enum)}
+
+
+def test_settings_name_the_modes_each_operation_handles_and_rejects(cli, torchy):
+    doc = doc_of(cli, torchy)
+    assert set(doc["settings"][0]) == {"crate", "operation", "enum", "variant", "status", "sites"}
+    # Explicit arms, in the enum's declaration order.
+    assert list(_settings(doc, "burn-torchy", "interpolate", "InterpolateMode").items()) == [
+        ("Nearest", "handled"), ("NearestExact", "panics"), ("Bilinear", "handled"), ("Bicubic", "handled")]
+    exact = next(s for s in doc["settings"] if s["operation"] == "interpolate" and s["variant"] == "NearestExact")
+    assert [x["line"] for x in exact["sites"]] == [56]
+    # Reached through a helper; a catch-all handles the rest of the enum's variants.
+    assert _settings(doc, "burn-torchy", "interpolate_backward", "InterpolateMode") == {
+        "Nearest": "handled", "NearestExact": "panics", "Bilinear": "handled", "Bicubic": "handled"}
+    # A panicking catch-all rejects every variant no arm names.
+    assert _settings(doc, "burn-torchy", "pad", "PadMode") == {"Constant": "handled", "Reflect": "panics",
+                                                             "Edge": "panics"}
+
+
+def test_settings_in_every_format(cli, torchy, tmp_path):
+    md = coverage(cli, torchy, "--format", "markdown")
+    assert "### PadMode" in md
+    row = next(line for line in md.splitlines() if line.startswith("| `interpolate` | burn-torchy"))
+    assert row.split(" | ")[2:6] == ["✅", "❌", "✅", "✅"] and "src/ops.rs:56" in row
+    table = coverage(cli, torchy)
+    assert "Settings: the InterpolateMode variants each operation handles" in table
+    page = tmp_path / "c.html"
+    coverage(cli, torchy, "--format", "html", "--out", str(page))
+    assert "burn-torchy · interpolate · InterpolateMode::NearestExact: panics\npanics at crates/burn-torchy/src/ops.rs:56" \
+        in page.read_text()
+    # A filter keeps the settings of the chosen operations only.
+    doc = doc_of(cli, torchy, "--op", "pad")
+    assert {s["operation"] for s in doc["settings"]} == {"pad"}
+
+
+def test_a_match_on_the_backends_own_enum_is_no_setting(cli, git_repo):
+    ops = TORCHY_OPS_RS + """
+pub enum Grad {
+    Tracked,
+    Untracked,
+}
+
+fn require(x: TorchyTensor) -> TorchyTensor {
+    match x.grad {
+        Grad::Tracked => x,
+        Grad::Untracked => panic!("this mode is not supported"),
+    }
+}
+"""
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": ops.replace("tensor.abs()", "require(tensor)")})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    assert {s["enum"] for s in doc["settings"]} == {"InterpolateMode", "PadMode"}

@@ -9,6 +9,7 @@ from analyzer import __version__
 from analyzer.features.coverage.model import (
     CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path,
 )
+from analyzer.features.coverage.settings import setting_tables
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
 
@@ -44,10 +45,32 @@ def view(matrix: Matrix) -> dict:
         "shared": _shared(matrix),
         "backends": [_backend(matrix, crate) for crate in crates],
         "by_operation": matrix.by_operation,
+        "settings": _settings(matrix),
         "helpers": [{"crate": d.crate, "function": d.function or d.operation, "url": d.sites[0].url,
                      "where": f"{short_path(d.path, d.crate)}:{d.line}", "via": d.via,
                      "panics": " ".join(label(x) for x in d.panics) or "none"} for d in matrix.helpers],
     }
+
+
+def _settings(matrix: Matrix) -> list[dict]:
+    out = []
+    for enum, variants, rows in setting_tables(matrix.settings):
+        table = []
+        for (op, crate), by_variant in rows.items():
+            cells = []
+            for v in variants:
+                st = by_variant.get(v)
+                if st is None:
+                    cells.append({"cls": "none", "glyph": "", "url": "", "title": ""})
+                    continue
+                lines = [f"{crate} · {op} · {enum}::{v}: {st.status}"]
+                lines += [f"{'panics' if st.status != HANDLED else 'handled by the match'} at {x.path}:{x.line}"
+                          + (f": {x.message}" if st.status != HANDLED else "") for x in st.sites[:4]]
+                cells.append({"cls": CSS[st.status], "glyph": GLYPH[st.status],
+                              "url": https_url(st.sites[0].url) or "" if st.sites else "", "title": "\n".join(lines)})
+            table.append({"op": op, "crate": crate, "cells": cells})
+        out.append({"enum": enum, "variants": variants, "rows": table})
+    return out
 
 
 def _columns(group: Group) -> list[dict]:

@@ -62,6 +62,8 @@ def build(matrix: Matrix) -> dict:
             **({"reasons": matrix.unknown_reasons.get(c.key, [])} if c.status == "unknown" else {}),
             **({"reason": c.reason} if c.reason else {}),
         } for c in matrix.cells.values()],
+        "settings": [{"crate": st.crate, "operation": st.operation, "enum": st.enum, "variant": st.variant,
+                      "status": st.status, "sites": [_site(x) for x in st.sites]} for st in matrix.settings],
     }
 
 

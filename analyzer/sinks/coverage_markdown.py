@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analyzer.features.coverage.model import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from analyzer.features.coverage.model import (
+    HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path, unique_sites,
+)
+from analyzer.features.coverage.settings import setting_tables
 from analyzer.core.safe import md_cell, md_code_span, md_link, md_one_line
 from analyzer.core.wording import plural
 
@@ -49,6 +52,18 @@ def dumps(matrix: Matrix) -> str:
             if len(groups) > 1:
                 out.append(f"### {md_one_line(group.enum)}\n")
             out.append(_backend_table(matrix, crate, group))
+    if matrix.settings:
+        out.append("## Settings: the modes each operation handles\n")
+        for enum, variants, rows in setting_tables(matrix.settings):
+            out.append(f"### {md_one_line(enum)}\n")
+            table = ["| operation | backend | " + " | ".join(md_code_span(v) for v in variants) + " | source |",
+                     "|---|---|" + ":-:|" * len(variants) + "---|"]
+            for (op, crate), by_variant in rows.items():
+                marks = [MARK[by_variant[v].status] if v in by_variant else " " for v in variants]
+                panicking = unique_sites([x for st in by_variant.values() if st.status != HANDLED for x in st.sites])
+                links = [md_link(md_cell(f"{short_path(x.path, crate)}:{x.line}"), x.url) for x in panicking]
+                table.append("| " + " | ".join([md_code_span(op), md_cell(crate), *marks, "<br>".join(links)]) + " |")
+            out.append("\n".join(table) + "\n")
     if matrix.helpers:
         out.append("## Helpers no operation reaches\n")
         for d in matrix.helpers:

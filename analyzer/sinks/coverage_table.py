@@ -14,7 +14,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from analyzer.features.coverage.model import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from analyzer.features.coverage.model import (
+    HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path, unique_sites,
+)
+from analyzer.features.coverage.settings import setting_tables
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.wording import plural
 
@@ -64,6 +67,7 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
                 out.append(Text())
                 out.append(Text(f"Operations that panic on each dtype ({_t(group.enum)}), per backend", style="bold"))
                 out.append(t)
+    out += _settings_renderables(matrix, first)
     if matrix.helpers:
         out.append(Text())
         out.append(Text("Helpers no operation reaches (their panics, by file and line)", style="bold"))
@@ -177,6 +181,30 @@ def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Tabl
             cell = matrix.get(crate, op, dtype)
             row.append(_glyph(cell.status if cell else None))
         table.add_row(*row)
+    return table
+
+
+def _settings_renderables(matrix: Matrix, first: int) -> list:
+    out: list = []
+    for enum, variants, rows in setting_tables(matrix.settings):
+        out.append(Text())
+        out.append(Text(f"Settings: the {_t(enum)} variants each operation handles", style="bold"))
+        out.append(_settings_table(variants, rows, first))
+    return out
+
+
+def _settings_table(variants: list[str], rows: dict, first: int) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False, header_style="bold",
+                  collapse_padding=True)
+    table.add_column("operation · backend", overflow="crop", no_wrap=True, width=first)
+    for v in variants:
+        table.add_column(rich_text(v), justify="center", no_wrap=True)
+    for (op, crate), by_variant in rows.items():
+        where = Text(abbreviate(_t(op), first), style="bold")
+        where.append("\n " + abbreviate(_t(crate), first - 1), style="cyan")
+        for x in unique_sites([x for st in by_variant.values() if st.status != HANDLED for x in st.sites]):
+            where.append("\n " + abbreviate(f"{_t(short_path(x.path, crate))}:{x.line}", first - 1), style="dim")
+        table.add_row(where, *(_glyph(by_variant[v].status if v in by_variant else None) for v in variants))
     return table
 
 

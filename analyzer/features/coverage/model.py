@@ -183,6 +183,9 @@ class Matrix:
     # Operations whose whole body is a panic (`unimplemented!()`): (crate, operation) -> the site.
     unimplemented: dict[tuple[str, str], Site] = field(default_factory=dict)
     limits: list[Limit] = field(default_factory=list)  # the dtypes each backend cannot hold
+    # The settings view: each non-dtype enum variant an operation's mode matches decide
+    # (analyzer/features/coverage/settings.py Setting).
+    settings: list = field(default_factory=list)
 
     @property
     def by_operation(self) -> bool:
@@ -278,7 +281,8 @@ class Matrix:
                       {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused,
                       {k: s for k, s in self.unimplemented.items() if keep_op(*k)},
                       [lim for lim in self.limits if any(keep_op(lim.crate, op) for op, _ in lim.rejected_by)
-                       or any(k[0] == lim.crate for k in cells)])
+                       or any(k[0] == lim.crate for k in cells)],
+                      [st for st in self.settings if keep_op(st.crate, st.operation)])
 
     def limits_of(self, crate: str) -> list[Limit]:
         return [lim for lim in self.limits if lim.crate == crate]

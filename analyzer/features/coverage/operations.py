@@ -12,6 +12,7 @@ from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
 from analyzer.features.coverage.limits import apply_limits, storage_limits
 from analyzer.features.coverage.matches import build
+from analyzer.features.coverage.settings import build_settings
 from analyzer.features.coverage.model import (
     HANDLED, NA, NOT_IMPLEMENTED, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site, base_variant,
     fold, label, short_path, unique_sites,
@@ -171,7 +172,7 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
                   ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
-                  unimplemented=unimplemented, limits=limits)
+                  unimplemented=unimplemented, limits=limits, settings=build_settings(ex, graph))
 
 
 def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
