@@ -367,7 +367,8 @@ def test_backend_filter(cli, backends):
 def test_json_shape(cli, backends):
     doc = coverage_json(cli, backends)
     assert list(doc) == ["tool", "toolVersion", "formatVersion", "repo", "sha", "collapsed", "statuses",
-                         "view", "columns", "operations", "helpers", "backends", "matches", "cells", "settings"]
+                         "view", "columns", "operations", "helpers", "backends", "matches", "cells", "settings",
+                         "claims"]
     assert doc["repo"] == "tracel-ai/burn" and doc["sha"] == backends.sha and doc["collapsed"] is True
     assert set(doc["statuses"]) == {"handled", "panics", "partial", "n/a", "unknown"}
     assert doc["view"] == "matches" and doc["operations"] == []  # no ops trait in this tree

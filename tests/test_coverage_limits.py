@@ -290,3 +290,68 @@ fn require(x: TorchyTensor) -> TorchyTensor {
     git_repo.commit()
     doc = doc_of(cli, git_repo)
     assert {s["enum"] for s in doc["settings"]} == {"InterpolateMode", "PadMode"}
+
+
+TORCHY_BACKEND_RS = """\
+impl Backend for Torchy {
+    fn dtype_usage(_device: &Self::Device, dtype: DType) -> DTypeUsageSet {
+        match dtype {
+            DType::F64 | DType::F32 | DType::F16 => DTypeUsage::general(),
+            DType::Bool(BoolStore::Native) => DTypeUsage::Storage | DTypeUsage::Arithmetic,
+            DType::QFloat(scheme) if usable(&scheme) => DTypeUsage::Storage.into(),
+            _ => DTypeUsageSet::empty(),
+        }
+    }
+
+    fn seed(seed: u64) {
+        unimplemented!("seeding")
+    }
+}
+"""
+
+DEVICE_BACKEND_RS = """\
+impl Backend for Remote {
+    fn dtype_usage(device: &Self::Device, dtype: DType) -> DTypeUsageSet {
+        let client = Remote::client(device);
+        client.usage(dtype)
+    }
+
+    fn seed(seed: u64) {
+        unimplemented!("seeding a remote device")
+    }
+}
+"""
+
+
+def test_claims_set_the_backends_dtype_usage_against_the_cells(cli, git_repo):
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS, "src/backend.rs": TORCHY_BACKEND_RS})
+    git_repo.crate("burn-remote", {"src/backend.rs": DEVICE_BACKEND_RS,
+                                   "src/ops.rs": "impl IntTensorOps<Self> for Remote {\n"
+                                                 "    fn int_abs(tensor: T) -> T {\n        tensor\n    }\n}\n"})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    claims = {(c["crate"], c["dtype"]): c for c in doc["claims"]}
+    assert set(doc["claims"][0]) >= {"crate", "dtype", "advertised", "where", "panicsIn"}
+    f16 = claims[("burn-torchy", "F16")]
+    # Advertised generally usable, yet the backend cannot even create it.
+    assert f16["advertised"] is True and f16["where"] == "crates/burn-torchy/src/backend.rs:4"
+    assert f16["panicsIn"] == ["float_exp", "float_from_data", "float_sum", "interpolate", "interpolate_backward",
+                               "pad"]
+    assert claims[("burn-torchy", "F32")]["advertised"] is True and claims[("burn-torchy", "F32")]["panicsIn"] == []
+    # Storage | Arithmetic is the general usage; a sub-variant the match names gets its own row.
+    assert claims[("burn-torchy", "Bool(Native)")]["advertised"] is True
+    # The catch-all: not advertised, and where operations handle it anyway, they are named.
+    i64 = claims[("burn-torchy", "I64")]
+    assert i64["advertised"] is False and i64["where"] == "crates/burn-torchy/src/backend.rs:7"
+    assert i64["handledIn"] == ["int_from_data"]
+    # A guard decides QFloat: the audit does not say.
+    assert claims[("burn-torchy", "QFloat")]["advertised"] is None
+    # An answer that asks the device at run time is named as such.
+    remote = [c for c in doc["claims"] if c["crate"] == "burn-remote"]
+    assert remote and all(c["advertised"] is None and c["reading"] == "device" for c in remote)
+    md = coverage(cli, git_repo, "--format", "markdown")
+    assert "| burn-torchy | `F16` | yes | crates/burn-torchy/src/backend.rs:4 | `float_exp`, `float_from_data`" in md
+    table = coverage(cli, git_repo)
+    assert "burn-torchy advertises F16 (src/backend.rs:4); panics in float_exp" in table
+    assert "burn-remote F64: its answer depends on the device at run time (src/backend.rs:2)" in table

@@ -64,6 +64,9 @@ def build(matrix: Matrix) -> dict:
         } for c in matrix.cells.values()],
         "settings": [{"crate": st.crate, "operation": st.operation, "enum": st.enum, "variant": st.variant,
                       "status": st.status, "sites": [_site(x) for x in st.sites]} for st in matrix.settings],
+        "claims": [{"crate": cl.crate, "dtype": cl.dtype, "advertised": cl.advertised, "where": cl.where,
+                    "reading": cl.reading, "panicsIn": cl.panics_in, "handledIn": cl.handled_in}
+                   for cl in matrix.claims],
     }
 
 

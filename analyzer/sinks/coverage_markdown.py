@@ -64,6 +64,15 @@ def dumps(matrix: Matrix) -> str:
                 links = [md_link(md_cell(f"{short_path(x.path, crate)}:{x.line}"), x.url) for x in panicking]
                 table.append("| " + " | ".join([md_code_span(op), md_cell(crate), *marks, "<br>".join(links)]) + " |")
             out.append("\n".join(table) + "\n")
+    if matrix.claims:
+        out.append("## Claims: what each backend's `dtype_usage` advertises, against the cells\n")
+        out.append("| backend | dtype | advertised | where | panics in | handled although not advertised |")
+        out.append("|---|---|---|---|---|---|")
+        for cl in matrix.claims:
+            adv = {True: "yes", False: "no", None: f"? ({cl.reading})"}[cl.advertised]
+            out.append("| " + " | ".join([md_cell(cl.crate), md_code_span(label(cl.dtype)), adv, md_cell(cl.where),
+                                          _ops_list(cl.panics_in), _ops_list(cl.handled_in)]) + " |")
+        out.append("")
     if matrix.helpers:
         out.append("## Helpers no operation reaches\n")
         for d in matrix.helpers:
@@ -73,6 +82,11 @@ def dumps(matrix: Matrix) -> str:
                        + (f" ({md_cell(d.via)})" if d.via else ""))
         out.append("")
     return "\n".join(out)
+
+
+def _ops_list(ops: list[str], most: int = 8) -> str:
+    shown = ", ".join(md_code_span(o) for o in ops[:most])
+    return shown + (f" and {len(ops) - most} more" if len(ops) > most else "")
 
 
 def _header(group: Group, first: list[str], last: Sequence[str] = ()) -> list[str]:

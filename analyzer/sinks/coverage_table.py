@@ -68,6 +68,7 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
                 out.append(Text(f"Operations that panic on each dtype ({_t(group.enum)}), per backend", style="bold"))
                 out.append(t)
     out += _settings_renderables(matrix, first)
+    out += _claims_renderables(matrix, width)
     if matrix.helpers:
         out.append(Text())
         out.append(Text("Helpers no operation reaches (their panics, by file and line)", style="bold"))
@@ -190,6 +191,36 @@ def _settings_renderables(matrix: Matrix, first: int) -> list:
         out.append(Text())
         out.append(Text(f"Settings: the {_t(enum)} variants each operation handles", style="bold"))
         out.append(_settings_table(variants, rows, first))
+    return out
+
+
+READING = {"device": "its answer depends on the device at run time",
+           "guard or nested match": "a guard or a nested match decides",
+           "not a match": "not a match on the dtype the audit reads"}
+
+
+def _claims_renderables(matrix: Matrix, width: int) -> list:
+    """Only the contradictions: an advertised dtype some operation panics on, or one not advertised
+    that operations handle; a claim the audit cannot read, once per backend."""
+    out: list = []
+    unread: dict[str, str] = {}
+    for cl in matrix.claims:
+        path, _, line = cl.where.rpartition(":")
+        where = f"{short_path(path, cl.crate)}:{line}"
+        if cl.advertised is True and cl.panics_in:
+            text = f"{cl.crate} advertises {label(cl.dtype)} ({where}); panics in {', '.join(cl.panics_in)}"
+        elif cl.advertised is False and cl.handled_in:
+            text = f"{cl.crate} does not advertise {label(cl.dtype)} ({where}); handled in {', '.join(cl.handled_in)}"
+        else:
+            if cl.advertised is None:
+                unread.setdefault(cl.crate, f"{cl.crate} {label(cl.dtype)}: {READING.get(cl.reading, cl.reading)} "
+                                            f"({where})")
+            continue
+        out.append(Text(_t(text), style="dim"))
+    out += [Text(_t(u), style="dim") for u in unread.values()]
+    if out:
+        out.insert(0, Text("Claims: dtype_usage against the cells", style="bold"))
+        out.insert(0, Text())
     return out
 
 

@@ -25,7 +25,7 @@ enum's order), not written into the tool.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from collections.abc import Iterable
 
@@ -186,6 +186,7 @@ class Matrix:
     # The settings view: each non-dtype enum variant an operation's mode matches decide
     # (analyzer/features/coverage/settings.py Setting).
     settings: list = field(default_factory=list)
+    claims: list = field(default_factory=list)  # each backend's dtype_usage read (claims.py Claim)
 
     @property
     def by_operation(self) -> bool:
@@ -282,7 +283,10 @@ class Matrix:
                       {k: s for k, s in self.unimplemented.items() if keep_op(*k)},
                       [lim for lim in self.limits if any(keep_op(lim.crate, op) for op, _ in lim.rejected_by)
                        or any(k[0] == lim.crate for k in cells)],
-                      [st for st in self.settings if keep_op(st.crate, st.operation)])
+                      [st for st in self.settings if keep_op(st.crate, st.operation)],
+                      [replace(cl, panics_in=[o for o in cl.panics_in if keep_op(cl.crate, o)],
+                               handled_in=[o for o in cl.handled_in if keep_op(cl.crate, o)])
+                       for cl in self.claims if any(keep_op(cl.crate, op) for c, op in self.ops if c == cl.crate)])
 
     def limits_of(self, crate: str) -> list[Limit]:
         return [lim for lim in self.limits if lim.crate == crate]
