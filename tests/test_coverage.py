@@ -367,13 +367,15 @@ def test_backend_filter(cli, backends):
 def test_json_shape(cli, backends):
     doc = coverage_json(cli, backends)
     assert list(doc) == ["tool", "toolVersion", "formatVersion", "repo", "sha", "collapsed", "statuses",
-                         "view", "columns", "operations", "helpers", "backends", "matches", "cells"]
+                         "view", "columns", "operations", "helpers", "backends", "matches", "cells", "settings",
+                         "claims"]
     assert doc["repo"] == "tracel-ai/burn" and doc["sha"] == backends.sha and doc["collapsed"] is True
     assert set(doc["statuses"]) == {"handled", "panics", "partial", "n/a", "unknown"}
     assert doc["view"] == "matches" and doc["operations"] == []  # no ops trait in this tree
     flex = {b["crate"]: b for b in doc["backends"]}["burn-flex"]
     assert flex == {"crate": "burn-flex", "operations": 6, "traits": [], "matches": 7, "enums": ["DType"],
-                    "cells": {"handled": 23, "panics": 28, "partial": 3, "n/a": 0, "unknown": 0}}
+                    "cells": {"handled": 23, "panics": 28, "partial": 3, "n/a": 0, "unknown": 0},
+                    "cannotHold": []}
     for m in doc["matches"]:
         assert set(m) == {"crate", "operation", "function", "path", "line", "enum", "scrutinee", "context",
                           "via", "handled", "panics", "partial", "unknown", "arms"}

@@ -54,6 +54,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --repo ../burn --format html --out coverage.html
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
+    from analyzer.features.coverage.claims import build_claims
     from analyzer.features.coverage.matches import build
     from analyzer.features.coverage.operations import build_operations
     from analyzer.core.outputs import ensure_writable_file, write_file
@@ -79,8 +80,9 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         matrix = build(lines, collapse=not expand)
         source = records_path
     else:
-        _, ex = run_extract(repo, rev, repo_name, no_cache, code=True)
+        git_repo, ex = run_extract(repo, rev, repo_name, no_cache, code=True)
         matrix = build_operations(ex, collapse=not expand)
+        matrix.claims = build_claims(matrix, ex.code, lambda paths: git_repo.read_files(ex.sha, paths))
         matrix.repo = matrix.repo or ex.repo
         matrix.sha = matrix.sha or ex.sha
         source = f"{ex.repo}@{ex.sha[:12]}"

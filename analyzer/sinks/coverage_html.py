@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from analyzer import __version__
 from analyzer.features.coverage.model import (
-    HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Cell, Group, Matrix, label, short_path,
+    CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path,
 )
+from analyzer.features.coverage.settings import setting_tables
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
 
@@ -44,10 +45,32 @@ def view(matrix: Matrix) -> dict:
         "shared": _shared(matrix),
         "backends": [_backend(matrix, crate) for crate in crates],
         "by_operation": matrix.by_operation,
+        "settings": _settings(matrix),
         "helpers": [{"crate": d.crate, "function": d.function or d.operation, "url": d.sites[0].url,
                      "where": f"{short_path(d.path, d.crate)}:{d.line}", "via": d.via,
                      "panics": " ".join(label(x) for x in d.panics) or "none"} for d in matrix.helpers],
     }
+
+
+def _settings(matrix: Matrix) -> list[dict]:
+    out = []
+    for enum, variants, rows in setting_tables(matrix.settings):
+        table = []
+        for (op, crate), by_variant in rows.items():
+            cells = []
+            for v in variants:
+                st = by_variant.get(v)
+                if st is None:
+                    cells.append({"cls": "none", "glyph": "", "url": "", "title": ""})
+                    continue
+                lines = [f"{crate} · {op} · {enum}::{v}: {st.status}"]
+                lines += [f"{'panics' if st.status != HANDLED else 'handled by the match'} at {x.path}:{x.line}"
+                          + (f": {x.message}" if st.status != HANDLED else "") for x in st.sites[:4]]
+                cells.append({"cls": CSS[st.status], "glyph": GLYPH[st.status],
+                              "url": https_url(st.sites[0].url) or "" if st.sites else "", "title": "\n".join(lines)})
+            table.append({"op": op, "crate": crate, "cells": cells})
+        out.append({"enum": enum, "variants": variants, "rows": table})
+    return out
 
 
 def _columns(group: Group) -> list[dict]:
@@ -145,6 +168,10 @@ def _backend(matrix: Matrix, crate: str) -> dict:
         "bar": [{"status": s, "pct": round(100 * counts[s] / total, 2)} for s in (HANDLED, PARTIAL, PANICS)
                 if counts[s]],
         "tables": tables,
+        "limits": [{"dtype": label(lim.dtype),
+                    "by": [{"op": op, "where": f"{short_path(site.path, crate)}:{site.line}",
+                            "url": https_url(site.url) or ""} for op, site in lim.rejected_by]}
+                   for lim in matrix.limits_of(crate)],
     }
 
 
@@ -154,8 +181,11 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
         fn = f" · fn {s.function}" if s.function and s.function != op else ""
         locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": https_url(s.url) or "",
                      "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
-    cells = [_cell(crate, op, d, matrix.get(crate, op, d), matrix.unknown_reasons.get((crate, op, d), []))
-             for d in group.dtypes]
+    cells = [_cell(matrix, crate, op, d, matrix.unknown_reasons.get((crate, op, d), [])) for d in group.dtypes]
+    site = matrix.unimplemented.get((crate, op))
+    if site is not None:
+        locs.append({"text": f"not implemented · {short_path(site.path, crate)}:{site.line}",
+                     "url": https_url(site.url) or "", "title": f"{site.path}:{site.line}\n{site.message}"})
     operation = matrix.operation(crate, op)
     if operation is not None and not locs and not matrix.dispatches_of(crate, op):
         locs.append({"text": f"{operation.trait}: no panic found", "url": operation.url,
@@ -164,7 +194,8 @@ def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> 
             "panics": " ".join(d for d, c in zip(group.dtypes, cells) if c["status"] in (PANICS, PARTIAL))}
 
 
-def _cell(crate: str, op: str, dtype: str, cell: Cell | None, reasons: list[str]) -> dict:
+def _cell(matrix: Matrix, crate: str, op: str, dtype: str, reasons: list[str]) -> dict:
+    cell = matrix.get(crate, op, dtype)
     # Blank and n/a cells carry no tooltip (the legend says what they mean): in the operations
     # view they are most cells, and a tooltip each would make the page several times heavier.
     if cell is None:
@@ -177,9 +208,17 @@ def _cell(crate: str, op: str, dtype: str, cell: Cell | None, reasons: list[str]
     folded = len(parts) > 1 or (parts and next(iter(parts)) != dtype)
     if folded:
         lines.append(", ".join(f"{label(k)} {v}" for k, v in parts.items()))
+    if cell.reason:
+        lines.append(cell.reason)
+    limit = matrix.limit(crate, dtype) if cell.reason == CANNOT_HOLD else None
+    if limit is not None:
+        lines += [f"{crate} cannot create a {label(dtype)} tensor: {name} panics on it at {s.path}:{s.line}"
+                  for name, s in limit.rejected_by]
     for e in cell.evidence:
         what = f"{label(e.dtype)} " if folded else ""
-        if e.status == PANICS:
+        if e.status == PANICS and cell.reason == NOT_IMPLEMENTED:
+            lines.append(f"{what}the whole body of {op} panics at {e.site.path}:{e.site.line}: {e.site.message}")
+        elif e.status == PANICS:
             lines.append(f"{what}panics at {e.site.path}:{e.site.line}: {e.site.message}")
         elif e.status == UNKNOWN:
             lines.append(f"{what}unresolved dispatch at {e.site.path}:{e.site.line}")

@@ -12,7 +12,9 @@ from analyzer.features.coverage.model import STATUSES, Dispatch, Matrix, Site
 FORMAT_VERSION = 2
 STATUS_MEANING = {
     "handled": "every match of the operation that dispatches on the dtype has an arm for it that does not panic",
-    "panics": "every match of the operation that dispatches on the dtype panics on it",
+    "panics": "every match of the operation that dispatches on the dtype panics on it, or (the cell's reason) the "
+              "operation is not implemented: its whole body is a panic, or (reason `cannot hold`) the backend "
+              "cannot create a tensor of the dtype at all (its creation operations reject it, none handles it)",
     "partial": "some matches (or some payload variants, e.g. Bool storages) handle it and some panic",
     "n/a": "a dtype of another tensor kind than the operation's trait takes (an int dtype in a float op): "
            "the typed tensor API never routes it there",
@@ -33,7 +35,8 @@ def build(matrix: Matrix) -> dict:
         "columns": [{"enum": g.enum, "dtypes": g.dtypes} for g in matrix.groups],
         "operations": [{"crate": o.crate, "operation": o.name, "trait": o.trait, "kind": o.kind or None,
                         "path": o.path, "line": o.line, "url": o.url,
-                        "panicFound": matrix.panic_found(o.crate, o.name)}
+                        "panicFound": matrix.panic_found(o.crate, o.name),
+                        "notImplemented": (o.crate, o.name) in matrix.unimplemented}
                        for o in sorted(matrix.ops.values(), key=lambda o: (o.crate, o.name))],
         "helpers": [_match(d) for d in matrix.helpers],
         "backends": [{
@@ -43,6 +46,9 @@ def build(matrix: Matrix) -> dict:
             "matches": len(matrix.dispatches_of(crate)),
             "enums": [g.enum for g in matrix.groups_of(crate)],
             "cells": matrix.counts(crate),
+            "cannotHold": [{"dtype": lim.dtype,
+                            "rejectedBy": [{"operation": op, **_site(s)} for op, s in lim.rejected_by]}
+                           for lim in matrix.limits_of(crate)],
         } for crate in matrix.crates()],
         "matches": [_match(d) for d in matrix.dispatches],
         "cells": [{
@@ -54,7 +60,13 @@ def build(matrix: Matrix) -> dict:
             "parts": c.parts,
             "sites": [_site(s) for s in c.sites],
             **({"reasons": matrix.unknown_reasons.get(c.key, [])} if c.status == "unknown" else {}),
+            **({"reason": c.reason} if c.reason else {}),
         } for c in matrix.cells.values()],
+        "settings": [{"crate": st.crate, "operation": st.operation, "enum": st.enum, "variant": st.variant,
+                      "status": st.status, "sites": [_site(x) for x in st.sites]} for st in matrix.settings],
+        "claims": [{"crate": cl.crate, "dtype": cl.dtype, "advertised": cl.advertised, "where": cl.where,
+                    "reading": cl.reading, "panicsIn": cl.panics_in, "handledIn": cl.handled_in}
+                   for cl in matrix.claims],
     }
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analyzer.features.coverage.model import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from analyzer.features.coverage.model import (
+    HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path, unique_sites,
+)
+from analyzer.features.coverage.settings import setting_tables
 from analyzer.core.safe import md_cell, md_code_span, md_link, md_one_line
 from analyzer.core.wording import plural
 
@@ -39,11 +42,37 @@ def dumps(matrix: Matrix) -> str:
         out.append(f"{plural(ops, 'operation')}, {plural(matches, 'match', 'matches')}; cells: "
                    f"{counts[HANDLED]} handled, {counts[PANICS]} panic, {counts[PARTIAL]} partial, "
                    f"{counts[UNKNOWN]} unknown.\n")
+        for lim in matrix.limits_of(crate):
+            by = ", ".join(f"{md_code_span(op)} at " + md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url)
+                           for op, s in lim.rejected_by)
+            out.append(f"Cannot hold {md_code_span(label(lim.dtype))}: {by} rejects it, so every operation on it "
+                       f"panics.\n")
         groups = matrix.groups_of(crate)
         for group in groups:
             if len(groups) > 1:
                 out.append(f"### {md_one_line(group.enum)}\n")
             out.append(_backend_table(matrix, crate, group))
+    if matrix.settings:
+        out.append("## Settings: the modes each operation handles\n")
+        for enum, variants, rows in setting_tables(matrix.settings):
+            out.append(f"### {md_one_line(enum)}\n")
+            table = ["| operation | backend | " + " | ".join(md_code_span(v) for v in variants) + " | source |",
+                     "|---|---|" + ":-:|" * len(variants) + "---|"]
+            for (op, crate), by_variant in rows.items():
+                marks = [MARK[by_variant[v].status] if v in by_variant else " " for v in variants]
+                panicking = unique_sites([x for st in by_variant.values() if st.status != HANDLED for x in st.sites])
+                links = [md_link(md_cell(f"{short_path(x.path, crate)}:{x.line}"), x.url) for x in panicking]
+                table.append("| " + " | ".join([md_code_span(op), md_cell(crate), *marks, "<br>".join(links)]) + " |")
+            out.append("\n".join(table) + "\n")
+    if matrix.claims:
+        out.append("## Claims: what each backend's `dtype_usage` advertises, against the cells\n")
+        out.append("| backend | dtype | advertised | where | panics in | handled although not advertised |")
+        out.append("|---|---|---|---|---|---|")
+        for cl in matrix.claims:
+            adv = {True: "yes", False: "no", None: f"? ({cl.reading})"}[cl.advertised]
+            out.append("| " + " | ".join([md_cell(cl.crate), md_code_span(label(cl.dtype)), adv, md_cell(cl.where),
+                                          _ops_list(cl.panics_in), _ops_list(cl.handled_in)]) + " |")
+        out.append("")
     if matrix.helpers:
         out.append("## Helpers no operation reaches\n")
         for d in matrix.helpers:
@@ -53,6 +82,11 @@ def dumps(matrix: Matrix) -> str:
                        + (f" ({md_cell(d.via)})" if d.via else ""))
         out.append("")
     return "\n".join(out)
+
+
+def _ops_list(ops: list[str], most: int = 8) -> str:
+    shown = ", ".join(md_code_span(o) for o in ops[:most])
+    return shown + (f" and {len(ops) - most} more" if len(ops) > most else "")
 
 
 def _header(group: Group, first: list[str], last: Sequence[str] = ()) -> list[str]:
@@ -73,6 +107,10 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
         for s in matrix.sites_of(crate, op, group.enum):
             fn = f" {md_code_span(s.function)}" if s.function and s.function != op else ""
             links.append(md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url) + fn)
+        site = matrix.unimplemented.get((crate, op))
+        if site is not None:
+            where = md_cell(f"{short_path(site.path, crate)}:{site.line}")
+            links.append("not implemented: " + md_link(where, site.url))
         if operation is not None and not links and not matrix.dispatches_of(crate, op):
             links.append(f"{md_cell(operation.trait)}: no panic found")
         rows.append("| " + " | ".join([md_code_span(op), *marks, "<br>".join(links)]) + " |")

@@ -14,7 +14,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from analyzer.features.coverage.model import HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path
+from analyzer.features.coverage.model import (
+    HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path, unique_sites,
+)
+from analyzer.features.coverage.settings import setting_tables
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.wording import plural
 
@@ -38,6 +41,9 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     for crate in crates:
         out.append(Text())
         out.append(_backend_heading(matrix, crate))
+        for lim in matrix.limits_of(crate):
+            by = ", ".join(f"{op} {short_path(site.path, crate)}:{site.line}" for op, site in lim.rejected_by)
+            out.append(Text(abbreviate(_t(f"cannot hold {label(lim.dtype)}: rejected by {by}"), width), style="dim"))
         if matrix.focused and len(crates) > 1:
             continue  # the operations are shown side by side below
         for group in matrix.groups_of(crate):
@@ -61,6 +67,8 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
                 out.append(Text())
                 out.append(Text(f"Operations that panic on each dtype ({_t(group.enum)}), per backend", style="bold"))
                 out.append(t)
+    out += _settings_renderables(matrix, first)
+    out += _claims_renderables(matrix, width)
     if matrix.helpers:
         out.append(Text())
         out.append(Text("Helpers no operation reaches (their panics, by file and line)", style="bold"))
@@ -153,7 +161,9 @@ def _first_width(matrix: Matrix, cap: int = 34) -> int:
     """One width for every table's first column, so the dtype columns line up across backends."""
     longest = max((len(op) for c in matrix.crates() for op in matrix.operations(c)), default=10)
     longest = max([longest] + [len(short_path(d.path, d.crate)) + 1 + len(str(d.line)) + 1
-                               for d in matrix.dispatches])
+                               for d in matrix.dispatches]
+                  + [len(f"not implemented {short_path(s.path, c)}:{s.line}") + 1
+                     for (c, _), s in matrix.unimplemented.items()])
     return min(max(longest, 14), cap)
 
 
@@ -172,6 +182,60 @@ def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Tabl
             cell = matrix.get(crate, op, dtype)
             row.append(_glyph(cell.status if cell else None))
         table.add_row(*row)
+    return table
+
+
+def _settings_renderables(matrix: Matrix, first: int) -> list:
+    out: list = []
+    for enum, variants, rows in setting_tables(matrix.settings):
+        out.append(Text())
+        out.append(Text(f"Settings: the {_t(enum)} variants each operation handles", style="bold"))
+        out.append(_settings_table(variants, rows, first))
+    return out
+
+
+READING = {"device": "its answer depends on the device at run time",
+           "guard or nested match": "a guard or a nested match decides",
+           "not a match": "not a match on the dtype the audit reads"}
+
+
+def _claims_renderables(matrix: Matrix, width: int) -> list:
+    """Only the contradictions: an advertised dtype some operation panics on, or one not advertised
+    that operations handle; a claim the audit cannot read, once per backend."""
+    out: list = []
+    unread: dict[str, str] = {}
+    for cl in matrix.claims:
+        path, _, line = cl.where.rpartition(":")
+        where = f"{short_path(path, cl.crate)}:{line}"
+        if cl.advertised is True and cl.panics_in:
+            text = f"{cl.crate} advertises {label(cl.dtype)} ({where}); panics in {', '.join(cl.panics_in)}"
+        elif cl.advertised is False and cl.handled_in:
+            text = f"{cl.crate} does not advertise {label(cl.dtype)} ({where}); handled in {', '.join(cl.handled_in)}"
+        else:
+            if cl.advertised is None:
+                unread.setdefault(cl.crate, f"{cl.crate} {label(cl.dtype)}: {READING.get(cl.reading, cl.reading)} "
+                                            f"({where})")
+            continue
+        out.append(Text(_t(text), style="dim"))
+    out += [Text(_t(u), style="dim") for u in unread.values()]
+    if out:
+        out.insert(0, Text("Claims: dtype_usage against the cells", style="bold"))
+        out.insert(0, Text())
+    return out
+
+
+def _settings_table(variants: list[str], rows: dict, first: int) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False, header_style="bold",
+                  collapse_padding=True)
+    table.add_column("operation · backend", overflow="crop", no_wrap=True, width=first)
+    for v in variants:
+        table.add_column(rich_text(v), justify="center", no_wrap=True)
+    for (op, crate), by_variant in rows.items():
+        where = Text(abbreviate(_t(op), first), style="bold")
+        where.append("\n " + abbreviate(_t(crate), first - 1), style="cyan")
+        for x in unique_sites([x for st in by_variant.values() if st.status != HANDLED for x in st.sites]):
+            where.append("\n " + abbreviate(f"{_t(short_path(x.path, crate))}:{x.line}", first - 1), style="dim")
+        table.add_row(where, *(_glyph(by_variant[v].status if v in by_variant else None) for v in variants))
     return table
 
 
@@ -226,6 +290,9 @@ def _locations(matrix: Matrix, crate: str, op: str, group: Group) -> list[str]:
         if d.function and d.function != op:
             loc = f"{_t(d.function)}() {loc}"
         out[loc] = None
+    site = matrix.unimplemented.get((crate, op))
+    if site is not None and group is matrix.groups_of(crate)[0]:
+        out[f"not implemented {_t(short_path(site.path, crate))}:{site.line}"] = None
     return list(out)
 
 

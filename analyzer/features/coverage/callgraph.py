@@ -73,6 +73,10 @@ class CallGraph:
         """The invocations of `macro` in the crate's functions: (function, invocation)."""
         return self._invocations.get((crate, macro), ())
 
+    def is_operation(self, i: int) -> bool:
+        """Whether function `i` implements a backend operation."""
+        return self._is_op[i]
+
     def operations_reaching(self, start: int) -> list[str]:
         """The operations whose implementation reaches function `start` (breadth first over
         callers by name, each function once)."""

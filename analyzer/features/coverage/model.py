@@ -25,7 +25,7 @@ enum's order), not written into the tool.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from collections.abc import Iterable
 
@@ -37,6 +37,8 @@ PARTIAL = "partial"
 NA = "n/a"
 UNKNOWN = "unknown"
 STATUSES = (HANDLED, PANICS, PARTIAL, NA, UNKNOWN)
+NOT_IMPLEMENTED = "not implemented"
+CANNOT_HOLD = "cannot hold"
 
 
 def primary_enum() -> str:
@@ -80,6 +82,10 @@ class Cell:
     sites: list[Site] = field(default_factory=list)  # panicking arms first
     enum: str = ""
     evidence: list[Evidence] = field(default_factory=list)
+    # Why the cell panics when no dispatch of the operation says so: `not implemented` (the
+    # operation's whole body is a panic), `cannot hold` (the backend cannot create a tensor of
+    # the dtype at all).
+    reason: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -149,6 +155,16 @@ class Operation:
 
 
 @dataclass
+class Limit:
+    """A dtype a backend cannot hold: its creation operations (`float_from_data`, `int_empty`)
+    panic on it and none of them, nor a cast, handles it."""
+
+    crate: str
+    dtype: str
+    rejected_by: list[tuple[str, Site]]  # (creation operation, the panicking arm)
+
+
+@dataclass
 class Matrix:
     cells: dict[tuple[str, str, str], Cell]
     dtypes: list[str]  # every column, group after group
@@ -164,6 +180,13 @@ class Matrix:
     helpers: list[Dispatch] = field(default_factory=list)
     unknown_reasons: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # cell key -> why
     focused: bool = False  # some operations were chosen (--op): the views put them side by side
+    # Operations whose whole body is a panic (`unimplemented!()`): (crate, operation) -> the site.
+    unimplemented: dict[tuple[str, str], Site] = field(default_factory=dict)
+    limits: list[Limit] = field(default_factory=list)  # the dtypes each backend cannot hold
+    # The settings view: each non-dtype enum variant an operation's mode matches decide
+    # (analyzer/features/coverage/settings.py Setting).
+    settings: list = field(default_factory=list)
+    claims: list = field(default_factory=list)  # each backend's dtype_usage read (claims.py Claim)
 
     @property
     def by_operation(self) -> bool:
@@ -256,7 +279,20 @@ class Matrix:
         return Matrix(cells, [d for g in groups for d in g.dtypes], groups,
                       [d for d in self.dispatches if keep_op(d.crate, d.operation)], self.collapse, self.repo,
                       self.sha, ops, [d for d in self.helpers if keep_dispatch(d)],
-                      {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused)
+                      {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused,
+                      {k: s for k, s in self.unimplemented.items() if keep_op(*k)},
+                      [lim for lim in self.limits if any(keep_op(lim.crate, op) for op, _ in lim.rejected_by)
+                       or any(k[0] == lim.crate for k in cells)],
+                      [st for st in self.settings if keep_op(st.crate, st.operation)],
+                      [replace(cl, panics_in=[o for o in cl.panics_in if keep_op(cl.crate, o)],
+                               handled_in=[o for o in cl.handled_in if keep_op(cl.crate, o)])
+                       for cl in self.claims if any(keep_op(cl.crate, op) for c, op in self.ops if c == cl.crate)])
+
+    def limits_of(self, crate: str) -> list[Limit]:
+        return [lim for lim in self.limits if lim.crate == crate]
+
+    def limit(self, crate: str, dtype: str) -> Limit | None:
+        return next((lim for lim in self.limits if lim.crate == crate and lim.dtype == dtype), None)
 
     def tally(self, crate: str, dtype: str) -> dict[str, list[str]]:
         """The backend's operations by their status on one dtype (a summary cell)."""

@@ -10,11 +10,14 @@ from functools import cache
 
 from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
+from analyzer.features.coverage.limits import apply_limits, storage_limits
 from analyzer.features.coverage.matches import build
+from analyzer.features.coverage.settings import build_settings
 from analyzer.features.coverage.model import (
-    HANDLED, NA, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, base_variant, fold, label, short_path,
-    unique_sites,
+    HANDLED, NA, NOT_IMPLEMENTED, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site, base_variant,
+    fold, label, short_path, unique_sites,
 )
+from analyzer.decisions.categories import OP
 from analyzer.records.model import github_url
 
 # An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
@@ -135,6 +138,8 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
                 if status == UNKNOWN:
                     reasons.setdefault((d.crate, op, column), []).append(d.unknown)
 
+    unimplemented = _not_implemented(ex, graph, ops)
+
     # A backend's columns: the first enum's, and those of the enums its own dispatches name.
     enums_of: dict[str, set[str]] = {}
     for d in base.dispatches:
@@ -150,14 +155,39 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
                 ev = evidence.get(key)
                 if operation.kind and kind and kind != operation.kind:
                     cells[key] = Cell(crate, op, col, NA, [], g.enum, ev or [])
+                elif (crate, op) in unimplemented:
+                    # The whole body panics: whatever the dtype, the call never returns.
+                    site = unimplemented[(crate, op)]
+                    cells[key] = Cell(crate, op, col, PANICS, [site], g.enum, [Evidence(col, PANICS, site)],
+                                      reason=NOT_IMPLEMENTED)
                 elif ev:
                     panicking = [e.site for e in ev if e.status == PANICS]
                     cells[key] = Cell(crate, op, col, _fold_known([e.status for e in ev]),
                                       unique_sites(panicking + [e.site for e in ev]), g.enum, ev)
+    limits = storage_limits(cells, dtype_kind)
+    apply_limits(cells, limits, ops, base.groups, dtype_kind)
+    position = {d: i for i, d in enumerate(base.dtypes)}
+    cells = dict(sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], position.get(kv[0][2], len(position)))))
     dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
-                  ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()})
+                  ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
+                  unimplemented=unimplemented, limits=limits, settings=build_settings(ex, graph))
+
+
+def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
+    """The operations whose implementation is a panic and nothing else (an `unsupported-op`
+    record in the `body` position, inside the ops-trait method itself): (crate, name) -> site."""
+    out: dict[tuple[str, str], Site] = {}
+    for ln in ex.lines:
+        a, r = ln.facts, ln.record
+        if a.category != OP or a.context != "body" or (a.crate, a.function) not in ops:
+            continue
+        at = graph.enclosing_fn(r.filePath, a.function, r.lineNumber)
+        if at is not None and graph.is_operation(at):
+            out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl,
+                                                       "", r.errorMessage))
+    return out
 
 
 def _arm_dtypes(arm) -> set[str]:

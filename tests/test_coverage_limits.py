@@ -1,0 +1,357 @@
+"""`coverage` on what a backend cannot do at all: operations whose whole body is a panic, dtypes
+its creation dispatches reject (every operation of that kind then panics), the settings (non-dtype
+enums) its operations match on, and its own `dtype_usage` claims set against the cells."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+OPS_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait FloatTensorOps<B: Backend> {
+    fn float_from_data(data: TensorData) -> B::Float;
+    fn float_exp(tensor: B::Float) -> B::Float;
+    fn float_sum(tensor: B::Float) -> B::Float;
+}
+
+pub trait IntTensorOps<B: Backend> {
+    fn int_from_data(data: TensorData) -> B::Int;
+    fn int_abs(tensor: B::Int) -> B::Int;
+}
+
+pub trait QTensorOps<B: Backend> {
+    fn q_slice(tensor: B::Q) -> B::Q;
+    fn q_reshape(tensor: B::Q) -> B::Q;
+}
+
+pub trait ModuleOps<B: Backend> {
+    fn interpolate(x: B::Float, options: InterpolateOptions) -> B::Float;
+    fn interpolate_backward(x: B::Float, options: InterpolateOptions) -> B::Float;
+    fn pad(x: B::Float, mode: PadMode) -> B::Float;
+}
+"""
+
+MODES_RS = """\
+pub enum InterpolateMode {
+    Nearest,
+    NearestExact,
+    Bilinear,
+    Bicubic,
+}
+
+pub enum PadMode {
+    Constant,
+    Reflect,
+    Edge,
+}
+"""
+
+# A backend in tch's shape: q ops left unimplemented, int storage without U8, no F16/BF16 storage,
+# interpolate rejecting one mode.
+TORCHY_OPS_RS = """\
+use burn_backend::{Backend, FloatTensorOps, IntTensorOps, QTensorOps, ModuleOps};
+
+impl FloatTensorOps<Self> for Torchy {
+    fn float_from_data(data: TensorData) -> TorchyTensor {
+        match data.dtype {
+            DType::F64 => from_f64(data),
+            DType::F32 => from_f32(data),
+            other => panic!("float_from_data: {other:?} is not supported"),
+        }
+    }
+
+    fn float_exp(tensor: TorchyTensor) -> TorchyTensor {
+        tensor.exp()
+    }
+
+    fn float_sum(tensor: TorchyTensor) -> TorchyTensor {
+        match tensor.dtype() {
+            DType::F64 => sum_f64(tensor),
+            DType::F32 => sum_f32(tensor),
+            DType::F16 => sum_f16(tensor),
+            other => panic!("float_sum: {other:?} is not supported"),
+        }
+    }
+}
+
+impl IntTensorOps<Self> for Torchy {
+    fn int_from_data(data: TensorData) -> TorchyTensor {
+        match data.dtype {
+            DType::I64 => from_i64(data),
+            DType::I32 => from_i32(data),
+            DType::U8 => unimplemented!("u8 storage"),
+            other => panic!("int_from_data: {other:?} is not supported"),
+        }
+    }
+
+    fn int_abs(tensor: TorchyTensor) -> TorchyTensor {
+        tensor.abs()
+    }
+}
+
+impl QTensorOps<Self> for Torchy {
+    fn q_slice(tensor: TorchyTensor) -> TorchyTensor {
+        unimplemented!()
+    }
+
+    fn q_reshape(tensor: TorchyTensor) -> TorchyTensor {
+        tensor.reshape()
+    }
+}
+
+impl ModuleOps<Self> for Torchy {
+    fn interpolate(x: TorchyTensor, options: InterpolateOptions) -> TorchyTensor {
+        match options.mode {
+            InterpolateMode::Nearest => nearest(x),
+            InterpolateMode::NearestExact => {
+                panic!("nearest exact interpolation is not supported by this backend")
+            }
+            InterpolateMode::Bilinear => bilinear(x),
+            InterpolateMode::Bicubic => bicubic(x),
+        }
+    }
+
+    fn interpolate_backward(x: TorchyTensor, options: InterpolateOptions) -> TorchyTensor {
+        resample(x, options.mode)
+    }
+
+    fn pad(x: TorchyTensor, mode: PadMode) -> TorchyTensor {
+        match mode {
+            PadMode::Constant => pad_constant(x),
+            other => unimplemented!("padding mode {other:?} is not supported"),
+        }
+    }
+}
+
+fn resample(x: TorchyTensor, mode: InterpolateMode) -> TorchyTensor {
+    match mode {
+        InterpolateMode::NearestExact => panic!("nearest exact resampling is not supported"),
+        _ => x,
+    }
+}
+"""
+
+
+@pytest.fixture
+def torchy(git_repo):
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS})
+    git_repo.sha = git_repo.commit("a backend")
+    return git_repo
+
+
+def coverage(cli, repo, *args) -> str:
+    res = cli("coverage", "--repo", str(repo.path), "--sha", "HEAD", *args)
+    assert res.code == 0, res.stderr
+    return res.stdout
+
+
+def doc_of(cli, repo, *args) -> dict:
+    return json.loads(coverage(cli, repo, "--format", "json", *args))
+
+
+def cells(doc: dict, crate: str, op: str) -> dict[str, dict]:
+    return {c["dtype"]: c for c in doc["cells"] if c["crate"] == crate and c["operation"] == op}
+
+
+def test_an_unimplemented_operation_panics_on_every_dtype_of_its_kind(cli, torchy):
+    doc = doc_of(cli, torchy)
+    q_slice = cells(doc, "burn-torchy", "q_slice")
+    assert q_slice["QFloat"]["status"] == "panics"
+    assert q_slice["QFloat"]["reason"] == "not implemented"
+    assert q_slice["QFloat"]["sites"][0]["line"] == 43
+    # Dtypes of other kinds stay n/a; an implemented q op keeps no panic.
+    assert q_slice["F32"]["status"] == "n/a" and "reason" not in q_slice["F32"]
+    assert "QFloat" not in cells(doc, "burn-torchy", "q_reshape")
+    ops = {o["operation"]: o for o in doc["operations"] if o["crate"] == "burn-torchy"}
+    assert ops["q_slice"]["notImplemented"] and ops["q_slice"]["panicFound"]
+    assert not ops["q_reshape"]["notImplemented"]
+
+
+def test_not_implemented_is_named_in_every_format(cli, torchy, tmp_path):
+    md = coverage(cli, torchy, "--format", "markdown")
+    row = next(line for line in md.splitlines() if line.startswith("| `q_slice`"))
+    assert "❌" in row and "not implemented" in row and "src/ops.rs:43" in row
+    table = coverage(cli, torchy, "--op", "q_slice")
+    assert "not implemented src/ops.rs:43" in table
+    page = tmp_path / "c.html"
+    coverage(cli, torchy, "--format", "html", "--out", str(page))
+    html = page.read_text()
+    assert "not implemented · src/ops.rs:43" in html
+    assert "burn-torchy · q_slice · QFloat: panics\nnot implemented\nthe whole body of q_slice panics" in html
+
+
+def test_a_dtype_the_backend_cannot_create_panics_in_every_operation_of_its_kind(cli, torchy):
+    doc = doc_of(cli, torchy)
+    backend = next(b for b in doc["backends"] if b["crate"] == "burn-torchy")
+    held = {h["dtype"]: [r["operation"] for r in h["rejectedBy"]] for h in backend["cannotHold"]}
+    # from_data rejects F16, BF16 and U8 (an unimplemented arm too) and no other creation handles them.
+    assert held == {"F16": ["float_from_data"], "BF16": ["float_from_data"], "U8": ["int_from_data"]}
+    exp, total = cells(doc, "burn-torchy", "float_exp"), cells(doc, "burn-torchy", "float_sum")
+    # An op with no dispatch, and one whose own dispatch handles F16: both panic at creation.
+    assert exp["F16"]["status"] == "panics" and exp["F16"]["reason"] == "cannot hold"
+    assert total["F16"]["status"] == "panics" and total["F16"]["reason"] == "cannot hold"
+    assert "F32" not in exp and total["F32"]["status"] == "handled"
+    assert cells(doc, "burn-torchy", "int_abs")["U8"]["reason"] == "cannot hold"
+    # Another kind stays n/a; the creation op keeps its own panic; an unimplemented op says so.
+    assert exp["U8"]["status"] == "n/a"
+    assert "reason" not in cells(doc, "burn-torchy", "float_from_data")["F16"]
+    assert cells(doc, "burn-torchy", "q_slice")["QFloat"]["reason"] == "not implemented"
+
+
+def test_a_cast_that_makes_the_dtype_means_the_backend_holds_it(cli, git_repo):
+    traits = OPS_TRAITS_RS.replace("    fn float_exp(", "    fn float_cast(tensor: B::Float, dtype: DType) -> B::Float;\n"
+                                   "    fn float_exp(")
+    ops = TORCHY_OPS_RS.replace("""    fn float_exp(tensor: TorchyTensor) -> TorchyTensor {""", """    fn float_cast(tensor: TorchyTensor, dtype: DType) -> TorchyTensor {
+        match dtype {
+            DType::F16 => to_f16(tensor),
+            other => panic!("float_cast: {other:?} is not supported"),
+        }
+    }
+
+    fn float_exp(tensor: TorchyTensor) -> TorchyTensor {""")
+    git_repo.crate("burn-backend", {"src/ops.rs": traits, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": ops})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    backend = next(b for b in doc["backends"] if b["crate"] == "burn-torchy")
+    assert sorted(h["dtype"] for h in backend["cannotHold"]) == ["BF16", "U8"]
+    assert "F16" not in cells(doc, "burn-torchy", "float_exp")
+
+
+def test_cannot_hold_is_a_line_of_the_backend_summary_in_every_format(cli, torchy, tmp_path):
+    md = coverage(cli, torchy, "--format", "markdown")
+    assert "Cannot hold `U8`: `int_from_data` at [src/ops.rs:" in md
+    table = coverage(cli, torchy, "--backend", "torchy")
+    assert "cannot hold F16: rejected by float_from_data src/ops.rs:8" in table
+    page = tmp_path / "c.html"
+    coverage(cli, torchy, "--format", "html", "--out", str(page))
+    html = page.read_text()
+    assert "Cannot hold BF16: float_from_data rejects it at" in html
+    assert "burn-torchy cannot create a F16 tensor: float_from_data panics on it at crates/burn-torchy/src/ops.rs:8" in html
+
+
+def _settings(doc: dict, crate: str, op: str, enum: str) -> dict[str, str]:
+    return {s["variant"]: s["status"] for s in doc["settings"]
+            if (s["crate"], s["operation"], s["enum"]) == (crate, op, enum)}
+
+
+def test_settings_name_the_modes_each_operation_handles_and_rejects(cli, torchy):
+    doc = doc_of(cli, torchy)
+    assert set(doc["settings"][0]) == {"crate", "operation", "enum", "variant", "status", "sites"}
+    # Explicit arms, in the enum's declaration order.
+    assert list(_settings(doc, "burn-torchy", "interpolate", "InterpolateMode").items()) == [
+        ("Nearest", "handled"), ("NearestExact", "panics"), ("Bilinear", "handled"), ("Bicubic", "handled")]
+    exact = next(s for s in doc["settings"] if s["operation"] == "interpolate" and s["variant"] == "NearestExact")
+    assert [x["line"] for x in exact["sites"]] == [56]
+    # Reached through a helper; a catch-all handles the rest of the enum's variants.
+    assert _settings(doc, "burn-torchy", "interpolate_backward", "InterpolateMode") == {
+        "Nearest": "handled", "NearestExact": "panics", "Bilinear": "handled", "Bicubic": "handled"}
+    # A panicking catch-all rejects every variant no arm names.
+    assert _settings(doc, "burn-torchy", "pad", "PadMode") == {"Constant": "handled", "Reflect": "panics",
+                                                             "Edge": "panics"}
+
+
+def test_settings_in_every_format(cli, torchy, tmp_path):
+    md = coverage(cli, torchy, "--format", "markdown")
+    assert "### PadMode" in md
+    row = next(line for line in md.splitlines() if line.startswith("| `interpolate` | burn-torchy"))
+    assert row.split(" | ")[2:6] == ["✅", "❌", "✅", "✅"] and "src/ops.rs:56" in row
+    table = coverage(cli, torchy)
+    assert "Settings: the InterpolateMode variants each operation handles" in table
+    page = tmp_path / "c.html"
+    coverage(cli, torchy, "--format", "html", "--out", str(page))
+    assert "burn-torchy · interpolate · InterpolateMode::NearestExact: panics\npanics at crates/burn-torchy/src/ops.rs:56" \
+        in page.read_text()
+    # A filter keeps the settings of the chosen operations only.
+    doc = doc_of(cli, torchy, "--op", "pad")
+    assert {s["operation"] for s in doc["settings"]} == {"pad"}
+
+
+def test_a_match_on_the_backends_own_enum_is_no_setting(cli, git_repo):
+    ops = TORCHY_OPS_RS + """
+pub enum Grad {
+    Tracked,
+    Untracked,
+}
+
+fn require(x: TorchyTensor) -> TorchyTensor {
+    match x.grad {
+        Grad::Tracked => x,
+        Grad::Untracked => panic!("this mode is not supported"),
+    }
+}
+"""
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": ops.replace("tensor.abs()", "require(tensor)")})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    assert {s["enum"] for s in doc["settings"]} == {"InterpolateMode", "PadMode"}
+
+
+TORCHY_BACKEND_RS = """\
+impl Backend for Torchy {
+    fn dtype_usage(_device: &Self::Device, dtype: DType) -> DTypeUsageSet {
+        match dtype {
+            DType::F64 | DType::F32 | DType::F16 => DTypeUsage::general(),
+            DType::Bool(BoolStore::Native) => DTypeUsage::Storage | DTypeUsage::Arithmetic,
+            DType::QFloat(scheme) if usable(&scheme) => DTypeUsage::Storage.into(),
+            _ => DTypeUsageSet::empty(),
+        }
+    }
+
+    fn seed(seed: u64) {
+        unimplemented!("seeding")
+    }
+}
+"""
+
+DEVICE_BACKEND_RS = """\
+impl Backend for Remote {
+    fn dtype_usage(device: &Self::Device, dtype: DType) -> DTypeUsageSet {
+        let client = Remote::client(device);
+        client.usage(dtype)
+    }
+
+    fn seed(seed: u64) {
+        unimplemented!("seeding a remote device")
+    }
+}
+"""
+
+
+def test_claims_set_the_backends_dtype_usage_against_the_cells(cli, git_repo):
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS, "src/backend.rs": TORCHY_BACKEND_RS})
+    git_repo.crate("burn-remote", {"src/backend.rs": DEVICE_BACKEND_RS,
+                                   "src/ops.rs": "impl IntTensorOps<Self> for Remote {\n"
+                                                 "    fn int_abs(tensor: T) -> T {\n        tensor\n    }\n}\n"})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    claims = {(c["crate"], c["dtype"]): c for c in doc["claims"]}
+    assert set(doc["claims"][0]) >= {"crate", "dtype", "advertised", "where", "panicsIn"}
+    f16 = claims[("burn-torchy", "F16")]
+    # Advertised generally usable, yet the backend cannot even create it.
+    assert f16["advertised"] is True and f16["where"] == "crates/burn-torchy/src/backend.rs:4"
+    assert f16["panicsIn"] == ["float_exp", "float_from_data", "float_sum", "interpolate", "interpolate_backward",
+                               "pad"]
+    assert claims[("burn-torchy", "F32")]["advertised"] is True and claims[("burn-torchy", "F32")]["panicsIn"] == []
+    # Storage | Arithmetic is the general usage; a sub-variant the match names gets its own row.
+    assert claims[("burn-torchy", "Bool(Native)")]["advertised"] is True
+    # The catch-all: not advertised, and where operations handle it anyway, they are named.
+    i64 = claims[("burn-torchy", "I64")]
+    assert i64["advertised"] is False and i64["where"] == "crates/burn-torchy/src/backend.rs:7"
+    assert i64["handledIn"] == ["int_from_data"]
+    # A guard decides QFloat: the audit does not say.
+    assert claims[("burn-torchy", "QFloat")]["advertised"] is None
+    # An answer that asks the device at run time is named as such.
+    remote = [c for c in doc["claims"] if c["crate"] == "burn-remote"]
+    assert remote and all(c["advertised"] is None and c["reading"] == "device" for c in remote)
+    md = coverage(cli, git_repo, "--format", "markdown")
+    assert "| burn-torchy | `F16` | yes | crates/burn-torchy/src/backend.rs:4 | `float_exp`, `float_from_data`" in md
+    table = coverage(cli, git_repo)
+    assert "burn-torchy advertises F16 (src/backend.rs:4); panics in float_exp" in table
+    assert "burn-remote F64: its answer depends on the device at run time (src/backend.rs:2)" in table
