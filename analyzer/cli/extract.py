@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from analyzer.cli.common import _STARTED, analyse, check_previous, debug_option, opened, repo_options, sha_option
+from analyzer.cli.common import _STARTED, analyse, debug_option, opened, repo_options, sha_option
+from analyzer.cli.previous import check_previous
 from analyzer.core.wording import plural
 
 @click.command()

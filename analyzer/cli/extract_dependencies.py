@@ -22,7 +22,7 @@ _RUN_KEYS = ("tool", "toolVersion", "schemaVersion", "command")
 
 def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, dependency_repos, no_cache, repo_name,
                               jobs) -> None:
-    from analyzer.cli.common import check_previous
+    from analyzer.cli.previous import check_previous
     from analyzer.core.outputs import write_files
 
     command = ["extract", *sys.argv[2:]]
