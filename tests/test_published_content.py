@@ -80,3 +80,15 @@ def test_a_record_whose_content_stays_unknown_is_named(cli, git_repo, tmp_path):
     assert [r["id"] for r in lineage["contentUnknownRecords"]] == [RID]
     (warning,) = [ln for ln in res.stderr.splitlines() if ln.startswith("warning: 1 earlier record")]
     assert RID in warning
+
+
+def test_a_window_that_starts_inside_a_function_still_tells_the_content(cli, git_repo, tmp_path):
+    """A published window usually begins inside a function, its signature cut: the match is read
+    from it all the same, so a handled dtype that went away is still a content change."""
+    args = "".join(f"        arg_{n}: usize,\n" for n in range(20))
+    long_signature = POOL.replace("    fn max_pool2d(x: CpuTensor) -> CpuTensor {\n",
+                                  "    fn max_pool2d(\n        x: CpuTensor,\n" + args + "    ) -> CpuTensor {\n")
+    res, line, lineage = _run(cli, git_repo, tmp_path, sha_of_first=False, text=long_signature)
+    assert line["record"]["id"] == RID
+    assert line["analysis"]["annotationStatus"] == "changed"
+    assert lineage["contentDerived"] == {"analyzedSha": 0, "sourceCode": 1} and lineage["contentUnknown"] == 0

@@ -91,21 +91,53 @@ def _from_window(line: RecordLine, catalog: DtypeCatalog | None):
     from analyzer.facts.parse import parse_file
 
     r = line.record
-    facts = parse_file(r.sourceCode.encode("utf-8"))
     at = r.lineNumber - r.sourceCodeStart + 1
-    sites = [s for s in facts.sites if s.line == at and s.message == r.errorMessage]
-    if len(sites) != 1:
+    found = _window_site(r.sourceCode, at, r.errorMessage, parse_file)
+    if found is None:
         return None
-    site = sites[0]
+    site, wrapped = found
     crate = line.facts.crate
     decision = classify(site, r.filePath, crate, catalog or DtypeCatalog.build([], []))
     if not decision.record or decision.category != line.facts.category:
         return None
     known = line.facts
     return known.model_copy(update={
-        "macro": site.macro, "function": site.function or known.function, "impl": site.impl,
-        "itemPath": site.item_path, "context": site.context, "scrutinee": site.scrutinee,
+        "macro": site.macro, "function": (site.function if not wrapped else "") or known.function,
+        "impl": site.impl, "itemPath": site.item_path if not wrapped else known.itemPath, "context": site.context,
+        "scrutinee": site.scrutinee,
         "pattern": decision.pattern, "enum": decision.enum, "handled": decision.handled,
         "rejected": [], "partial": decision.partial, "rule": DERIVED_FROM_WINDOW, "rules": decision.rules,
         "contentHash": content_hash(r.errorMessage, known.category, site.macro, site.scrutinee, decision.pattern,
                                     decision.handled, [])})
+
+
+def _window_site(text: str, at: int, message: str, parse_file) -> tuple | None:
+    """The call at line `at` of a source window, and whether it was read inside a wrapper. A
+    window usually starts inside a function (its signature cut), which a parser cannot place; so
+    the window is parsed as it is, then from each later line on, wrapped in a function with the
+    braces it lacks on either side, until the call is found in a position other than `other`.
+    At most one parse per window line (a window has 37)."""
+    lines = text.split("\n")
+    fallback = None
+    for start in range(0, at):
+        body = "\n".join(lines[start:])
+        if start == 0:
+            src, offset = body, 0
+        else:
+            depth = low = 0
+            for ch in body:  # braces in strings or comments only make a parse fail: the next start is tried
+                if ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                    low = min(low, depth)
+            head = "fn __window() {\n" + "{\n" * -low
+            src, offset = head + body + "\n" + "}" * (depth - low) + "\n}\n", head.count("\n")
+        sites = [s for s in parse_file(src.encode("utf-8")).sites
+                 if s.line == at - start + offset and s.message == message]
+        if len(sites) != 1:
+            continue
+        if sites[0].context != "other":
+            return sites[0], start > 0
+        fallback = fallback or (sites[0], start > 0)
+    return fallback
