@@ -116,8 +116,8 @@ class FactsCache:
             raise sqlite3.DatabaseError(f"cache layout {row[0]} is not {LAYOUT}")
         for table in _TABLES:
             db.execute(table)
-        # No `PRAGMA quick_check` here: it reads the whole file on every run (0.1 s for a 43 MB
-        # cache, more than a whole cached run of burn). A file that is not a database fails the
+        # No `PRAGMA quick_check` here: it reads the whole file on every run, which costs more than
+        # a whole cached run. A file that is not a database fails the
         # statements above; damaged pages fail the query that reads them, and then the file is
         # moved aside and rebuilt (`_rebuild`); a damaged row fails to decode and is a miss.
         return db

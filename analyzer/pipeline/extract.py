@@ -97,12 +97,11 @@ class Extraction:
 # Contents are not kept: the record stage reads again the few files that hold records, so memory
 # does not grow with the tree.
 
-# Below this many bytes of files to read, one process does it all: starting the pool (fork)
-# costs ~20 ms. Measured on burn (quiet 2-core machine, medians of 5): 0.26 MB of blobs take
-# 59 ms in one process and 80 ms in two; 0.42 MB, 99 ms and 93 ms; 0.86 MB, 191 ms and 131 ms.
+# Below this many bytes of files to read, one process does it all: starting the pool costs more
+# than it saves on so little (bench/README.md, "Parser processes", has the measurements).
 PARALLEL_MIN_BYTES = 500_000
-# A chunk is about this many bytes of files to parse. Whole-tree parse of burn with two workers:
-# 1.36 s at 64 KB, 1.33 s at 128 KB, 1.32 s at 256 KB and 512 KB, 1.34 s at 1 MB.
+# A chunk is about this many bytes of files to parse: the whole-tree parse is flat from 128 KB to
+# 512 KB (same section).
 CHUNK_BYTES = 256_000
 CHUNK_FILES = 64
 
@@ -157,8 +156,8 @@ def _pool(jobs: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    # fork is cheap (~20 ms for two workers: the parent has imported tree-sitter and the
-    # analyzer); Python 3.14 defaults to forkserver on Linux, which imports all again per worker.
+    # fork is cheap (the parent has imported tree-sitter and the analyzer); Python 3.14 defaults
+    # to forkserver on Linux, which imports all again per worker.
     ctx = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
                                initargs=(os.getpid(), current()))
