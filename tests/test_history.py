@@ -582,3 +582,55 @@ def test_bench_history_run_prints_its_rows(releases, tmp_path):
         assert label in out.stdout, label
     data = json.loads((tmp_path / "b.json").read_text())
     assert set(data["historyRatios"]) == {"cold", "warm", "memory", "ast-grep"}
+
+
+INTERP_V1 = '''\
+pub fn interpolate(x: Tensor, mode: InterpolateMode) -> Tensor {
+    match mode {
+        InterpolateMode::Nearest => nearest(x),
+        InterpolateMode::Bilinear => bilinear(x),
+        InterpolateMode::Bicubic => panic!("bicubic interpolation is not supported here"),
+    }
+}
+'''
+INTERP_FIXED = INTERP_V1.replace('panic!("bicubic interpolation is not supported here")', "bicubic(x)")
+
+
+def test_a_panic_fixed_in_a_file_renamed_to_another_crate_is_fixed_not_gone(cli, git_repo):
+    """The file moves to another crate in one commit and the arm is implemented there in the next:
+    the site is fixed, and history says so rather than that its file was removed."""
+    repo = git_repo
+    repo.crate("burn-a", {"src/interp.rs": INTERP_V1})
+    repo.commit("v0.1.0")
+    repo.git("tag", "v0.1.0")
+    repo.crate("burn-b", {"src/lib.rs": "pub mod interp;\n"})
+    repo.git("mv", "crates/burn-a/src/interp.rs", "crates/burn-b/src/interp.rs")
+    repo.commit("move the module to burn-b")
+    repo.write("crates/burn-b/src/interp.rs", INTERP_FIXED, dedent=False)
+    repo.commit("bicubic")
+    repo.git("tag", "v0.2.0")
+    doc = history_json(cli, repo)
+    bicubic = lineage_of(doc, "bicubic interpolation is not supported here")
+    assert bicubic["removedIn"] == "v0.2.0"
+    assert bicubic["removal"] == {"kind": "fixed", "reason": "arm-removed", "dtypes": []}
+
+
+def test_a_panic_whose_file_moved_to_another_crate_and_was_rewritten_is_followed_not_removed(cli, git_repo):
+    """Moved to another crate in one commit, the file rewritten around the call in the next: the
+    lineage continues the site, so history shows it moved, never fixed or removed."""
+    repo = git_repo
+    repo.crate("burn-a", {"src/interp.rs": INTERP_V1})
+    repo.commit("v0.1.0")
+    repo.git("tag", "v0.1.0")
+    repo.crate("burn-b", {"src/lib.rs": "pub mod interp;\n"})
+    repo.git("mv", "crates/burn-a/src/interp.rs", "crates/burn-b/src/interp.rs")
+    repo.commit("move the module to burn-b")
+    rewritten = "use crate::kernels::*;\n\n// Interpolation of images.\n" + INTERP_V1.replace("nearest(x)", "kernels::nearest(x)")
+    repo.write("crates/burn-b/src/interp.rs", rewritten, dedent=False)
+    repo.commit("rewrite around it")
+    repo.git("tag", "v0.2.0")
+    doc = history_json(cli, repo)
+    bicubic = lineage_of(doc, "bicubic interpolation is not supported here")
+    assert bicubic["removedIn"] is None and bicubic["lastSeen"] == "v0.2.0"
+    assert bicubic["site"]["filePath"] == "crates/burn-b/src/interp.rs"
+    assert [e["kind"] for e in bicubic["events"]] == ["added", "moved"]

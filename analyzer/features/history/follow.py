@@ -150,7 +150,7 @@ class Builder:
             opened[after.id] = lineage
             continued.add(link.base.record.id)
         gone = [lin for rid, lin in self._open.items() if rid not in continued]
-        removals = _classify_removals(self.git_repo, sha, [lin.state for lin in gone], matrix)
+        removals = _classify_removals(self.git_repo, sha, [lin.state for lin in gone], matrix, self._prev_sha)
         for lineage in gone:
             lineage.removed, lineage.removal = index, removals[lineage.state.id]
             lineage.events.append(Event(index, "removed", lineage.state, removal=lineage.removal, key=lineage.key))
@@ -191,8 +191,10 @@ def _flips(index: int, base: coverage.Matrix, head: coverage.Matrix, fixed_sites
 
 
 def _classify_removals(git_repo: GitRepository, sha: str, gone: list[State],
-                       matrix: coverage.Matrix) -> dict[str, Removal]:
-    """What each disappearance looks like at `sha` (see the package's docstring)."""
+                       matrix: coverage.Matrix, base_sha: str = "") -> dict[str, Removal]:
+    """What each disappearance looks like at `sha` (see the package's docstring). A file missing
+    at `sha` that git saw renamed since `base_sha` is read at its new path: a site fixed in a
+    renamed file is fixed there, not gone with its file."""
     out: dict[str, Removal] = {}
     rest = []
     for st in gone:
@@ -205,6 +207,9 @@ def _classify_removals(git_repo: GitRepository, sha: str, gone: list[State],
         return out
     texts = {path: data.decode("utf-8", "replace")
              for path, data in git_repo.read_files(sha, sorted({st.file for st in rest})).items()}
+    moved = _renamed_to(git_repo, base_sha, sha, sorted({st.file for st in rest} - set(texts)))
+    renamed = git_repo.read_files(sha, sorted(set(moved.values()))) if moved else {}
+    texts.update((old, renamed[new].decode("utf-8", "replace")) for old, new in moved.items() if new in renamed)
     squeezed: dict[str, str] = {}
     for st in rest:
         text = texts.get(st.file)
@@ -220,6 +225,25 @@ def _classify_removals(git_repo: GitRepository, sha: str, gone: list[State],
             out[st.id] = Removal(FIXED, "arm-removed")
         else:
             out[st.id] = Removal(REWRITTEN, "match-gone")
+    return out
+
+
+def _renamed_to(git_repo: GitRepository, base_sha: str, sha: str, paths: list[str]) -> dict[str, str]:
+    """Where git's rename detection took each of `paths` between the two revisions (a chain of
+    renames followed to its end); empty without a base revision or a path to follow."""
+    if not base_sha or not paths:
+        return {}
+    step: dict[str, str] = {}
+    for old, new in git_repo.renames_between(base_sha, sha):
+        step[old] = new
+    out = {}
+    for path in paths:
+        seen, at = {path}, path
+        while at in step and step[at] not in seen:
+            at = step[at]
+            seen.add(at)
+        if at != path:
+            out[path] = at
     return out
 
 
