@@ -223,3 +223,20 @@ def extract_by_message(cli, repo: GitRepo, out: Path, previous: Path | None = No
     res = cli(*args)
     assert res.code == 0, res.stderr
     return {ln["record"]["errorMessage"]: ln for ln in read_records(out)}
+
+
+ONE_SITE_RS = ('use burn_std::DType;\n\npub fn conv(x: Tensor) {\n    match x.dtype() {\n        DType::F32 => 1,\n'
+               '        d => panic!("conv: unsupported dtype {d:?}"),\n    };\n}\n')
+
+
+def one_record(root: Path) -> Path:
+    """The records.jsonl of a small repository holding one dtype-dispatch site, extracted under
+    `root` (for tests that then tamper with the records or the paths they are written to)."""
+    repo = GitRepo(root / "repo")
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    repo.crate("burn-x", {"src/lib.rs": ONE_SITE_RS})
+    repo.commit()
+    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(root / "o"),
+                  env={"BURN_ERRORS_CACHE": str(root / "cache")})
+    assert res.code == 0, res.stderr
+    return root / "o" / "records.jsonl"

@@ -11,25 +11,14 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, run_cli
-
-SITE = ('use burn_std::DType;\n\npub fn conv(x: Tensor) {\n    match x.dtype() {\n        DType::F32 => 1,\n'
-        '        d => panic!("conv: unsupported dtype {d:?}"),\n    };\n}\n')
-
+from conftest import ONE_SITE_RS as SITE
+from conftest import GitRepo, one_record, run_cli
 
 @pytest.fixture(scope="module")
 def base_line(tmp_path_factory) -> dict:
     """One real records line, extracted from a small repository (the tests then tamper with it)."""
-    root = tmp_path_factory.mktemp("hostile")
-    repo = GitRepo(root / "repo")
-    from conftest import DTYPE_RS
-    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
-    repo.crate("burn-x", {"src/lib.rs": SITE})
-    repo.commit()
-    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(root / "o"),
-                  env={"BURN_ERRORS_CACHE": str(root / "cache")})
-    assert res.code == 0, res.stderr
-    (line,) = [json.loads(x) for x in (root / "o" / "records.jsonl").read_text().splitlines()]
+    records = one_record(tmp_path_factory.mktemp("hostile"))
+    (line,) = [json.loads(x) for x in records.read_text().splitlines()]
     return line
 
 

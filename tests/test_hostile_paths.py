@@ -12,23 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DTYPE_RS, GitRepo, _command, run_cli, run_cli_subprocess, subprocess_env
-
-SITE = ('pub fn conv(x: Tensor) {\n    match x.dtype() {\n        DType::F32 => 1,\n'
-        '        d => panic!("conv: unsupported dtype {d:?}"),\n    };\n}\n')
-
+from conftest import _command, one_record, run_cli, run_cli_subprocess, subprocess_env
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("paths")
-    repo = GitRepo(root / "repo")
-    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
-    repo.crate("burn-x", {"src/lib.rs": SITE})
-    repo.commit()
-    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(root / "o"),
-                  env={"BURN_ERRORS_CACHE": str(root / "cache")})
-    assert res.code == 0, res.stderr
-    return root / "o" / "records.jsonl"
+    return one_record(tmp_path_factory.mktemp("paths"))
 
 
 def one_line_refusal(res, *words: str) -> None:
