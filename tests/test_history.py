@@ -593,19 +593,24 @@ pub fn interpolate(x: Tensor, mode: InterpolateMode) -> Tensor {
     }
 }
 '''
-INTERP_FIXED = INTERP_V1.replace('panic!("bicubic interpolation is not supported here")', "bicubic(x)")
-
-
-def test_a_panic_fixed_in_a_file_renamed_to_another_crate_is_fixed_not_gone(cli, git_repo):
-    """The file moves to another crate in one commit and the arm is implemented there in the next:
-    the site is fixed, and history says so rather than that its file was removed."""
-    repo = git_repo
+def _interp_moved_to_another_crate(repo):
+    """v0.1.0 with a panicking arm in burn-a, then a commit that moves its file to burn-b."""
     repo.crate("burn-a", {"src/interp.rs": INTERP_V1})
     repo.commit("v0.1.0")
     repo.git("tag", "v0.1.0")
     repo.crate("burn-b", {"src/lib.rs": "pub mod interp;\n"})
     repo.git("mv", "crates/burn-a/src/interp.rs", "crates/burn-b/src/interp.rs")
     repo.commit("move the module to burn-b")
+    return repo
+
+
+INTERP_FIXED = INTERP_V1.replace('panic!("bicubic interpolation is not supported here")', "bicubic(x)")
+
+
+def test_a_panic_fixed_in_a_file_renamed_to_another_crate_is_fixed_not_gone(cli, git_repo):
+    """The file moves to another crate in one commit and the arm is implemented there in the next:
+    the site is fixed, and history says so rather than that its file was removed."""
+    repo = _interp_moved_to_another_crate(git_repo)
     repo.write("crates/burn-b/src/interp.rs", INTERP_FIXED, dedent=False)
     repo.commit("bicubic")
     repo.git("tag", "v0.2.0")
@@ -618,13 +623,7 @@ def test_a_panic_fixed_in_a_file_renamed_to_another_crate_is_fixed_not_gone(cli,
 def test_a_panic_whose_file_moved_to_another_crate_and_was_rewritten_is_followed_not_removed(cli, git_repo):
     """Moved to another crate in one commit, the file rewritten around the call in the next: the
     lineage continues the site, so history shows it moved, never fixed or removed."""
-    repo = git_repo
-    repo.crate("burn-a", {"src/interp.rs": INTERP_V1})
-    repo.commit("v0.1.0")
-    repo.git("tag", "v0.1.0")
-    repo.crate("burn-b", {"src/lib.rs": "pub mod interp;\n"})
-    repo.git("mv", "crates/burn-a/src/interp.rs", "crates/burn-b/src/interp.rs")
-    repo.commit("move the module to burn-b")
+    repo = _interp_moved_to_another_crate(git_repo)
     rewritten = "use crate::kernels::*;\n\n// Interpolation of images.\n" + INTERP_V1.replace("nearest(x)", "kernels::nearest(x)")
     repo.write("crates/burn-b/src/interp.rs", rewritten, dedent=False)
     repo.commit("rewrite around it")
