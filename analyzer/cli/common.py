@@ -159,15 +159,12 @@ def _warn_of_a_guessed_name(git_repo, repo: str, cache_dir) -> None:
     (remembered in the cache folder): not when the origin is a local path whose folders already
     spell the name (`../burn`, `.../tracel-ai+burn/repo`), as a clone of a clone's is."""
     import hashlib
-    import subprocess
     from pathlib import Path
 
     from analyzer.core.safe import terminal_text
-    from analyzer.source.repository import is_url
+    from analyzer.source.repository import is_url, origin_url
 
-    proc = subprocess.run(["git", f"--git-dir={git_repo.git_dir}", "config", "--get", "remote.origin.url"],
-                          capture_output=True)
-    origin = proc.stdout.decode("utf-8", "replace").strip()
+    origin = origin_url(git_repo.git_dir)
     if origin and not is_url(origin) and _path_names(origin, git_repo.name):
         return
     marker = None

@@ -362,11 +362,16 @@ def _git_dir_of(path: Path) -> Path | None:
     return git_dir
 
 
-def _origin_name(git_dir: Path) -> str | None:
-    """owner/name from the repository's origin remote, if it has one that names it."""
+def origin_url(git_dir: Path | str) -> str:
+    """The repository's origin remote as configured ("" when it has none)."""
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "config", "--get", "remote.origin.url"],
                           capture_output=True, env=git_env())
-    url = proc.stdout.decode().strip()
+    return proc.stdout.decode("utf-8", "replace").strip()
+
+
+def _origin_name(git_dir: Path) -> str | None:
+    """owner/name from the repository's origin remote, if it has one that names it."""
+    url = origin_url(git_dir)
     return slug_from_url(url) if url else None
 
 
