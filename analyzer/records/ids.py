@@ -124,11 +124,6 @@ def _strip_angles(text: str) -> str:
     return "".join(out).strip()
 
 
-def assign_ids(keys: Sequence[tuple[str, ...]], paths: Sequence[str], lines: Sequence[int]) -> list[str]:
-    """Ids for sites given their keys, file paths and lines (all three lists aligned)."""
-    return assign(keys, paths, lines)[0]
-
-
 def assign(keys: Sequence[tuple[str, ...]], paths: Sequence[str],
            lines: Sequence[int]) -> tuple[list[str], list[list[str]]]:
     """(ids, alternates): each site's id, and the ids it carries at a revision where the other
