@@ -272,12 +272,6 @@ def _slot(pattern: str) -> str:
     return "_" if _BINDING.fullmatch(slot) else slot
 
 
-def _agree(old: RecordLine, new: RecordLine) -> bool:
-    """The same macro, and the same arm when both sides know it."""
-    a, b = old.facts, new.facts
-    return a.macro == b.macro and (not a.pattern or not b.pattern or _slot(a.pattern) == _slot(b.pattern))
-
-
 # -- a function renamed, a body moved ---------------------------------------------------------
 
 def _stems(name: str) -> list[str]:

@@ -133,11 +133,6 @@ def _glyph(status: str | None) -> Text:
     return Text(g, style=style)
 
 
-def _fit(text: str, width: int) -> str:
-    """Cut a path from the left, keeping its file name and line: `…/vectorization/planner.rs:99`."""
-    return text if len(text) <= width else "…" + text[len(text) - width + 1:]
-
-
 def abbreviate(name: str, width: int) -> str:
     """A name cut in the middle to `width` characters, its start and end kept:
     `deform_conv2d_backward` -> `deform_co…_backward`. Never wrapped."""
