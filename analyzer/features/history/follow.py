@@ -109,7 +109,8 @@ class Builder:
         date = self.dates.get(planned.sha) or self.git_repo.commit_date(planned.sha)
         revision = Revision(index, planned.label, planned.sha, date,
                             planned.is_tag, len(lines), counts, dict(sorted(backends.items())),
-                            analysed.files_scanned, analysed.parsed, analysed.cached, round(seconds, 3))
+                            analysed.files_scanned, analysed.parsed, analysed.cached, round(seconds, 3),
+                            analysed.dependencies)
         self.revisions.append(revision)
         matrix = build_matrix(lines, collapse=True)
         if index == 0:

@@ -146,6 +146,7 @@ class Revision:
     parsed: int  # blobs read and parsed afresh (the rest came from the cache)
     cached: bool  # served whole from the results cache
     seconds: float
+    dependencies: list[dict] = field(default_factory=list)  # Analysed.dependencies
 
 
 @dataclass
@@ -253,4 +254,6 @@ class Analysed:
     files_scanned: int
     parsed: int
     cached: bool
+    # With dependencies: each one's repository, commit and how the revision's Cargo.lock pins it.
+    dependencies: list[dict] = field(default_factory=list)
 
