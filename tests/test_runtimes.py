@@ -160,6 +160,15 @@ def test_markdown_names_the_runtime_limits_beside_the_backends(cli, burn, cubecl
     assert res.code == 0, res.stderr
     section = res.stdout.split("## Runtime limits", 1)[1]
     assert "| burn-wgpu | wgpu | `tensor maps` | ❌ |" in section
+    # A backend with only limits, alone: its limits are still shown.
+    res = cli("coverage", "--repo", str(burn.path), "--sha", "HEAD", "--with-dependencies", "--format", "markdown",
+              "--backend", "wgpu", "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert res.code == 0, res.stderr
+    assert "| burn-wgpu | cpp/metal | `Float` | 🟡 |" in res.stdout and "burn-cuda" not in res.stdout
+    table = cli("coverage", "--repo", str(burn.path), "--sha", "HEAD", "--with-dependencies", "--backend", "wgpu",
+                "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert table.code == 0, table.stderr
+    assert "burn-wgpu on wgpu: tensor maps panics (tracel-ai/cubecl crates/cubecl-wgpu/src/server.rs:4)" in table.stdout
 
 
 def test_without_with_dependencies_there_are_no_runtime_limits(cli, burn):

@@ -27,7 +27,7 @@ def dumps(matrix: Matrix) -> str:
     crates = matrix.crates()
     if not crates:
         out.append("No dtype-dispatch sites: nothing to show.\n")
-        return "\n".join(out)
+        return "\n".join(out + _runtime_limits(matrix))
     n_ops = sum(len(matrix.operations(crate)) for crate in crates)
     out.append(f"{len(matrix.dispatches)} dtype-dispatch matches in {n_ops} operations of "
                f"{plural(len(crates), 'backend')}. {LEGEND}.\n")
