@@ -297,6 +297,11 @@ def test_history_follows_the_pin_as_it_moves(cli, burn, cubecl, tmp_path):
     assert [(lin["site"]["crate"], lin["site"]["filePath"]) for lin in new] == [
         ("cubecl-spirv", "crates/cubecl-spirv/src/elem.rs")]
     assert release["removed"] == {"fixed": [], "removed-from-tree": [], "rewritten": []}
+    md = cli("history", "--repo", str(burn.path), "--revs", f"{burn.by_version},{burn.by_rev}", "--with-dependencies",
+             "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert md.code == 0, md.stderr
+    assert "| Dependencies |" in md.stdout and "`cubecl 0.3.0 (v0.3.0)` |" in md.stdout
+    assert f"`cubecl {cubecl.pinned[:8]}` |" in md.stdout
     # Without the option, only the repository's own records.
     plain = cli("history", "--repo", str(burn.path), "--revs", f"{burn.by_version},{burn.by_rev}", "--format", "json")
     assert [r["records"] for r in json.loads(plain.stdout)["revisions"]] == [2, 2]
