@@ -313,3 +313,21 @@ def test_history_refuses_a_dependency_repo_no_revision_pins(cli, burn, cubecl):
     assert res.code == 2 and "no planned revision's Cargo.lock pins such a dependency" in res.stderr
     res = cli("history", "--repo", str(burn.path), "--revs", burn.by_rev, "--dependency-repo", "a/b=x")
     assert res.code == 2 and "it needs --with-dependencies" in res.stderr
+
+
+def test_history_judges_a_dependency_removal_in_the_dependencys_tree(cli, burn, cubecl):
+    """cubecl fixes its f64 arm and burn bumps the pin: the record is fixed (its function and
+    match still in cubecl's file), not gone with a file burn's tree never had."""
+    cubecl.write("crates/cubecl-cuda/src/dialect.rs", DIALECT_RS.replace(
+        'panic!("f64 is not supported on this dialect")', '"double"'))
+    fixed = cubecl.commit("f64 on the dialect")
+    burn.write("Cargo.lock", _lock(f"git+https://github.com/tracel-ai/cubecl?rev={fixed[:8]}#{fixed}", "0.4.0-pre.2"),
+               dedent=False)
+    bumped = burn.commit("bump cubecl")
+    res = cli("history", "--repo", str(burn.path), "--revs", f"{burn.by_rev},{bumped}", "--format", "json",
+              "--with-dependencies", "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    [gone] = [lin for lin in doc["lineages"] if lin["removedIn"]]
+    assert gone["site"]["filePath"] == "crates/cubecl-cuda/src/dialect.rs"
+    assert (gone["removal"]["kind"], gone["removal"]["reason"]) == ("fixed", "arm-removed")

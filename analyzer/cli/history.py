@@ -85,15 +85,17 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     # A URL mirror is fetched when it lacks the last revision asked for.
     git_repo = open_repo(repo, repo_name, no_cache, want=(wanted[-1] if wanted else to_rev or "HEAD"))
     the_plan = plan(git_repo, from_rev=from_rev, to_rev=to_rev, revs=wanted, pattern=pattern)
-    extend = None
+    extend, repos = None, None
     if with_dependencies:
         from analyzer.cli.history_dependencies import DependencyRecords
         extend = DependencyRecords(git_repo, dependency_repos, no_cache, jobs)
         extend.check([p.sha for p in the_plan.revisions if p.sha is not None])
+        repos = extend.opened  # filled as each dependency is opened
     cache = open_cache(no_cache)
     try:
         with _progress(len(the_plan.revisions)) as report:
-            result = build_history(git_repo, the_plan, cache=cache, jobs=jobs, debug=debug, extend=extend, **report)
+            result = build_history(git_repo, the_plan, cache=cache, jobs=jobs, debug=debug, extend=extend, repos=repos,
+                                   **report)
     finally:
         if cache is not None:
             cache.close()

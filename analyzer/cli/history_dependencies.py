@@ -24,7 +24,7 @@ class DependencyRecords:
         self.overrides = dependencies.parse_overrides(dependency_repos)
         own = profiles.current()
         self.targets = [profiles.load(n) for n in profiles.known() if n != own.name]
-        self.opened: dict[str, object] = {}  # repository name -> its GitRepository
+        self.opened: dict = {}  # repository name -> its GitRepository
 
     def __call__(self, sha: str, analysed: Analysed) -> Analysed:
         from analyzer.features.history.run import records_at
@@ -56,7 +56,7 @@ class DependencyRecords:
         fetched) again only when a later pin is not in it yet."""
         known = self.opened.get(pin.name)
         if known is not None:
-            sha = known.try_resolve(pin.wanted())  # type: ignore[attr-defined]
+            sha = known.try_resolve(pin.wanted())
             if sha is not None:
                 return known, sha
         dep_repo, sha = open_dependency(pin, self.overrides, self.no_cache)

@@ -52,6 +52,7 @@ class State:
     enum: str | None
     handled: tuple[str, ...]
     rejected: tuple[str, ...]
+    repo: str = ""  # the record's repository (a dependency's, with --with-dependencies)
 
     @classmethod
     def of(cls, line: RecordLine) -> State:
@@ -59,7 +60,7 @@ class State:
         assert a is not None  # records of an extraction always carry their analysis
         return cls(r.id, r.errorMessage, a.category, a.macro, a.crate, a.function, a.inMacro, a.operation,
                    r.filePath, r.lineNumber, r.githubUrl, a.scrutinee, a.pattern, a.enum, tuple(a.handled),
-                   tuple(a.rejected))
+                   tuple(a.rejected), r.repo)
 
     def field(self, name: str) -> object:
         return list(getattr(self, name)) if name in ("handled", "rejected") else getattr(self, name)
