@@ -38,8 +38,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
 
     Rows are the backend operations: the methods of the ops traits (FloatTensorOps, ModuleOps, ...)
     each backend crate implements, every one of them, with the dtype dispatches its implementation
-    reaches through calls within the crate. Cells: handled, panics, partial (one dispatch handles
-    the dtype and another panics, or a Bool whose storages differ), n/a (a dtype of another tensor
+    reaches through calls within the crate. Cells: handled, panics (a match on the dtype's path
+    through the operation panics on it), partial (a Bool whose storages differ), n/a (a dtype of another tensor
     kind than the operation's trait takes), unknown (the audit cannot resolve the dispatch); blank:
     no dtype panic found. Dispatches no operation reaches are listed apart, as helpers.
 
@@ -81,7 +81,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         source = records_path
     else:
         git_repo, ex = run_extract(repo, rev, repo_name, no_cache, code=True)
-        matrix = build_operations(ex, collapse=not expand)
+        matrix = build_operations(ex, collapse=not expand, read_files=lambda paths: git_repo.read_files(ex.sha, paths))
         matrix.claims = build_claims(matrix, ex.code, lambda paths: git_repo.read_files(ex.sha, paths))
         matrix.repo = matrix.repo or ex.repo
         matrix.sha = matrix.sha or ex.sha
