@@ -28,6 +28,15 @@ pub trait BoolTensorOps<B: Backend> {
 
 pub trait QTensorOps<B: Backend> {
     fn q_from_data(data: TensorData) -> B::Q;
+    fn q_reshape(tensor: B::Q, shape: Shape) -> B::Q;
+    fn q_slice(tensor: B::Q) -> B::Q;
+    fn dequantize(tensor: B::Q) -> B::Float;
+}
+
+pub enum QuantValue {
+    Q8F,
+    Q8S,
+    Q4F,
 }
 """
 
@@ -81,6 +90,26 @@ impl QTensorOps<Self> for Flexy {
                 from_host(data)
             }
             _ => panic!("q_from_data: expected a quantized dtype"),
+        }
+    }
+
+    fn q_reshape(tensor: FlexyQTensor, shape: Shape) -> FlexyQTensor {
+        let values = tensor.values.to_contiguous();
+        FlexyQTensor::new(values.reshape(shape), tensor.scheme)
+    }
+
+    fn q_slice(tensor: FlexyQTensor) -> FlexyQTensor {
+        match tensor.dtype() {
+            DType::I8 => slice_values(tensor),
+            DType::QFloat(_) => panic!("q_slice: unsupported dtype {:?}", tensor.dtype()),
+            _ => panic!("q_slice: unsupported dtype {:?}", tensor.dtype()),
+        }
+    }
+
+    fn dequantize(tensor: FlexyQTensor) -> FlexyTensor {
+        match tensor.scheme.value {
+            QuantValue::Q8F | QuantValue::Q8S => scale_values(tensor),
+            other => unimplemented!("dequantize: scheme value {other:?} is not supported"),
         }
     }
 }
@@ -217,3 +246,17 @@ def test_partial_says_which_payload_variants_go_which_way(cli, flexy, tmp_path):
         "Bool(Native)": "handled", "Bool(U8)": "handled", "Bool(U32)": "panics"}
     assert all(c["status"] != "partial" for op in ("int_matmul", "int_abs", "float_mean")
                for c in cells(cli, flexy, op).values())
+
+
+def test_a_quantized_tensors_values_are_not_the_quantized_dtype(cli, flexy):
+    # to_contiguous rejects QFloat only in its catch-all: it runs on the I8 values, never on QFloat.
+    assert "QFloat" not in cells(cli, flexy, "q_reshape")
+    # A match that names QFloat is on the quantized tensor itself.
+    assert cells(cli, flexy, "q_slice")["QFloat"]["status"] == "panics"
+
+
+def test_a_quantized_operation_that_rejects_some_schemes_is_partial_naming_them(cli, flexy):
+    cell = cells(cli, flexy, "dequantize")["QFloat"]
+    assert cell["status"] == "partial"
+    assert cell["reason"] == "schemes by QuantValue: Q8F, Q8S handled; Q4F panics"
+    assert cell["sites"][0]["path"] == "crates/burn-flexy/src/ops.rs"

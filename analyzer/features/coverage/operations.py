@@ -13,7 +13,7 @@ from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_trai
 from analyzer.features.coverage.limits import apply_limits, storage_limits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.paths import Filter, FnPaths, enum_of, read_paths
-from analyzer.features.coverage.settings import build_settings
+from analyzer.features.coverage.settings import QUANTIZED, apply_schemes, build_settings
 from analyzer.features.coverage.model import (
     HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site,
     base_variant, fold, label, short_path, unique_sites,
@@ -132,10 +132,13 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
         # operation's own tensor.
         kinds = {dtype_kind(k) for k, st in d.statuses.items() if st == HANDLED} - {""}
         kind = kinds.pop() if len(kinds) == 1 else ""
+        storage = _on_storage(d)
         for op, carried in names.items():
             dispatches.append(_retarget(d, op))
             for dtype, status in d.statuses.items():
                 if (kind and dtype_kind(dtype) not in (kind, "")) or dtype not in carried:
+                    continue
+                if storage and dtype_kind(dtype) == QUANTIZED and ops[(d.crate, op)].kind == QUANTIZED:
                     continue
                 column = base_variant(dtype) if collapse else dtype
                 if status == PANICS:
@@ -173,6 +176,8 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
                     status, reason, parts = _fold_paths(ev)
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
+    settings = build_settings(ex, graph)
+    apply_schemes(cells, settings, ops, base.groups, dtype_kind)
     limits = storage_limits(cells, dtype_kind)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
     position = {d: i for i, d in enumerate(base.dtypes)}
@@ -181,7 +186,7 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
                   ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
-                  unimplemented=unimplemented, limits=limits, settings=build_settings(ex, graph))
+                  unimplemented=unimplemented, limits=limits, settings=settings)
 
 
 def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
@@ -283,6 +288,17 @@ def _edges(paths: dict[int, FnPaths], every: frozenset[str]):
         return memo[key]
 
     return edge
+
+
+def _on_storage(d: Dispatch) -> bool:
+    """Whether a dispatch names no quantized dtype in any arm (it rejects one, if at all, in a
+    catch-all): a quantized tensor's values are a tensor of another dtype (`I8` storage), and such
+    a dispatch is on those values, so it says nothing of the quantized dtype itself."""
+    quantized = [k for k in d.statuses if dtype_kind(k) == QUANTIZED]
+    if not quantized or any(d.statuses[k] == HANDLED for k in quantized):
+        return False
+    named = {base_variant(label(k)) for k in quantized}
+    return not any(re.search(rf"\b{re.escape(v)}\b", s.pattern) for s in d.sites for v in named)
 
 
 def _in_scope(f: Filter, dtype: str) -> bool:

@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 
 from analyzer.decisions.categories import MODE
 from analyzer.features.coverage.callgraph import CallGraph
-from analyzer.features.coverage.model import HANDLED, PANICS, Site, fold, unique_sites
+from analyzer.features.coverage.model import (
+    HANDLED, NA, PANICS, PARTIAL, Cell, Evidence, Group, Operation, Site, fold, label, unique_sites,
+)
+
+QUANTIZED = "quantized"
 
 
 @dataclass
@@ -114,3 +118,42 @@ def _decide(entries, catalog, lines) -> tuple[str, dict[str, tuple[str, Site | N
 def _site(ln) -> Site:
     r, a = ln.record, ln.facts
     return Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, a.pattern, r.errorMessage)
+
+
+def apply_schemes(cells: dict[tuple[str, str, str], Cell], settings: list[Setting],
+                  ops: dict[tuple[str, str], Operation], groups: list[Group], kind_of) -> None:
+    """A quantized operation whose scheme matches (its settings) reject some variants: its
+    quantized dtype is partial, naming the variants handled and rejected, unless a dtype match
+    already panics on it."""
+    by_op: dict[tuple[str, str], list[Setting]] = {}
+    for st in settings:
+        by_op.setdefault((st.crate, st.operation), []).append(st)
+    for (crate, op), sts in by_op.items():
+        operation = ops.get((crate, op))
+        if operation is None or operation.kind != QUANTIZED or not any(st.status != HANDLED for st in sts):
+            continue
+        reason = ". ".join(_scheme_reason(enum, [st for st in sts if st.enum == enum])
+                           for enum in dict.fromkeys(st.enum for st in sts))
+        sites = unique_sites([s for st in sts if st.status != HANDLED for s in st.sites])
+        for g in groups:
+            for col in g.dtypes:
+                if kind_of(col) != QUANTIZED:
+                    continue
+                cell = cells.get((crate, op, col))
+                if cell is None:
+                    cells[(crate, op, col)] = Cell(crate, op, col, PARTIAL, sites, g.enum,
+                                                   [Evidence(col, PARTIAL, sites[0])], reason=reason)
+                elif cell.status == HANDLED:
+                    cell.status, cell.reason = PARTIAL, reason
+                    cell.sites = unique_sites(sites + cell.sites)
+                    cell.decided = {k: PARTIAL for k in cell.parts}
+                elif cell.status == NA:
+                    continue
+
+
+def _scheme_reason(enum: str, sts: list[Setting]) -> str:
+    """`schemes by QuantValue: Q8F, Q8S handled; Q4F panics`."""
+    ways: dict[str, list[str]] = {}
+    for st in sts:
+        ways.setdefault(st.status, []).append(label(st.variant))
+    return f"schemes by {enum}: " + "; ".join(f"{', '.join(vs)} {status}" for status, vs in ways.items())
