@@ -32,15 +32,10 @@ pub trait QTensorOps<B: Backend> {
     fn q_slice(tensor: B::Q) -> B::Q;
     fn dequantize(tensor: B::Q) -> B::Float;
 }
-
-pub enum QuantValue {
-    Q8F,
-    Q8S,
-    Q4F,
-}
 """
 
-# A backend in flex's shape: ops call helpers in other files, helpers dispatch on the dtype.
+# A backend in flex's shape: ops call helpers in other files, helpers dispatch on the dtype. Its
+# quantization enums (QuantValue) come from outside the tree, as cubecl's do.
 OPS_RS = """\
 use burn_backend::{Backend, BoolTensorOps, FloatTensorOps, IntTensorOps, QTensorOps};
 
@@ -109,7 +104,7 @@ impl QTensorOps<Self> for Flexy {
     fn dequantize(tensor: FlexyQTensor) -> FlexyTensor {
         match tensor.scheme.value {
             QuantValue::Q8F | QuantValue::Q8S => scale_values(tensor),
-            other => unimplemented!("dequantize: scheme value {other:?} is not supported"),
+            QuantValue::Q4F => unimplemented!("dequantize: scheme value Q4F is not supported"),
         }
     }
 }

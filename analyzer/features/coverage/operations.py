@@ -176,7 +176,7 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
                     status, reason, parts = _fold_paths(ev)
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
-    settings = build_settings(ex, graph)
+    settings = build_settings(ex, graph, read_files)
     apply_schemes(cells, settings, ops, base.groups, dtype_kind)
     limits = storage_limits(cells, dtype_kind)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
