@@ -20,6 +20,7 @@ pub trait FloatTensorOps<B: Backend> {
 pub trait IntTensorOps<B: Backend> {
     fn int_matmul(lhs: B::Int, rhs: B::Int) -> B::Int;
     fn int_abs(tensor: B::Int) -> B::Int;
+    fn int_sign(tensor: B::Int) -> B::Int;
 }
 
 pub trait BoolTensorOps<B: Backend> {
@@ -65,6 +66,14 @@ impl IntTensorOps<Self> for Flexy {
             _ => panic!("int_abs: unsupported dtype {:?}", tensor.dtype()),
         }
     }
+
+    fn int_sign(tensor: FlexyTensor) -> FlexyTensor {
+        match tensor.dtype() {
+            DType::I64 | DType::I32 => with_int!(tensor, [I64, I32]),
+            DType::U8 => ones_like(tensor),
+            _ => panic!("int_sign: unsupported dtype {:?}", tensor.dtype()),
+        }
+    }
 }
 
 impl BoolTensorOps<Self> for Flexy {
@@ -107,6 +116,15 @@ impl QTensorOps<Self> for Flexy {
             QuantValue::Q4F => unimplemented!("dequantize: scheme value Q4F is not supported"),
         }
     }
+}
+
+macro_rules! with_int {
+    ($tensor:expr, [$($dtype:ident),*]) => {
+        match $tensor.dtype() {
+            $( DType::$dtype => run_signed($tensor), )*
+            other => unimplemented!("unsupported dtype: {:?}", other),
+        }
+    };
 }
 
 fn narrow_abs(tensor: FlexyTensor) -> FlexyTensor {
@@ -203,6 +221,13 @@ def test_a_helper_reached_from_another_dtypes_arm_says_nothing_of_this_one(cli, 
     assert matmul["U8"]["sites"][0]["path"] == "crates/burn-flexy/src/matmul.rs"
     # narrow_abs rejects U8, but int_abs hands U8 back before it: handled.
     assert cells(cli, flexy, "int_abs")["U8"]["status"] == "handled"
+
+
+def test_a_macro_invoked_in_one_arm_speaks_for_that_arms_dtypes(cli, flexy):
+    sign = cells(cli, flexy, "int_sign")
+    # with_int! rejects U8, but it is invoked in the signed arm: U8 takes the other one.
+    assert sign["U8"]["status"] == "handled"
+    assert sign["I32"]["status"] == "handled"
 
 
 def test_a_handled_arm_whose_helper_panics_on_the_same_dtype_panics(cli, flexy):
