@@ -47,6 +47,10 @@ pub enum PadMode {
     Reflect,
     Edge,
 }
+
+pub struct InterpolateOptions {
+    pub mode: InterpolateMode,
+}
 """
 
 # A backend in tch's shape: q ops left unimplemented, int storage without U8, no F16/BF16 storage,
@@ -290,6 +294,42 @@ fn require(x: TorchyTensor) -> TorchyTensor {
     git_repo.commit()
     doc = doc_of(cli, git_repo)
     assert {s["enum"] for s in doc["settings"]} == {"InterpolateMode", "PadMode"}
+
+
+def test_an_interpreters_match_over_its_own_operation_enum_is_no_setting(cli, git_repo):
+    # A router in burn's shape: operations become values of an IR enum (defined in another crate)
+    # and an interpreter matches on them; no operation takes that enum from its caller.
+    ir = "pub enum FloatOperationIr {\n    Exp,\n    Sum,\n    Quantize,\n}\n"
+    routy = """\
+impl FloatTensorOps<Self> for Routy {
+    fn float_exp(tensor: RoutyTensor) -> RoutyTensor {
+        interpret(FloatOperationIr::Exp)
+    }
+
+    fn float_sum(tensor: RoutyTensor) -> RoutyTensor {
+        interpret(FloatOperationIr::Sum)
+    }
+}
+
+fn interpret(op: FloatOperationIr) -> RoutyTensor {
+    match op {
+        FloatOperationIr::Exp => run_exp(),
+        FloatOperationIr::Sum => run_sum(),
+        FloatOperationIr::Quantize => todo!(),
+    }
+}
+"""
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS})
+    git_repo.crate("burn-ir", {"src/operation.rs": ir})
+    git_repo.crate("burn-routy", {"src/ops.rs": routy})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    assert {s["enum"] for s in doc["settings"]} == {"InterpolateMode", "PadMode"}
+    # The option struct's field makes InterpolateMode a setting of both operations that take it.
+    assert {(s["operation"], s["variant"]) for s in doc["settings"] if s["status"] == "panics"
+            and s["enum"] == "InterpolateMode"} == {("interpolate", "NearestExact"),
+                                                    ("interpolate_backward", "NearestExact")}
 
 
 TORCHY_BACKEND_RS = """\

@@ -45,8 +45,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
 
     Rows are the backend operations: the methods of the ops traits (FloatTensorOps, ModuleOps, ...)
     each backend crate implements, every one of them, with the dtype dispatches its implementation
-    reaches through calls within the crate. Cells: handled, panics, partial (one dispatch handles
-    the dtype and another panics, or a Bool whose storages differ), n/a (a dtype of another tensor
+    reaches through calls within the crate. Cells: handled, panics (a match on the dtype's path
+    through the operation panics on it), partial (a Bool whose storages differ), n/a (a dtype of another tensor
     kind than the operation's trait takes), unknown (the audit cannot resolve the dispatch); blank:
     no dtype panic found. Dispatches no operation reaches are listed apart, as helpers.
 
@@ -102,7 +102,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         if runtimes:
             matrix = build_runtimes(ex.lines, collapse=not expand)
         else:
-            matrix = build_operations(ex, collapse=not expand)
+            matrix = build_operations(ex, collapse=not expand,
+                                      read_files=lambda paths: git_repo.read_files(ex.sha, paths))
             matrix.claims = build_claims(matrix, ex.code, lambda paths: git_repo.read_files(ex.sha, paths))
         if with_dependencies:
             from analyzer.cli.coverage_dependencies import dependency_limits

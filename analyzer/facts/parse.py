@@ -64,7 +64,7 @@ def _parse_file(source: bytes, code: bool) -> FileFacts:
         not_utf8 = True
     aliases = plain_aliases(source)
     has_panic = has_panic_hint(source)
-    if not code or not (has_panic or current().ops_hint.search(source) is not None):
+    if not code or not (has_panic or current().wants_code(source)):
         return _site_facts_alone(source, not_utf8, aliases, has_panic)
     whole, parse_errors = _whole_tree(source)
     if not parse_errors:

@@ -108,13 +108,13 @@ CHUNK_FILES = 64
 
 def _prefilter(code: bool) -> Callable[[bytes], bool]:
     """Whether a file may hold a panic-family call or an enum, or (with `code`, for the coverage
-    audit) an ops trait or impl; plain aliases are read without a parse. PANIC_HINT and
+    audit) an ops trait or impl or a claims method; plain aliases are read without a parse. PANIC_HINT and
     ENUM_HINT are tried only where one of the words they match occurs (see matches_at_a_word: a
     regex over every byte cost ~8 ns a byte); the target's ops hint starts with a literal, which
     the regex engine finds by a fast scan."""
     if code:
-        ops_hint = current().ops_hint
-        return lambda data: has_panic_hint(data) or has_enum_hint(data) or ops_hint.search(data) is not None
+        profile = current()
+        return lambda data: has_panic_hint(data) or has_enum_hint(data) or profile.wants_code(data)
     return lambda data: has_panic_hint(data) or has_enum_hint(data)
 
 

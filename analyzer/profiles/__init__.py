@@ -61,6 +61,7 @@ class Code:
     ops_trait_suffix: str
     ops_trait_kinds: tuple[tuple[str, str], ...]
     crate_tag_prefixes: tuple[str, ...]
+    claims_methods: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,21 @@ class Profile:
         which the regex engine finds by a fast scan."""
         suffix = re.escape(self.code.ops_trait_suffix).encode()
         return re.compile(suffix + rb"\b\s*(?:<[^;{]*?>\s*)?(?:for\b|\{|:(?!:)|where\b)")
+
+    @cached_property
+    def claims_hint(self) -> re.Pattern | None:
+        """`fn dtype_usage(` (one of the claims methods defined): the files the claims view reads.
+        Starts with the literal `fn`, found by a fast scan."""
+        if not self.code.claims_methods:
+            return None
+        names = b"|".join(re.escape(m.encode()) for m in self.code.claims_methods)
+        return re.compile(rb"fn\s+(?:" + names + rb")\s*[<(]")
+
+    def wants_code(self, source: bytes) -> bool:
+        """Whether a file without a panic may still hold code facts the coverage audit reads: an
+        ops trait or impl, or a claims method."""
+        hint = self.claims_hint
+        return self.ops_hint.search(source) is not None or (hint is not None and hint.search(source) is not None)
 
     @cached_property
     def ops_impl(self) -> re.Pattern:

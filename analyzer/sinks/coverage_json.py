@@ -13,10 +13,11 @@ from analyzer.features.coverage.runtimes import VIEW, runtime_cells
 FORMAT_VERSION = 2
 STATUS_MEANING = {
     "handled": "every match of the operation that dispatches on the dtype has an arm for it that does not panic",
-    "panics": "every match of the operation that dispatches on the dtype panics on it, or (the cell's reason) the "
+    "panics": "a match on the dtype's path through the operation panics on it, or (the cell's reason) the "
               "operation is not implemented: its whole body is a panic, or (reason `cannot hold`) the backend "
               "cannot create a tensor of the dtype at all (its creation operations reject it, none handles it)",
-    "partial": "some matches (or some payload variants, e.g. Bool storages) handle it and some panic",
+    "partial": "some payload variants (Bool storages) or quantization schemes are handled and others panic "
+               "(the cell's reason says which)",
     "n/a": "a dtype of another tensor kind than the operation's trait takes (an int dtype in a float op): "
            "the typed tensor API never routes it there",
     "unknown": "the dispatch depends on something the audit cannot resolve (see the cell's reasons)",

@@ -13,8 +13,8 @@ from analyzer.core.safe import md_cell, md_code_span, md_link, md_one_line
 from analyzer.core.wording import plural
 
 MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡", NA: "–", UNKNOWN: "❔"}
-LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (panics in another "
-          f"match of the operation, or in another Bool storage) · {MARK[NA]} n/a (a dtype of another tensor "
+LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (some Bool storages or "
+          f"quantization schemes handled, others panic) · {MARK[NA]} n/a (a dtype of another tensor "
           f"kind than the operation takes) · {MARK[UNKNOWN]} unknown (the audit cannot resolve the dispatch) · "
           f"blank: no dtype panic found")
 

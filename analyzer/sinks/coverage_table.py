@@ -24,7 +24,7 @@ from analyzer.core.wording import plural
 GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow"), NA: ("–", "dim"),
          UNKNOWN: ("?", "magenta")}
 ABSENT = ("·", "dim")
-LEGEND = ("✓ handled  ✗ panics  ◐ partial: panics in another match or Bool storage  – n/a: another tensor "
+LEGEND = ("✓ handled  ✗ panics  ◐ partial: some Bool storages or schemes panic  – n/a: another tensor "
           "kind  ? unknown: dispatch not resolved  · no panic found")
 WIDTH = 100  # for files: the width the table is designed for
 NARROW = 24  # a first column narrower than this shows no file names

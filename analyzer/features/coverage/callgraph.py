@@ -5,7 +5,7 @@ operations is reached from each."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from analyzer.profiles import current
@@ -92,6 +92,31 @@ class CallGraph:
                     seen.add(j)
                     queue.append(j)
         return found
+
+    def operations_reaching_for(self, start: int, dtypes: frozenset[str],
+                                edge: Callable[[int, str], frozenset[str] | None]) -> dict[str, frozenset[str]]:
+        """The operations whose implementation reaches function `start`, each with the dtypes
+        (of `dtypes`) some path from it carries there: `edge(caller, callee name)` is the dtypes a
+        caller's calls of that name are made for (None: every dtype). A function is walked again
+        only when more dtypes reach it, so each is walked at most once per dtype."""
+        reach: dict[int, frozenset[str]] = {start: dtypes}
+        queue = [start]
+        for i in queue:  # grows as it is read: a FIFO queue
+            f = self.fns[i]
+            carried = reach[i]
+            for j in self._callers.get((f.crate, f.facts.name), ()):
+                allowed = edge(j, f.facts.name)
+                through = carried if allowed is None else carried & allowed
+                before = reach.get(j, frozenset())
+                if through - before:
+                    reach[j] = before | through
+                    queue.append(j)
+        out: dict[str, frozenset[str]] = {}
+        for i, ds in reach.items():
+            if self._is_op[i] and ds:
+                name = self.fns[i].facts.name
+                out[name] = out.get(name, frozenset()) | ds
+        return out
 
     def reaching_macros(self, crate: str, target: str) -> set[str]:
         """The macros whose bodies reach macro `target` (itself included)."""

@@ -14,9 +14,9 @@ from tree_sitter import Node, Parser
 
 from analyzer.facts.model import FnFacts
 from analyzer.facts.syntax import LANGUAGE
+from analyzer.profiles import current
 from analyzer.features.coverage.model import HANDLED, PANICS, Matrix, base_variant, primary_enum
 
-_NAMES = ("dtype_usage", "supports_dtype")
 _ALTERNATIVE = re.compile(r"^(?:\w+::)*(\w+)\s*(?:\((.*)\))?$", re.S)
 
 
@@ -33,14 +33,7 @@ class Claim:
 
 def build_claims(matrix: Matrix, code, read_files) -> list[Claim]:
     """`code`: (path, crate, facts) of the extraction; `read_files(paths)` -> {path: bytes}."""
-    backends = {c for c, _ in matrix.ops}
-    found: dict[str, tuple[str, FnFacts]] = {}
-    for path, crate, facts in code:
-        if crate not in backends:
-            continue
-        for f in facts.functions:
-            if f.name in _NAMES and (crate not in found or f.name == _NAMES[0]):
-                found[crate] = (path, f)
+    found = _claims_methods(code, {c for c, _ in matrix.ops})
     if not found or not matrix.groups:
         return []
     texts = read_files(sorted({p for p, _ in found.values()}))
@@ -57,6 +50,9 @@ def build_claims(matrix: Matrix, code, read_files) -> list[Claim]:
         if reading == "delegates":
             continue  # a wrapper's answer is its inner backend's: it claims nothing of its own
         for col in columns:
+            if reading == "device":
+                out += _device_claims(matrix, crate, col, arms, path, f.line)
+                continue
             decided = _column_arms(col, arms, subs.get(col, set())) if reading == "match" else []
             values = {adv for _, adv, _ in decided}
             if len(values) > 1:  # sub-variants differ (Bool(Native) usable, Bool(U32) not): one row each
@@ -68,6 +64,29 @@ def build_claims(matrix: Matrix, code, read_files) -> list[Claim]:
                                   "match" if adv is not None else "guard or nested match"))
             else:
                 out.append(_claim(matrix, crate, col, col, None, f"{path}:{f.line}", reading))
+    return out
+
+
+def _claims_methods(code, backends: set[str]) -> dict[str, tuple[str, FnFacts]]:
+    """Each backend's claims method: crate -> (path, function); the profile's first name is
+    preferred where a backend defines several."""
+    names = current().code.claims_methods
+    found: dict[str, tuple[str, FnFacts]] = {}
+    for path, crate, facts in code:
+        if crate in backends:
+            for f in facts.functions:
+                if f.name in names and (crate not in found or f.name == names[0]):
+                    found[crate] = (path, f)
+    return found
+
+
+def _device_claims(matrix: Matrix, crate: str, col: str, arms: list, path: str, line: int) -> list[Claim]:
+    """A column of an answer that asks the device: the dtypes answered before the device is asked
+    (`if let DType::X = dtype { return false; }`) are static, the rest depends on the device."""
+    early = [(d, adv, ln) for d, adv, ln in arms if d == col or base_variant(d) == col]
+    out = [_claim(matrix, crate, col, d, adv, f"{path}:{line + ln}", "match") for d, adv, ln in early]
+    if not any(d == col for d, _, _ in early):
+        out.append(_claim(matrix, crate, col, col, None, f"{path}:{line}", "device"))
     return out
 
 
@@ -111,12 +130,12 @@ def _read(source: bytes) -> tuple[str, list[tuple[str, bool | None, int]]]:
     names = [_text(p.child_by_field_name("pattern")) for p in params]
     body = _text(fn.child_by_field_name("body"))
     device = next((n for n, p in zip(names, params) if "Device" in _text(p.child_by_field_name("type"))), "")
-    if re.search(r"::\s*(?:dtype_usage|supports_dtype)\s*\(", body):
+    if re.search(r"::\s*(?:" + "|".join(map(re.escape, current().code.claims_methods)) + r")\s*\(", body):
         return "delegates", []
-    if device and not device.startswith("_") and re.search(rf"\b{re.escape(device)}\b", body):
-        return "device", []
     dtype = next((n for n, p in zip(names, params)
                   if _text(p.child_by_field_name("type")).endswith(primary_enum())), "")
+    if device and not device.startswith("_") and re.search(rf"\b{re.escape(device)}\b", body):
+        return "device", _early_returns(fn, dtype)
     match = _first_match_on(fn, dtype)
     if match is None:
         return "not a match", []
@@ -136,6 +155,29 @@ def _read(source: bytes) -> tuple[str, list[tuple[str, bool | None, int]]]:
     return "match", arms
 
 
+def _early_returns(fn: Node, dtype: str) -> list[tuple[str, bool | None, int]]:
+    """`if let DType::X = dtype { return <usage>; }` statements of the body: (dtype, advertised,
+    line offset) of each."""
+    body = fn.child_by_field_name("body")
+    out: list[tuple[str, bool | None, int]] = []
+    for stmt in body.named_children if body is not None and dtype else []:
+        node = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else stmt
+        cond = node.child_by_field_name("condition") if node.type == "if_expression" else None
+        if cond is None or cond.type != "let_condition" or _text(cond.child_by_field_name("value")) != dtype:
+            continue
+        block = node.child_by_field_name("consequence")
+        last = block.named_children[-1] if block is not None and block.named_children else None
+        last = last.named_children[0] if last is not None and last.type == "expression_statement" and \
+            last.named_children else last
+        if last is None or last.type != "return_expression" or node.child_by_field_name("alternative") is not None:
+            continue
+        value = _text(last.named_children[0]) if last.named_children else ""
+        for d in _dtypes(_text(cond.child_by_field_name("pattern"))):
+            if d != "_":
+                out.append((d, _usage(value), node.start_point[0]))
+    return out
+
+
 def _first_match_on(node: Node, name: str) -> Node | None:
     stack = [node]
     while stack:
@@ -147,6 +189,8 @@ def _first_match_on(node: Node, name: str) -> Node | None:
 
 
 def _usage(value: str) -> bool | None:
+    if value.strip() in ("true", "false"):  # supports_dtype's answer
+        return value.strip() == "true"
     if "empty()" in value:
         return False
     if "general()" in value or ("Storage" in value and "Arithmetic" in value):

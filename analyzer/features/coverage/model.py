@@ -84,8 +84,11 @@ class Cell:
     evidence: list[Evidence] = field(default_factory=list)
     # Why the cell panics when no dispatch of the operation says so: `not implemented` (the
     # operation's whole body is a panic), `cannot hold` (the backend cannot create a tensor of
-    # the dtype at all).
+    # the dtype at all); why a cell is partial (which payload variants go which way, which schemes).
     reason: str = ""
+    # Each payload variant's status when the cell was decided along its paths (else folded from
+    # the evidence).
+    decided: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -94,6 +97,8 @@ class Cell:
     @property
     def parts(self) -> dict[str, str]:
         """Status of each expanded dtype folded into this cell (`Bool(U32)`: panics)."""
+        if self.decided:
+            return dict(self.decided)
         out: dict[str, str] = {}
         for e in self.evidence:
             out[e.dtype] = fold([out[e.dtype], e.status]) if e.dtype in out else e.status
@@ -119,6 +124,7 @@ class Dispatch:
     # `execute_with_dtype! [F64, F32] at src/ops/tensor.rs:61`), and why its cells are unknown.
     via: str = ""
     unknown: str = ""
+    invoked_at: int = 0  # the line of the macro invocation the dispatch is counted at (0: not a macro's)
 
     @property
     def line(self) -> int:

@@ -12,10 +12,11 @@ from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
 from analyzer.features.coverage.limits import apply_limits, storage_limits
 from analyzer.features.coverage.matches import build
-from analyzer.features.coverage.settings import build_settings
+from analyzer.features.coverage.paths import Filter, FnPaths, enum_of, read_paths
+from analyzer.features.coverage.settings import QUANTIZED, apply_schemes, build_settings
 from analyzer.features.coverage.model import (
-    HANDLED, NA, NOT_IMPLEMENTED, PANICS, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site, base_variant,
-    fold, label, short_path, unique_sites,
+    HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site,
+    base_variant, fold, label, short_path, unique_sites,
 )
 from analyzer.decisions.categories import OP
 from analyzer.records.model import github_url
@@ -42,12 +43,13 @@ def trait_kind(trait: str) -> str:
     return next((kind for prefix, kind in current().code.ops_trait_kinds if trait.startswith(prefix)), "")
 
 
-def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
+def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
     """The operations matrix of an extraction: every backend operation (a method of a backend
     ops trait a crate implements) with the dispatches its implementation reaches through calls by
     name within its crate (helpers reached from several operations count for each), repetition
     macros resolved per invocation, and n/a where a dtype is of another tensor kind than the
-    operation's trait takes."""
+    operation's trait takes. With `read_files(paths) -> {path: bytes}`, the functions holding a
+    dtype panic are read for the arms their calls sit in (analyzer/features/coverage/paths.py)."""
     audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
     checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
     base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)
@@ -88,6 +90,7 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
                     where = f"{short_path(f.path, f.crate)}:{inv.line}"
                     if not metavars:
                         inst = _instance(d, f"via {inv.name}! at {where}")
+                        inst.invoked_at = inv.line
                     else:
                         if inv.name == macro:
                             lists = ({UNREADABLE} if inv.unreadable else
@@ -96,6 +99,7 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
                         else:
                             lists = graph.default_lists(d.crate, inv.name, macro, reach, memo)
                         inst = _resolved(d, macro, inv.name, where, lists)
+                        inst.invoked_at = inv.line
                     instances.append((i, inst))
                     placed = True
             if not placed:
@@ -111,11 +115,15 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
     evidence: dict[tuple[str, str, str], list[Evidence]] = {}
     reasons: dict[tuple[str, str, str], list[str]] = {}
     dispatches: list[Dispatch] = []
-    reached_cache: dict[int, list[str]] = {}
+    paths = _read_paths(graph, [at for at, _ in instances], {d.enum for d in base.dispatches}, read_files)
+    every = frozenset(k for d in base.dispatches for k in d.statuses)
+    edge = _edges(paths, every)
+    reached_cache: dict[tuple[int, frozenset[str]], dict[str, frozenset[str]]] = {}
     for at, d in instances:
-        if at not in reached_cache:
-            reached_cache[at] = graph.operations_reaching(at)
-        names = reached_cache[at]
+        start = _start(paths.get(at), d, every)
+        if (at, start) not in reached_cache:
+            reached_cache[(at, start)] = graph.operations_reaching_for(at, start, edge)
+        names = reached_cache[(at, start)]
         if not names:
             helpers.append(d)
             continue
@@ -124,10 +132,13 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
         # operation's own tensor.
         kinds = {dtype_kind(k) for k, st in d.statuses.items() if st == HANDLED} - {""}
         kind = kinds.pop() if len(kinds) == 1 else ""
-        for op in dict.fromkeys(names):
+        storage = _on_storage(d)
+        for op, carried in names.items():
             dispatches.append(_retarget(d, op))
             for dtype, status in d.statuses.items():
-                if kind and dtype_kind(dtype) not in (kind, ""):
+                if (kind and dtype_kind(dtype) not in (kind, "")) or dtype not in carried:
+                    continue
+                if storage and dtype_kind(dtype) == QUANTIZED and ops[(d.crate, op)].kind == QUANTIZED:
                     continue
                 column = base_variant(dtype) if collapse else dtype
                 if status == PANICS:
@@ -162,8 +173,11 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
                                       reason=NOT_IMPLEMENTED)
                 elif ev:
                     panicking = [e.site for e in ev if e.status == PANICS]
-                    cells[key] = Cell(crate, op, col, _fold_known([e.status for e in ev]),
-                                      unique_sites(panicking + [e.site for e in ev]), g.enum, ev)
+                    status, reason, parts = _fold_paths(ev)
+                    cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
+                                      g.enum, ev, reason=reason, decided=parts)
+    settings = build_settings(ex, graph, read_files)
+    apply_schemes(cells, settings, ops, base.groups, dtype_kind)
     limits = storage_limits(cells, dtype_kind)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
     position = {d: i for i, d in enumerate(base.dtypes)}
@@ -172,7 +186,7 @@ def build_operations(ex, collapse: bool = False) -> Matrix:  # noqa: C901 (the o
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
                   ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
-                  unimplemented=unimplemented, limits=limits, settings=build_settings(ex, graph))
+                  unimplemented=unimplemented, limits=limits, settings=settings)
 
 
 def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
@@ -224,6 +238,94 @@ def same_dtype_checks(entries) -> set[str]:
                     out.add(inner.id)
                     break
     return out
+
+
+def _read_paths(graph: CallGraph, functions: list[int], enums: set[str], read_files) -> dict[int, FnPaths]:
+    """The paths of each function that holds a dtype dispatch, read from its source."""
+    if read_files is None or not functions:
+        return {}
+    wanted = sorted(set(functions))
+    texts = read_files(sorted({graph.fns[i].path for i in wanted}))
+    out: dict[int, FnPaths] = {}
+    for i in wanted:
+        f = graph.fns[i]
+        data = texts.get(f.path)
+        if data is not None:
+            lines = data.split(b"\n")[f.facts.line - 1:f.facts.end_line]
+            out[i] = read_paths(b"\n".join(lines), f.facts.line, enums)
+    return out
+
+
+def _start(paths: FnPaths | None, d: Dispatch, every: frozenset[str]) -> frozenset[str]:
+    """The dtypes that reach a dispatch within its function: those not returned for earlier, and
+    for a macro's dispatch those of the arm its invocation sits in."""
+    if paths is None:
+        return every
+    if d.invoked_at:
+        filters = paths.macros.get(d.invoked_at)
+        if filters:
+            return frozenset(k for k in every if any(f.allows(k, _in_scope(f, k)) for f in filters))
+        line = d.invoked_at
+    elif d.via:
+        return every
+    else:
+        line = d.line
+    gone = paths.gone_before(line)
+    return frozenset(k for k in every if k not in gone and base_variant(k) not in gone)
+
+
+def _edges(paths: dict[int, FnPaths], every: frozenset[str]):
+    """`edge(caller, name)`: the dtypes a read caller calls `name` for (None: every dtype, also
+    for a call the reading did not see, e.g. one inside a macro's arguments)."""
+    memo: dict[tuple[int, str], frozenset[str] | None] = {}
+
+    def edge(caller: int, name: str) -> frozenset[str] | None:
+        key = (caller, name)
+        if key not in memo:
+            filters = paths[caller].calls.get(name) if caller in paths else None
+            memo[key] = None if filters is None else frozenset(
+                k for k in every if any(f.allows(k, _in_scope(f, k)) for f in filters))
+        return memo[key]
+
+    return edge
+
+
+def _on_storage(d: Dispatch) -> bool:
+    """Whether a dispatch names no quantized dtype in any arm (it rejects one, if at all, in a
+    catch-all): a quantized tensor's values are a tensor of another dtype (`I8` storage), and such
+    a dispatch is on those values, so it says nothing of the quantized dtype itself."""
+    quantized = [k for k in d.statuses if dtype_kind(k) == QUANTIZED]
+    if not quantized or any(d.statuses[k] == HANDLED for k in quantized):
+        return False
+    named = {base_variant(label(k)) for k in quantized}
+    return not any(re.search(rf"\b{re.escape(v)}\b", s.pattern) for s in d.sites for v in named)
+
+
+def _in_scope(f: Filter, dtype: str) -> bool:
+    """Whether an arm decides the path of a column: one of its match's enum and, when the match
+    names dtypes of one kind only (an index tensor's ints), of that kind."""
+    if enum_of(dtype) != f.enum and base_variant(label(dtype)) not in {base_variant(v) for v in f.scope}:
+        return False
+    kinds = {dtype_kind(d) for d in f.scope} - {""}
+    return len(kinds) != 1 or dtype_kind(dtype) in kinds
+
+
+def _fold_paths(ev: list[Evidence]) -> tuple[str, str, dict[str, str]]:
+    """A cell's status from the dispatches its dtype reaches, and why it is partial: each dtype
+    (each payload variant of a collapsed column) panics when a dispatch on its path panics on it,
+    as within one match; the column is partial only when its payload variants go different ways
+    (some `Bool` storages handled, others panic)."""
+    by_dtype: dict[str, list[str]] = {}
+    for e in ev:
+        by_dtype.setdefault(e.dtype, []).append(e.status)
+    parts = {dtype: (PANICS if PANICS in sts else _fold_known(sts)) for dtype, sts in by_dtype.items()}
+    status = fold(list(parts.values()))
+    if status != PARTIAL:
+        return status, "", parts
+    ways: dict[str, list[str]] = {}
+    for dtype, st in parts.items():
+        ways.setdefault(st, []).append(label(dtype))
+    return PARTIAL, "; ".join(f"{st}: {', '.join(ds)}" for st, ds in ways.items()), parts
 
 
 def _fold_known(statuses: list[str]) -> str:

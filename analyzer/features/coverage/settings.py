@@ -5,12 +5,21 @@ dtype cells. A match is counted for every operation that reaches it through the 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from tree_sitter import Parser
+
 from analyzer.decisions.categories import MODE
+from analyzer.facts.syntax import LANGUAGE
 from analyzer.features.coverage.callgraph import CallGraph
-from analyzer.features.coverage.model import HANDLED, PANICS, Site, fold, unique_sites
+from analyzer.profiles import current
+from analyzer.features.coverage.model import (
+    HANDLED, NA, PANICS, PARTIAL, Cell, Evidence, Group, Operation, Site, fold, label, unique_sites,
+)
+
+QUANTIZED = "quantized"
 
 
 @dataclass
@@ -35,8 +44,77 @@ def setting_tables(settings: list[Setting]) -> list[tuple[str, list[str], dict[t
     return [(enum, variants, dict(sorted(rows.items()))) for enum, (variants, rows) in sorted(out.items())]
 
 
-def build_settings(ex, graph: CallGraph) -> list[Setting]:
-    """Every (crate, operation, enum, variant) an operation's mode match decides, sorted."""
+def build_settings(ex, graph: CallGraph, read_files=None) -> list[Setting]:
+    """Every (crate, operation, enum, variant) an operation's mode match decides, sorted; with
+    `read_files(paths) -> {path: bytes}`, only for the enums a caller passes (argument_enums)."""
+    settings = _all_settings(ex, graph)
+    if read_files is None or not settings:
+        return settings
+    passed = argument_enums(ex.code, ex.catalog, {st.enum for st in settings}, read_files)
+    return [st for st in settings if st.enum in passed]
+
+
+def argument_enums(code, catalog, enums: set[str], read_files) -> set[str]:
+    """Those of `enums` a caller passes to a backend operation: named in the parameter types of an
+    ops-trait method (`mode: PadMode`), or in the fields of a struct so named (`options:
+    InterpolateOptions`), looked for in the files that define the enums. An enum defined outside
+    the tree (cubecl's QuantValue, inside its QuantScheme) cannot be followed so and is kept. A
+    match on another enum (an interpreter's over its own operation enum) is no setting."""
+    word = current().backend_word
+    trait_files: dict[str, set[str]] = {}
+    for path, _, facts in code:
+        names = {t.name for t in facts.traits if word.search(t.header)}
+        if names:
+            trait_files[path] = names
+    if not trait_files:
+        return set(enums)
+    struct_files = sorted({d.path for e in enums for d in catalog.every.get(e, [])} - set(trait_files))
+    texts = read_files(sorted(trait_files) + struct_files)
+    named: set[str] = set()
+    for path, traits in trait_files.items():
+        named |= _parameter_types(texts.get(path, b""), traits)
+    out = (named & enums) | {e for e in enums if not catalog.every.get(e)}
+    rest = enums - out
+    for path in [*trait_files, *struct_files]:
+        if not rest:
+            break
+        for m in _STRUCT.finditer(texts.get(path, b"")):
+            if m.group(1).decode() in named:
+                out |= rest & {t.decode() for t in _TYPE_NAME.findall(m.group(2))}
+    return out
+
+
+# `struct Name<..> { fields }`: an option struct's fields, read without a parse (its body holds
+# no braces: fields are types).
+_STRUCT = re.compile(rb"\bstruct\s+(\w+)[^{;]*\{([^{}]*)\}")
+_TYPE_NAME = re.compile(rb"\b[A-Z]\w*")
+
+
+def _parameter_types(source: bytes, traits: set[str]) -> set[str]:
+    """The type names written in the parameters of the methods of `traits` in a file."""
+    out: set[str] = set()
+    if not source:
+        return out
+    root = Parser(LANGUAGE).parse(source).root_node
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "trait_item":
+            name = n.child_by_field_name("name")
+            body = n.child_by_field_name("body")
+            if name is None or name.text is None or name.text.decode() not in traits or body is None:
+                continue
+            for item in body.named_children:
+                params = item.child_by_field_name("parameters") if item.type in (
+                    "function_signature_item", "function_item") else None
+                if params is not None and params.text is not None:
+                    out |= {t.decode() for t in _TYPE_NAME.findall(params.text)}
+            continue
+        stack.extend(n.named_children)
+    return out
+
+
+def _all_settings(ex, graph: CallGraph) -> list[Setting]:
     lines = {ln.record.id: ln for ln in ex.lines}
     matches: dict[tuple, list] = {}
     for a in ex.audit:
@@ -114,3 +192,42 @@ def _decide(entries, catalog, lines) -> tuple[str, dict[str, tuple[str, Site | N
 def _site(ln) -> Site:
     r, a = ln.record, ln.facts
     return Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, a.pattern, r.errorMessage)
+
+
+def apply_schemes(cells: dict[tuple[str, str, str], Cell], settings: list[Setting],
+                  ops: dict[tuple[str, str], Operation], groups: list[Group], kind_of) -> None:
+    """A quantized operation whose scheme matches (its settings) reject some variants: its
+    quantized dtype is partial, naming the variants handled and rejected, unless a dtype match
+    already panics on it."""
+    by_op: dict[tuple[str, str], list[Setting]] = {}
+    for st in settings:
+        by_op.setdefault((st.crate, st.operation), []).append(st)
+    for (crate, op), sts in by_op.items():
+        operation = ops.get((crate, op))
+        if operation is None or operation.kind != QUANTIZED or not any(st.status != HANDLED for st in sts):
+            continue
+        reason = ". ".join(_scheme_reason(enum, [st for st in sts if st.enum == enum])
+                           for enum in dict.fromkeys(st.enum for st in sts))
+        sites = unique_sites([s for st in sts if st.status != HANDLED for s in st.sites])
+        for g in groups:
+            for col in g.dtypes:
+                if kind_of(col) != QUANTIZED:
+                    continue
+                cell = cells.get((crate, op, col))
+                if cell is None:
+                    cells[(crate, op, col)] = Cell(crate, op, col, PARTIAL, sites, g.enum,
+                                                   [Evidence(col, PARTIAL, sites[0])], reason=reason)
+                elif cell.status == HANDLED:
+                    cell.status, cell.reason = PARTIAL, reason
+                    cell.sites = unique_sites(sites + cell.sites)
+                    cell.decided = {k: PARTIAL for k in cell.parts}
+                elif cell.status == NA:
+                    continue
+
+
+def _scheme_reason(enum: str, sts: list[Setting]) -> str:
+    """`schemes by QuantValue: Q8F, Q8S handled; Q4F panics`."""
+    ways: dict[str, list[str]] = {}
+    for st in sts:
+        ways.setdefault(st.status, []).append(label(st.variant))
+    return f"schemes by {enum}: " + "; ".join(f"{', '.join(vs)} {status}" for status, vs in ways.items())
