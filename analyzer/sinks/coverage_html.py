@@ -289,7 +289,9 @@ def _cell(matrix: Matrix, lookup: Lookup, crate: str, op: str, dtype: str, reaso
             lines.append(f"{what}unresolved dispatch at {e.site.path}:{e.site.line}")
         else:
             lines.append(f"{what}handled by the match at {e.site.path}:{e.site.line}")
-    return {"status": cell.status, "cls": CSS[cell.status], "glyph": GLYPH[cell.status],
+    # A dtype the backend cannot hold panics at creation, not in the operation: drawn apart.
+    cls = CSS[cell.status] + (" cannot" if cell.reason == CANNOT_HOLD else "")
+    return {"status": cell.status, "cls": cls, "glyph": GLYPH[cell.status],
             "s": lookup.url(cell.sites[0].url) if cell.sites else "", "gap": False,
             "t": lookup.title("\n".join(dict.fromkeys(lines)))}
 
