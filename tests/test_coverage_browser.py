@@ -161,3 +161,40 @@ def test_filters_and_links_in_headless_chromium(cli, git_repo, tmp_path, browser
     assert "/crates/burn-fix/src/ops.rs#L" in loc.get_attribute("href") and "checked" in loc.get_attribute("title")
     na = browser.find_elements("css selector", "tr.row[data-op='int_neg'][data-crate='burn-fix'] td.na a")
     assert na == []
+
+
+def _many_operations(n: int) -> tuple[str, str, str]:
+    """An ops trait of `n` float operations, a backend whose every operation reaches one
+    panicking dispatch, and a wrapper that delegates each."""
+    names = [f"float_op{i}" for i in range(n)]
+    traits = ("pub trait Backend {}\n\npub trait FloatTensorOps<B: Backend> {\n"
+              + "".join(f"    fn {op}(tensor: B::Float) -> B::Float;\n" for op in names) + "}\n")
+    backend = ("use burn_backend::{Backend, FloatTensorOps};\n\nimpl FloatTensorOps<Self> for Big {\n"
+               + "".join(f"    fn {op}(tensor: BigTensor) -> BigTensor {{\n        checked(tensor)\n    }}\n\n"
+                         for op in names)
+               + "}\n\nfn checked(tensor: BigTensor) -> BigTensor {\n    match tensor.dtype() {\n"
+                 "        DType::F32 => tensor,\n        dtype => panic!(\"checked: unsupported dtype {dtype:?}\"),\n"
+                 "    }\n}\n")
+    wrapper = ("use burn_backend::{Backend, FloatTensorOps};\n\nimpl<B: Backend> FloatTensorOps<Self> for Wrap<B> {\n"
+               + "".join(f"    fn {op}(tensor: WrapTensor) -> WrapTensor {{\n        B::{op}(tensor.inner)\n    }}\n\n"
+                         for op in names) + "}\n")
+    return traits, backend, wrapper
+
+
+def test_the_page_grows_by_a_few_hundred_bytes_an_operation(cli, git_repo, tmp_path):
+    """Each operation's row costs its name, its source line and one short cell per dtype: links
+    and tooltips are written once in the lookup table, runs of n/a cells are one cell, and a
+    wrapper's operations are one line for all."""
+    sizes = []
+    for n in (40, 240):
+        traits, backend, wrapper = _many_operations(n)
+        git_repo.crate("burn-backend", {"src/ops.rs": traits})
+        git_repo.crate("burn-big", {"src/ops.rs": backend})
+        git_repo.crate("burn-wrap", {"src/ops.rs": wrapper})
+        sha = git_repo.commit(f"{n} operations")
+        out = tmp_path / f"c{n}.html"
+        r = cli("coverage", "--repo", str(git_repo.path), "--sha", sha, "--format", "html", "--out", str(out))
+        assert r.code == 0, r.stderr
+        sizes.append(len(out.read_bytes()))
+    per_operation = (sizes[1] - sizes[0]) / 200
+    assert per_operation < 700, per_operation

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analyzer.core.wording import plural
+
 from analyzer.features.coverage.model import (
     CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Group, Matrix, Site, label,
 )
@@ -35,13 +37,15 @@ class Folded:
 
     def summary(self) -> str:
         panics = self.counts[PANICS] + self.counts[PARTIAL]
-        return (f"{self.operations} operations, delegates to the backend it wraps (no dtype dispatch of its own); "
-                f"{self.counts[HANDLED]} handled, {panics} panic")
+        return (f"{plural(self.operations, 'operation')}, delegates to the backend it wraps "
+                f"(no dtype dispatch of its own); cells: {self.counts[HANDLED]} handled, {panics} panic")
 
 
 def delegating(matrix: Matrix) -> dict[str, Folded]:
-    """The delegating backends of an operations view, each folded (one pass over the cells)."""
-    if not matrix.by_operation:
+    """The delegating backends of an operations view, each folded (one pass over the cells). A
+    choice of operations (--op) folds nothing: a few operations say nothing of the backend, and
+    they are shown side by side."""
+    if not matrix.by_operation or matrix.focused:
         return {}
     own: set[str] = set()
     for cell in matrix.cells.values():
@@ -55,6 +59,25 @@ def delegating(matrix: Matrix) -> dict[str, Folded]:
         out[crate] = Folded(crate, len(matrix.operations(crate)), matrix.counts(crate), stubs,
                             [lim.dtype for lim in matrix.limits_of(crate)])
     return out
+
+
+def nothing_to_show(matrix: Matrix) -> str:
+    """What an empty matrix says: no operation matches the patterns that chose them, or no site."""
+    if matrix.focused:
+        return f"No operation matches --op {' --op '.join(matrix.patterns)}." if matrix.patterns else \
+            "No operation matches the chosen operations."
+    return "No dtype-dispatch sites: nothing to show."
+
+
+def stub_line(f: Folded, text, where) -> str:
+    """A folded backend's line: its summary, `; not implemented: a (where), b; cannot hold X.`, the
+    prose through the format's `text` escape, each stub through `where(operation, site)`."""
+    out = text(f.summary())
+    if f.stubs:
+        out += "; not implemented: " + ", ".join(where(op, site) for op, site in f.stubs)
+    if f.cannot_hold:
+        out += "; cannot hold " + text(", ".join(label(d) for d in f.cannot_hold))
+    return out + "."
 
 
 def shown_groups(matrix: Matrix, crates: list[str]) -> list[Group]:

@@ -14,7 +14,9 @@ from analyzer.features.coverage.model import (
     CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path,
 )
 from analyzer.features.coverage.settings import setting_tables
-from analyzer.sinks.coverage_fold import column_label, delegating, gap_text, gaps, shown_groups, unadvertised
+from analyzer.sinks.coverage_fold import (
+    column_label, delegating, gap_text, gaps, nothing_to_show, shown_groups, unadvertised,
+)
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
 
@@ -62,6 +64,7 @@ def view(matrix: Matrix) -> dict:
                                "url": https_url(site.url) or "", "title": site.message} for op, site in f.stubs],
                     "cannot_hold": [label(d) for d in f.cannot_hold]} for f in folded.values()],
         "nav": [{"crate": c, "anchor": _anchor(c)} for c in crates],
+        "empty": nothing_to_show(matrix),
         "by_operation": matrix.by_operation,
         "settings": _settings(matrix),
         "helpers": [{"crate": d.crate, "function": d.function or d.operation, "url": d.sites[0].url,

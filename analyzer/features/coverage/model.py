@@ -187,6 +187,7 @@ class Matrix:
     # (analyzer/features/coverage/settings.py Setting).
     settings: list = field(default_factory=list)
     claims: list = field(default_factory=list)  # each backend's dtype_usage read (claims.py Claim)
+    patterns: list[str] = field(default_factory=list)  # the --op patterns that chose the operations
 
     @property
     def by_operation(self) -> bool:
@@ -262,6 +263,7 @@ class Matrix:
 
     def only_operations_any(self, patterns: Iterable[str]) -> Matrix:
         """The operations whose name matches any of `patterns` (see only_operations)."""
+        patterns = list(patterns)
         matchers = [name_matcher(p) for p in patterns]
 
         def match(name: str) -> bool:
@@ -269,6 +271,7 @@ class Matrix:
 
         out = self._subset(lambda crate, op: match(op), lambda d: match(d.operation) or match(d.function))
         out.focused = True
+        out.patterns = list(patterns)
         return out
 
     def _subset(self, keep_op, keep_dispatch) -> Matrix:
