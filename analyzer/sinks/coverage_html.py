@@ -158,9 +158,10 @@ def _shared(matrix: Matrix, lookup: Lookup, crates: list[str], groups: list[Grou
                 continue
             rows = [_row(matrix, lookup, crate, op, group, label_text=crate) for crate in on]
             for i, d in enumerate(group.dtypes):
-                if d in differ:
-                    for r in rows:
-                        r["cells"][i]["gap"] = True
+                # Outlined: the cells that take a side (not n/a, nor a dtype the backend cannot hold).
+                sided = {c for crates in differ.get(d, {}).values() for c in crates}
+                for r in rows:
+                    r["cells"][i]["gap"] = r["crate"] in sided
             for r in rows:
                 r["cells"] = runs(r["cells"])
             ops.append({"op": op, "rows": rows, "crates": on, "gaps": len(differ),
