@@ -6,6 +6,7 @@ from __future__ import annotations
 from test_coverage import FIX_OPS_RS, FIX_TENSOR_RS, OPS_TRAITS_RS
 from test_coverage_browser import WRAP_OPS_RS
 
+from analyzer.features.coverage.claims import Claim
 from analyzer.features.coverage.model import CANNOT_HOLD, HANDLED, PANICS, Cell, Group, Matrix, Operation
 from analyzer.sinks import coverage_html, coverage_json, coverage_markdown, coverage_table
 from analyzer.sinks.coverage_fold import gaps
@@ -56,6 +57,13 @@ def test_backends_differ_only_on_like_cells():
         "F16": {PANICS: ["burn-a"], HANDLED: ["burn-b"]}}
     # A dtype the backend cannot hold panics at creation: no difference in the operation.
     assert gaps(_matrix(CANNOT_HOLD), "float_exp", ["burn-a", "burn-b"], group) == {}
+    # Nor one the backend's own dtype_usage says it does not support, unless only some of its
+    # payload variants are refused.
+    refused = _matrix("")
+    refused.claims = [Claim("burn-a", "F16", False, "src/backend.rs:9", "match")]
+    assert gaps(refused, "float_exp", ["burn-a", "burn-b"], group) == {}
+    refused.claims.append(Claim("burn-a", "F16(Native)", True, "src/backend.rs:10", "match"))
+    assert list(gaps(refused, "float_exp", ["burn-a", "burn-b"], group)) == ["F16"]
 
 
 def test_a_choice_nothing_matches_says_so_in_every_format():

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from analyzer.core.wording import plural
 
 from analyzer.features.coverage.model import (
-    CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Group, Matrix, Site, label,
+    CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Group, Matrix, Site, base_variant, label,
 )
 
 STUB_REASONS = (NOT_IMPLEMENTED, CANNOT_HOLD)
@@ -113,8 +113,12 @@ def side(matrix: Matrix, crate: str, op: str, dtype: str, unadvertised: set[tupl
 
 
 def unadvertised(matrix: Matrix) -> set[tuple[str, str]]:
-    """(backend, column) pairs the backend's own claims say it does not support."""
-    return {(cl.crate, cl.dtype) for cl in matrix.claims if cl.advertised is False}
+    """(backend, column) pairs the backend's own claims say it does not support: every claim on
+    the column (its payload variants', `Bool(Native)`, too) says no."""
+    said: dict[tuple[str, str], set] = {}
+    for cl in matrix.claims:
+        said.setdefault((cl.crate, base_variant(cl.dtype)), set()).add(cl.advertised)
+    return {key for key, answers in said.items() if answers == {False}}
 
 
 def gaps(matrix: Matrix, op: str, crates: list[str], group: Group,
