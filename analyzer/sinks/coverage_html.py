@@ -5,11 +5,18 @@ and names path:line in its tooltip. Inline CSS and JS only: no network assets, w
 
 from __future__ import annotations
 
+import json
+
+from markupsafe import Markup
+
 from analyzer import __version__
 from analyzer.features.coverage.model import (
     CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path,
 )
 from analyzer.features.coverage.settings import setting_tables
+from analyzer.sinks.coverage_fold import (
+    column_label, delegating, gap_text, gaps, nothing_to_show, shown_groups, unadvertised,
+)
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
 
@@ -29,6 +36,12 @@ def view(matrix: Matrix) -> dict:
     """Everything the template shows, precomputed (the template only lays it out)."""
     crates = matrix.crates()
     counts = matrix.counts()
+    folded = delegating(matrix)
+    full = [c for c in crates if c not in folded]
+    groups = shown_groups(matrix, full)
+    lookup = Lookup()
+    shared = _shared(matrix, lookup, full, groups)
+    backends = [_backend(matrix, lookup, crate) for crate in full]
     return {
         "title": f"dtype coverage · {matrix.repo}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage",
         "repo": matrix.repo,
@@ -40,10 +53,18 @@ def view(matrix: Matrix) -> dict:
         "n_matches": len(matrix.dispatches),
         "counts": counts,
         "collapsed": matrix.collapse,
-        "overview": [_overview(matrix, g) for g in matrix.groups],
-        "choices": [{"enum": g.enum, "columns": _columns(g)} for g in matrix.groups],
-        "shared": _shared(matrix),
-        "backends": [_backend(matrix, crate) for crate in crates],
+        "overview": [_overview(matrix, g, full) for g in groups],
+        "choices": [{"enum": g.enum, "columns": [{"key": d, "label": column_label(d, groups)} for d in g.dtypes]}
+                    for g in groups],
+        "shared": shared,
+        "backends": backends,
+        "lookup": lookup.script(),
+        "folded": [{"crate": f.crate, "anchor": _anchor(f.crate), "summary": f.summary(),
+                    "stubs": [{"op": op, "where": f"{short_path(site.path, f.crate)}:{site.line}",
+                               "url": https_url(site.url) or "", "title": site.message} for op, site in f.stubs],
+                    "cannot_hold": [label(d) for d in f.cannot_hold]} for f in folded.values()],
+        "nav": [{"crate": c, "anchor": _anchor(c)} for c in crates],
+        "empty": nothing_to_show(matrix),
         "by_operation": matrix.by_operation,
         "settings": _settings(matrix),
         "helpers": [{"crate": d.crate, "function": d.function or d.operation, "url": d.sites[0].url,
@@ -81,9 +102,9 @@ def _anchor(crate: str) -> str:
     return "b-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in crate)
 
 
-def _overview(matrix: Matrix, group: Group) -> dict:
+def _overview(matrix: Matrix, group: Group, crates: list[str]) -> dict:
     rows = []
-    for crate in matrix.crates():
+    for crate in crates:
         if group not in matrix.groups_of(crate):
             continue
         cells = []
@@ -111,53 +132,54 @@ def _overview(matrix: Matrix, group: Group) -> dict:
     return {"enum": group.enum, "columns": _columns(group), "rows": rows}
 
 
-def _shared(matrix: Matrix) -> list[dict]:
+def _shared(matrix: Matrix, lookup: Lookup, crates: list[str], groups: list[Group]) -> list[dict]:
     """The operations side by side, rows operation x backend: in the operations view every
     operation of the chosen backends (one backend's alone too), else those several backends
-    dispatch on the same enum. A gap is where one backend handles a dtype another panics on."""
+    dispatch on the same enum. A gap is a dtype one backend panics on and another does not. The
+    whole tree's operations the backends agree on are named only (their rows are in each
+    backend's table); a choice of operations (--op) shows them side by side too."""
     out = []
     least = 1 if matrix.by_operation else 2
-    for group in matrix.groups:
+    unclaimed = unadvertised(matrix)
+    for group in groups:
         by_op: dict[str, list[str]] = {}
-        for crate in matrix.crates():
+        for crate in crates:
+            if group not in matrix.groups_of(crate):
+                continue
             for op in matrix.operations_in(crate, group):
                 by_op.setdefault(op, []).append(crate)
         ops = []
-        for op, crates in sorted(by_op.items()):
-            if len(crates) < least:
+        for op, on in sorted(by_op.items()):
+            if len(on) < least:
                 continue
-            rows = [_row(matrix, crate, op, group, label_text=crate) for crate in crates]
-            gaps = 0
-            for i in range(len(group.dtypes)):
-                if _differ({r["cells"][i]["status"] for r in rows}, matrix.by_operation):
-                    gaps += 1
-                    for r in rows:
-                        r["cells"][i]["gap"] = True
-            ops.append({"op": op, "rows": rows, "gaps": gaps})
+            differ = gaps(matrix, op, on, group, unclaimed)
+            if not differ and not matrix.focused:
+                ops.append({"op": op, "crates": on, "gaps": 0})
+                continue
+            rows = [_row(matrix, lookup, crate, op, group, label_text=crate) for crate in on]
+            for i, d in enumerate(group.dtypes):
+                # Outlined: the cells that take a side (not n/a, nor a dtype the backend cannot hold).
+                sided = {c for crates in differ.get(d, {}).values() for c in crates}
+                for r in rows:
+                    r["cells"][i]["gap"] = r["crate"] in sided
+            for r in rows:
+                r["cells"] = runs(r["cells"])
+            ops.append({"op": op, "rows": rows, "crates": on, "gaps": len(differ),
+                        "differ": ", ".join(label(d) for d in differ), "why": gap_text(differ)})
         if ops:
-            ops.sort(key=lambda o: (o["gaps"] == 0, o["op"]))
-            out.append({"enum": group.enum, "columns": _columns(group),
+            out.append({"enum": group.enum, "columns": _columns(group), "listed": not matrix.focused,
                         "differ": [o for o in ops if o["gaps"]], "same": [o for o in ops if not o["gaps"]]})
     return out
 
 
-def _differ(statuses: set[str], by_operation: bool) -> bool:
-    """Whether backends differ on a dtype. In the operations view a blank cell means no panic
-    was found, as good as handled, and n/a or unknown cells take no side: a gap is one backend
-    panicking (or partly) where another does not. In the matches view a blank cell means no
-    dispatch, so any difference is a gap."""
-    if not by_operation:
-        return len(statuses) > 1
-    bad = statuses & {PANICS, PARTIAL}
-    return bool(bad) and bool(statuses & {HANDLED, "none"} or len(bad) > 1)
-
-
-def _backend(matrix: Matrix, crate: str) -> dict:
+def _backend(matrix: Matrix, lookup: Lookup, crate: str) -> dict:
     counts = matrix.counts(crate)
     total = sum(counts.values()) or 1
     tables = []
     for group in matrix.groups_of(crate):
-        rows = [_row(matrix, crate, op, group, label_text=op) for op in matrix.operations_in(crate, group)]
+        rows = [_row(matrix, lookup, crate, op, group, label_text=op) for op in matrix.operations_in(crate, group)]
+        for r in rows:
+            r["cells"] = runs(r["cells"])
         tables.append({"enum": group.enum, "columns": _columns(group), "rows": rows})
     return {
         "crate": crate,
@@ -175,35 +197,82 @@ def _backend(matrix: Matrix, crate: str) -> dict:
     }
 
 
-def _row(matrix: Matrix, crate: str, op: str, group: Group, label_text: str) -> dict:
+class Lookup:
+    """The page's one table of link targets and tooltips, each written once and referenced by
+    index from the cells (the page's script turns the indices into links and titles): a link is
+    a base (up to the file's directory) and the rest, a tooltip a deduplicated text."""
+
+    def __init__(self) -> None:
+        self.bases: dict[str, int] = {}
+        self.urls: dict[tuple[int, str], int] = {}
+        self.titles: dict[str, int] = {}
+
+    def url(self, url: object) -> int | str:
+        """The index of a safe link (analyzer/core/safe.py), or "" for none."""
+        safe = https_url(url)
+        if not safe:
+            return ""
+        hash_at = safe.find("#")
+        cut = safe.rfind("/", 0, hash_at if hash_at >= 0 else len(safe)) + 1
+        base = self.bases.setdefault(safe[:cut], len(self.bases))
+        return self.urls.setdefault((base, safe[cut:]), len(self.urls))
+
+    def title(self, text: str) -> int | str:
+        return self.titles.setdefault(text, len(self.titles)) if text else ""
+
+    def script(self) -> Markup:
+        """The table as JSON inside a script element: `<`, `>` and `&` escaped so no text in it can
+        end the element or open a comment."""
+        data = {"bases": list(self.bases), "urls": [list(k) for k in self.urls], "titles": list(self.titles)}
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def _row(matrix: Matrix, lookup: Lookup, crate: str, op: str, group: Group, label_text: str) -> dict:
     locs = []
     for s in matrix.sites_of(crate, op, group.enum):
         fn = f" · fn {s.function}" if s.function and s.function != op else ""
-        locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "url": https_url(s.url) or "",
-                     "title": f"{s.path}:{s.line}{fn}\n{s.message}"})
-    cells = [_cell(matrix, crate, op, d, matrix.unknown_reasons.get((crate, op, d), [])) for d in group.dtypes]
+        locs.append({"text": f"{short_path(s.path, crate)}:{s.line}", "s": lookup.url(s.url),
+                     "t": lookup.title(f"{s.path}:{s.line}{fn}\n{s.message}")})
+    cells = [_cell(matrix, lookup, crate, op, d, matrix.unknown_reasons.get((crate, op, d), [])) for d in group.dtypes]
     site = matrix.unimplemented.get((crate, op))
     if site is not None:
         locs.append({"text": f"not implemented · {short_path(site.path, crate)}:{site.line}",
-                     "url": https_url(site.url) or "", "title": f"{site.path}:{site.line}\n{site.message}"})
+                     "s": lookup.url(site.url), "t": lookup.title(f"{site.path}:{site.line}\n{site.message}")})
     operation = matrix.operation(crate, op)
     if operation is not None and not locs and not matrix.dispatches_of(crate, op):
-        locs.append({"text": f"{operation.trait}: no panic found", "url": operation.url,
-                     "title": f"{operation.path}:{operation.line}: {operation.trait}::{op} as {crate} implements it"})
+        locs.append({"text": f"{operation.trait}: no panic found", "s": lookup.url(operation.url),
+                     "t": lookup.title(f"{operation.path}:{operation.line}: {operation.trait}::{op} as {crate} "
+                                       "implements it")})
     return {"label": label_text, "op": op, "crate": crate, "locs": locs, "cells": cells,
             "panics": " ".join(d for d, c in zip(group.dtypes, cells) if c["status"] in (PANICS, PARTIAL))}
 
 
-def _cell(matrix: Matrix, crate: str, op: str, dtype: str, reasons: list[str]) -> dict:
+def runs(cells: list[dict]) -> list[dict]:
+    """Cells with runs of blank or n/a cells (no link, no tooltip, no outline) as one cell spanning
+    them: most of an operation's row is the dtypes of other tensor kinds."""
+    out: list[dict] = []
+    for c in cells:
+        last = out[-1] if out else None
+        if (last is not None and c["cls"] in ("none", "na") and last["cls"] == c["cls"]
+                and not c["gap"] and not last["gap"]):
+            last["span"] += 1
+        else:
+            out.append({**c, "span": 1})
+    return out
+
+
+def _cell(matrix: Matrix, lookup: Lookup, crate: str, op: str, dtype: str, reasons: list[str]) -> dict:
     cell = matrix.get(crate, op, dtype)
     # Blank and n/a cells carry no tooltip (the legend says what they mean): in the operations
-    # view they are most cells, and a tooltip each would make the page several times heavier.
+    # view they are most cells.
     if cell is None:
-        return {"status": "none", "cls": "none", "glyph": "", "url": "", "gap": False, "title": ""}
+        return {"status": "none", "cls": "none", "glyph": "", "s": "", "t": "", "gap": False}
     if cell.status == NA:
-        return {"status": NA, "cls": CSS[NA], "glyph": "", "url": "", "gap": False, "title": ""}
-    lines = [f"{crate} · {op} · {label(dtype)}: {cell.status}"]
-    lines += [f"unknown: {r}" for r in reasons]
+        return {"status": NA, "cls": CSS[NA], "glyph": "", "s": "", "t": "", "gap": False}
+    # The tooltip's first line (backend · operation · dtype: status) is the page script's, read
+    # from the row and the column: the rest is shared by the cells one match decides.
+    lines = [f"unknown: {r}" for r in reasons]
     parts = cell.parts
     folded = len(parts) > 1 or (parts and next(iter(parts)) != dtype)
     if folded:
@@ -224,9 +293,11 @@ def _cell(matrix: Matrix, crate: str, op: str, dtype: str, reasons: list[str]) -
             lines.append(f"{what}unresolved dispatch at {e.site.path}:{e.site.line}")
         else:
             lines.append(f"{what}handled by the match at {e.site.path}:{e.site.line}")
-    return {"status": cell.status, "cls": CSS[cell.status], "glyph": GLYPH[cell.status],
-            "url": https_url(cell.sites[0].url) or "", "gap": False,
-            "title": "\n".join(dict.fromkeys(lines))}
+    # A dtype the backend cannot hold panics at creation, not in the operation: drawn apart.
+    cls = CSS[cell.status] + (" cannot" if cell.reason == CANNOT_HOLD else "")
+    return {"status": cell.status, "cls": cls, "glyph": GLYPH[cell.status],
+            "s": lookup.url(cell.sites[0].url) if cell.sites else "", "gap": False,
+            "t": lookup.title("\n".join(dict.fromkeys(lines)))}
 
 
 def _mix(a: tuple, b: tuple, t: float) -> tuple:

@@ -9,6 +9,7 @@ from analyzer.features.coverage.model import (
     HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path, unique_sites,
 )
 from analyzer.features.coverage.settings import setting_tables
+from analyzer.sinks.coverage_fold import delegating, nothing_to_show, stub_line
 from analyzer.core.safe import md_cell, md_code_span, md_link, md_one_line
 from analyzer.core.wording import plural
 
@@ -24,17 +25,21 @@ def dumps(matrix: Matrix) -> str:
     where = (f" of {md_code_span(matrix.repo, in_table=False)} at {md_code_span(matrix.sha[:12], in_table=False)}"
              if matrix.sha else "")
     out.append(f"# dtype coverage{where}\n")
-    crates = matrix.crates()
-    if not crates:
-        out.append("No dtype-dispatch sites: nothing to show.\n")
+    everyone = matrix.crates()
+    if not everyone:
+        out.append(md_cell(nothing_to_show(matrix)) + "\n")
         return "\n".join(out + _runtime_limits(matrix))
-    n_ops = sum(len(matrix.operations(crate)) for crate in crates)
+    n_ops = sum(len(matrix.operations(crate)) for crate in everyone)
     out.append(f"{len(matrix.dispatches)} dtype-dispatch matches in {n_ops} operations of "
-               f"{plural(len(crates), 'backend')}. {LEGEND}.\n")
+               f"{plural(len(everyone), 'backend')}. {LEGEND}.\n")
+    folded = delegating(matrix)
+    crates = [c for c in everyone if c not in folded]
+    if folded:
+        out.append(_folded(folded))
     if len(crates) > 1:
         out.append("## Summary: operations that panic on each dtype\n")
         for group in matrix.groups:
-            out.append(_summary(matrix, group))
+            out.append(_summary(matrix, group, crates))
     for crate in crates:
         ops, matches = len(matrix.operations(crate)), len(matrix.dispatches_of(crate))
         counts = matrix.counts(crate)
@@ -65,14 +70,7 @@ def dumps(matrix: Matrix) -> str:
                 table.append("| " + " | ".join([md_code_span(op), md_cell(crate), *marks, "<br>".join(links)]) + " |")
             out.append("\n".join(table) + "\n")
     if matrix.claims:
-        out.append("## Claims: what each backend's `dtype_usage` advertises, against the cells\n")
-        out.append("| backend | dtype | advertised | where | panics in | handled although not advertised |")
-        out.append("|---|---|---|---|---|---|")
-        for cl in matrix.claims:
-            adv = {True: "yes", False: "no", None: f"? ({cl.reading})"}[cl.advertised]
-            out.append("| " + " | ".join([md_cell(cl.crate), md_code_span(label(cl.dtype)), adv, md_cell(cl.where),
-                                          _ops_list(cl.panics_in), _ops_list(cl.handled_in)]) + " |")
-        out.append("")
+        out += _claims(matrix)
     out += _runtime_limits(matrix)
     if matrix.helpers:
         out.append("## Helpers no operation reaches\n")
@@ -83,6 +81,27 @@ def dumps(matrix: Matrix) -> str:
                        + (f" ({md_cell(d.via)})" if d.via else ""))
         out.append("")
     return "\n".join(out)
+
+
+def _claims(matrix: Matrix) -> list[str]:
+    out = ["## Claims: what each backend's `dtype_usage` advertises, against the cells\n",
+           "| backend | dtype | advertised | where | panics in | handled although not advertised |",
+           "|---|---|---|---|---|---|"]
+    for cl in matrix.claims:
+        adv = {True: "yes", False: "no", None: f"? ({cl.reading})"}[cl.advertised]
+        out.append("| " + " | ".join([md_cell(cl.crate), md_code_span(label(cl.dtype)), adv, md_cell(cl.where),
+                                      _ops_list(cl.panics_in), _ops_list(cl.handled_in)]) + " |")
+    return out + [""]
+
+
+def _folded(folded: dict) -> str:
+    """One line per backend that only delegates, its stubs linked."""
+    out = ["## Backends that delegate\n"]
+    for f in folded.values():
+        line = stub_line(f, md_cell, lambda op, s, crate=f.crate: md_code_span(op) + " ("
+                         + md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url) + ")")
+        out.append(f"- **{md_cell(f.crate)}**: {line}")
+    return "\n".join(out) + "\n"
 
 
 def _ops_list(ops: list[str], most: int = 8) -> str:
@@ -118,8 +137,8 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _summary(matrix: Matrix, group: Group) -> str:
-    crates = [c for c in matrix.crates() if group in matrix.groups_of(c)]
+def _summary(matrix: Matrix, group: Group, shown: list[str]) -> str:
+    crates = [c for c in shown if group in matrix.groups_of(c)]
     if not crates:
         return ""
     rows = _header(group, ["backend", "ops"])

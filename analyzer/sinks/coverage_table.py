@@ -18,6 +18,7 @@ from analyzer.features.coverage.model import (
     HANDLED, NA, PANICS, PARTIAL, UNKNOWN, Group, Matrix, label, short_path, unique_sites,
 )
 from analyzer.features.coverage.settings import setting_tables
+from analyzer.sinks.coverage_fold import delegating, nothing_to_show, stub_line
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.wording import plural
 
@@ -32,12 +33,15 @@ NARROW = 24  # a first column narrower than this shows no file names
 
 def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     out: list = []
-    crates = matrix.crates()
-    if not crates:
-        return [Text("No dtype-dispatch sites: nothing to show."), *_runtime_limit_renderables(matrix, width)]
+    if not matrix.crates():
+        return [Text(_t(nothing_to_show(matrix))), *_runtime_limit_renderables(matrix, width)]
+    folded = delegating(matrix)
+    # A backend that only delegates is its heading and one line; the tables are the others'.
+    crates = [c for c in matrix.crates() if c not in folded]
     title = f"dtype coverage of {_t(matrix.repo)}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage"
     out.append(Text(title, style="bold"))
     first = _first_width(matrix)
+    out += _folded(folded.values())
     for crate in crates:
         out.append(Text())
         out.append(_backend_heading(matrix, crate))
@@ -53,16 +57,17 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
             room = _room(group, first, width)
             # Too narrow a first column for file names: they go under the table, a line each.
             inline = room >= NARROW
-            t = _side_by_side_table(matrix, group, room, inline)
+            t = _side_by_side_table(matrix, group, room, inline, crates)
             if t is not None:
                 out.append(Text())
                 out.append(Text(f"The chosen operations side by side ({group.enum})", style="bold"))
                 out.append(t)
                 if not inline:
-                    out += [Text(abbreviate(line, width), style="dim") for line in _location_lines(matrix, group)]
+                    out += [Text(abbreviate(line, width), style="dim")
+                            for line in _location_lines(matrix, group, crates)]
     if len(crates) > 1:
         for group in matrix.groups:
-            t = _summary_table(matrix, group, width)
+            t = _summary_table(matrix, group, width, crates)
             if t is not None:
                 out.append(Text())
                 out.append(Text(f"Operations that panic on each dtype ({_t(group.enum)}), per backend", style="bold"))
@@ -78,6 +83,17 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
             line = f"{d.crate} {d.function or d.operation or '?'} {short_path(d.path, d.crate)}:{d.line}: {panics}"
             out.append(Text(abbreviate(line, width), style="dim"))
     out.append(Text(LEGEND, style="dim"))
+    return out
+
+
+def _folded(folded) -> list:
+    """A blank line and one line per backend that only delegates."""
+    out: list = []
+    for f in folded:
+        line = Text(_t(f.crate), style="bold cyan")
+        line.append(": " + stub_line(f, _t, lambda op, s, crate=f.crate:
+                                     _t(f"{op} {short_path(s.path, crate)}:{s.line}")))
+        out += [Text(), line]
     return out
 
 
@@ -247,28 +263,28 @@ def _settings_table(variants: list[str], rows: dict, first: int) -> Table:
     return table
 
 
-def _location_lines(matrix: Matrix, group: Group) -> list[str]:
+def _location_lines(matrix: Matrix, group: Group, shown: list[str]) -> list[str]:
     """`operation · backend: where` for every row of a side-by-side table that has dispatches."""
     out = []
-    for op, crates in _rows_by_operation(matrix, group).items():
+    for op, crates in _rows_by_operation(matrix, group, shown).items():
         for crate in crates:
             out += [f"{op} · {crate}: {loc}" for loc in _locations(matrix, crate, op, group)]
     return out
 
 
-def _rows_by_operation(matrix: Matrix, group: Group) -> dict[str, list[str]]:
+def _rows_by_operation(matrix: Matrix, group: Group, shown: list[str]) -> dict[str, list[str]]:
     by_op: dict[str, list[str]] = {}
-    for crate in matrix.crates():
+    for crate in shown:
         if group in matrix.groups_of(crate):
             for op in matrix.operations_in(crate, group):
                 by_op.setdefault(op, []).append(crate)
     return dict(sorted(by_op.items()))
 
 
-def _side_by_side_table(matrix: Matrix, group: Group, first: int, inline: bool = True) -> Table | None:
+def _side_by_side_table(matrix: Matrix, group: Group, first: int, inline: bool, shown: list[str]) -> Table | None:
     """Rows operation x backend: each operation's name, then one row per backend that has it in
     this group, with the file and line of its panics under it."""
-    by_op = _rows_by_operation(matrix, group)
+    by_op = _rows_by_operation(matrix, group, shown)
     if not by_op:
         return None
     table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False,
@@ -304,8 +320,8 @@ def _locations(matrix: Matrix, crate: str, op: str, group: Group) -> list[str]:
     return list(out)
 
 
-def _summary_table(matrix: Matrix, group: Group, width: int = WIDTH) -> Table | None:
-    crates = [c for c in matrix.crates() if group in matrix.groups_of(crate=c)]
+def _summary_table(matrix: Matrix, group: Group, width: int, shown: list[str]) -> Table | None:
+    crates = [c for c in shown if group in matrix.groups_of(crate=c)]
     if not crates:
         return None
     table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False,

@@ -197,6 +197,7 @@ class Matrix:
     view: str = ""
     # A dependency's runtime limits beside the backends that run on it (runtimes.py RuntimeLimit).
     runtime_limits: list = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)  # the --op patterns that chose the operations
 
     @property
     def by_operation(self) -> bool:
@@ -272,6 +273,7 @@ class Matrix:
 
     def only_operations_any(self, patterns: Iterable[str]) -> Matrix:
         """The operations whose name matches any of `patterns` (see only_operations)."""
+        patterns = list(patterns)
         matchers = [name_matcher(p) for p in patterns]
 
         def match(name: str) -> bool:
@@ -279,6 +281,7 @@ class Matrix:
 
         out = self._subset(lambda crate, op: match(op), lambda d: match(d.operation) or match(d.function))
         out.focused = True
+        out.patterns = list(patterns)
         return out
 
     def _subset(self, keep_op, keep_dispatch) -> Matrix:
