@@ -264,6 +264,34 @@ def test_a_clone_whose_local_origin_spells_the_name_is_not_warned_of(cli, git_re
         assert f"origin remote {source} does not name it" in _warnings(res)[0]
 
 
+@pytest.mark.parametrize("folder, as_url, warned", [("src/burn", False, False), ("src/burn", True, False),
+                                                    ("src/tensors", False, True), ("src/tensors", True, True)])
+def test_a_clone_of_a_local_path_is_not_named_after_its_folders(cli, git_repo, tmp_path, folder, as_url, warned):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    source = tmp_path / folder
+    source.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", str(git_repo.path), str(source)], check=True)
+    clone = tmp_path / "work" / "clone"
+    subprocess.run(["git", "clone", "-q", source.as_uri() if as_url else str(source), str(clone)], check=True)
+    res = cli("extract", "--repo", str(clone), "--sha", "HEAD", "--out", str(tmp_path / "o"))
+    assert res.code == 0, res.stderr
+    assert read_records(tmp_path / "o")[0]["record"]["repo"] == "tracel-ai/burn"
+    assert len(_warnings(res)) == warned
+    if warned:
+        assert "does not name it" in _warnings(res)[0]
+
+
+def test_which_origins_are_on_this_machine():
+    from analyzer.source.repository import local_origin_path
+
+    for url in ("https://github.com/a/b.git", "ssh://git@example.com/a/b", "git@github.com:a/b.git", "github.com:a/b"):
+        assert local_origin_path(url) is None, url
+    for url, path in (("/home/me/src/burn", "/home/me/src/burn"), ("../burn", "../burn"),
+                      ("file:///srv/burn.git", "/srv/burn.git"), ("C:\\src\\burn", "C:\\src\\burn")):
+        assert local_origin_path(url) == path, url
+
+
 def test_which_local_paths_spell_a_repository_name():
     from analyzer.cli.common import _path_names
 

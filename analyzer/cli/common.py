@@ -162,10 +162,11 @@ def _warn_of_a_guessed_name(git_repo, repo: str, cache_dir) -> None:
     from pathlib import Path
 
     from analyzer.core.safe import terminal_text
-    from analyzer.source.repository import is_url, origin_url
+    from analyzer.source.repository import local_origin_path, origin_url
 
     origin = origin_url(git_repo.git_dir)
-    if origin and not is_url(origin) and _path_names(origin, git_repo.name):
+    local = local_origin_path(origin) if origin else None
+    if local is not None and _path_names(local, git_repo.name):
         return
     marker = None
     if cache_dir is not None:

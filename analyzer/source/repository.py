@@ -369,10 +369,27 @@ def origin_url(git_dir: Path | str) -> str:
     return proc.stdout.decode("utf-8", "replace").strip()
 
 
+# git's scp-like form, `[user@]host:path`: a colon before any slash (a drive letter is a path).
+_SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?[^@/:\s]+:(?![\\/])")
+_DRIVE = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
+
+
+def local_origin_path(url: str) -> str | None:
+    """The folder an origin remote names when it is on this machine (a path, or a `file://`
+    URL), else None: a remote URL (https, ssh, `git@host:owner/name`)."""
+    if "://" in url:
+        scheme, _, rest = url.partition("://")
+        return rest if scheme.lower() == "file" else None
+    if _SCP_LIKE.match(url) and not _DRIVE.match(url):
+        return None
+    return url
+
+
 def _origin_name(git_dir: Path) -> str | None:
-    """owner/name from the repository's origin remote, if it has one that names it."""
+    """owner/name from the repository's origin remote, if it is a remote URL that names it. A
+    local path's last two folders are no owner and name (`/home/me/src/burn` is not `src/burn`)."""
     url = origin_url(git_dir)
-    return slug_from_url(url) if url else None
+    return slug_from_url(url) if url and local_origin_path(url) is None else None
 
 
 def _mirror_path(cache_dir: Path, url: str) -> Path:
