@@ -439,6 +439,20 @@ def test_readme_example_has_the_shape_of_real_output(cli, git_repo, tmp_path):
         assert re.fullmatch(_shape(want), got), (want, got)
 
 
+def test_readme_example_figures_add_up():
+    """The README's example figures are one run's: the records are the sum of the categories, and
+    the files the sum of parsed, cached and prefiltered, as the tool's own lines are."""
+    text = "\n".join(_readme_example())
+    found = re.search(r"Found (\d+) records \((\d+) dtype-dispatch, (\d+) unsupported-mode, (\d+) unsupported-op\)",
+                      text)
+    scan = re.search(r"in (\d+) Rust files \((\d+) parsed, (\d+) from the cache, (\d+) without", text)
+    assert found and scan
+    total, *parts = map(int, found.groups())
+    assert total == sum(parts)
+    files, *kinds = map(int, scan.groups())
+    assert files == sum(kinds)
+
+
 @pytest.mark.parametrize("message, words", [
     ("resize: no kernel for {:?}", "resize-no-kernel-for--"),  # the published rule, ends kept
     ("{mode:?} resampling is not available", "-mode-resampling-is-not-available-"),
