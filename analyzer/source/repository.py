@@ -73,6 +73,11 @@ def slug_from_url(url: str) -> str | None:
     return f"{m.group(1)}/{m.group(2)}"
 
 
+# How git reports an object the repository lacks (a commit, tree or blob a command walks to).
+_MISSING_OBJECT = re.compile(rb"(?:unable to read|missing|bad object|could not read) (?:(?:blob|tree|commit) )?"
+                             rb"([0-9a-f]{40}(?:[0-9a-f]{24})?)\b")
+
+
 @dataclass(frozen=True)
 class Blob:
     path: str
@@ -96,6 +101,12 @@ class GitRepository:
         proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], input=input,
                               capture_output=True, env=git_env())
         if proc.returncode != 0:
+            missing = _MISSING_OBJECT.search(proc.stderr)
+            if missing:
+                # Not a fault of the tool's: say which object and what to do, as for a missing blob.
+                raise UserError(f"object {missing.group(1).decode()} is missing from {self.origin} (git {args[0]} "
+                                f"needs it); the repository is incomplete (a shallow, partial or damaged "
+                                f"clone?): fetch it whole or clone it again")
             raise subprocess.CalledProcessError(proc.returncode, args, proc.stdout, proc.stderr)
         return proc.stdout
 
