@@ -264,6 +264,24 @@ def test_a_clone_whose_local_origin_spells_the_name_is_not_warned_of(cli, git_re
         assert f"origin remote {source} does not name it" in _warnings(res)[0]
 
 
+@pytest.mark.parametrize("folder, warned", [("tracel-ai+burn/repo", False), ("burn.git", False),
+                                            ("tensors.git", True)])
+def test_a_repository_without_origin_whose_folders_spell_the_name_is_not_warned_of(cli, git_repo, tmp_path,
+                                                                                    folder, warned):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    snapshot = tmp_path / "snapshots" / folder
+    snapshot.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo.path), str(snapshot)], check=True)
+    subprocess.run(["git", f"--git-dir={snapshot}", "remote", "remove", "origin"], check=True)
+    res = cli("extract", "--repo", str(snapshot), "--sha", "HEAD", "--out", str(tmp_path / "o"))
+    assert res.code == 0, res.stderr
+    assert read_records(tmp_path / "o")[0]["record"]["repo"] == "tracel-ai/burn"
+    assert len(_warnings(res)) == warned
+    if warned:
+        assert "no origin remote" in _warnings(res)[0]
+
+
 @pytest.mark.parametrize("folder, as_url, warned", [("src/burn", False, False), ("src/burn", True, False),
                                                     ("src/tensors", False, True), ("src/tensors", True, True)])
 def test_a_clone_of_a_local_path_is_not_named_after_its_folders(cli, git_repo, tmp_path, folder, as_url, warned):
