@@ -99,3 +99,36 @@ macro_rules! fixed {
 fixed!(f32);
 """
     assert _only_site(source).function == "fixed_name"
+
+
+GENERATED = """
+macro_rules! backward_typed {
+    ($fn_name:ident, $T:ty) => {
+        pub fn $fn_name(indices: Tensor) -> Tensor {
+            match indices.dtype() {
+                DType::I64 => backward_impl::<$T, i64>(indices),
+ARMS            }
+        }
+    };
+}
+
+backward_typed!(backward_f32, f32);
+"""
+PANIC_ARM = '                other => panic!("backward: unsupported index dtype {other:?}"),\n'
+
+
+def test_history_judges_a_generated_function_by_its_macro(cli, git_repo):
+    """A site of a generated function whose arm is removed is fixed there: its function is named
+    by the invocation, so the history looks for the macro, not for `fn backward_f32`."""
+    import json
+
+    git_repo.crate("burn-flex", {"src/ops/pool.rs": GENERATED.replace("ARMS", PANIC_ARM)})
+    first = git_repo.commit()
+    git_repo.write("crates/burn-flex/src/ops/pool.rs",
+                   GENERATED.replace("ARMS", "                _ => backward_impl::<$T, i8>(indices),\n"))
+    git_repo.commit()
+    res = cli("history", "--repo", str(git_repo.path), "--revs", f"{first},HEAD", "--format", "json")
+    assert res.code == 0, res.stderr
+    (lineage,) = json.loads(res.stdout)["lineages"]
+    assert lineage["site"]["function"] == "backward_f32"
+    assert lineage["removal"] == {"kind": "fixed", "reason": "arm-removed", "dtypes": []}
