@@ -264,6 +264,52 @@ def test_a_clone_whose_local_origin_spells_the_name_is_not_warned_of(cli, git_re
         assert f"origin remote {source} does not name it" in _warnings(res)[0]
 
 
+@pytest.mark.parametrize("folder, warned", [("tracel-ai+burn/repo", False), ("burn.git", False),
+                                            ("tensors.git", True)])
+def test_a_repository_without_origin_whose_folders_spell_the_name_is_not_warned_of(cli, git_repo, tmp_path,
+                                                                                    folder, warned):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    snapshot = tmp_path / "snapshots" / folder
+    snapshot.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo.path), str(snapshot)], check=True)
+    subprocess.run(["git", f"--git-dir={snapshot}", "remote", "remove", "origin"], check=True)
+    res = cli("extract", "--repo", str(snapshot), "--sha", "HEAD", "--out", str(tmp_path / "o"))
+    assert res.code == 0, res.stderr
+    assert read_records(tmp_path / "o")[0]["record"]["repo"] == "tracel-ai/burn"
+    assert len(_warnings(res)) == warned
+    if warned:
+        assert "no origin remote" in _warnings(res)[0]
+
+
+@pytest.mark.parametrize("folder, as_url, warned", [("src/burn", False, False), ("src/burn", True, False),
+                                                    ("src/tensors", False, True), ("src/tensors", True, True)])
+def test_a_clone_of_a_local_path_is_not_named_after_its_folders(cli, git_repo, tmp_path, folder, as_url, warned):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    source = tmp_path / folder
+    source.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", str(git_repo.path), str(source)], check=True)
+    clone = tmp_path / "work" / "clone"
+    subprocess.run(["git", "clone", "-q", source.as_uri() if as_url else str(source), str(clone)], check=True)
+    res = cli("extract", "--repo", str(clone), "--sha", "HEAD", "--out", str(tmp_path / "o"))
+    assert res.code == 0, res.stderr
+    assert read_records(tmp_path / "o")[0]["record"]["repo"] == "tracel-ai/burn"
+    assert len(_warnings(res)) == warned
+    if warned:
+        assert "does not name it" in _warnings(res)[0]
+
+
+def test_which_origins_are_on_this_machine():
+    from analyzer.source.repository import local_origin_path
+
+    for url in ("https://github.com/a/b.git", "ssh://git@example.com/a/b", "git@github.com:a/b.git", "github.com:a/b"):
+        assert local_origin_path(url) is None, url
+    for url, path in (("/home/me/src/burn", "/home/me/src/burn"), ("../burn", "../burn"),
+                      ("file:///srv/burn.git", "/srv/burn.git"), ("C:\\src\\burn", "C:\\src\\burn")):
+        assert local_origin_path(url) == path, url
+
+
 def test_which_local_paths_spell_a_repository_name():
     from analyzer.cli.common import _path_names
 
@@ -409,6 +455,20 @@ def test_readme_example_has_the_shape_of_real_output(cli, git_repo, tmp_path):
     assert len(printed) == len(example), (printed, example)
     for want, got in zip(example, printed):
         assert re.fullmatch(_shape(want), got), (want, got)
+
+
+def test_readme_example_figures_add_up():
+    """The README's example figures are one run's: the records are the sum of the categories, and
+    the files the sum of parsed, cached and prefiltered, as the tool's own lines are."""
+    text = "\n".join(_readme_example())
+    found = re.search(r"Found (\d+) records \((\d+) dtype-dispatch, (\d+) unsupported-mode, (\d+) unsupported-op\)",
+                      text)
+    scan = re.search(r"in (\d+) Rust files \((\d+) parsed, (\d+) from the cache, (\d+) without", text)
+    assert found and scan
+    total, *parts = map(int, found.groups())
+    assert total == sum(parts)
+    files, *kinds = map(int, scan.groups())
+    assert files == sum(kinds)
 
 
 @pytest.mark.parametrize("message, words", [

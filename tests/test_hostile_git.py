@@ -139,3 +139,22 @@ def test_a_blob_past_the_budget_is_skipped_from_its_listed_size_unread(tmp_path,
     manifest = json.loads((out / "manifest.json").read_text())
     assert {"path": "crates/burn-x/src/big.rs",
             "reason": "larger than the 4,000,000-byte budget per file"} in manifest["skipped"]
+
+
+def test_an_object_missing_from_the_repository_is_one_line_naming_it(tmp_path):
+    """A commit between two revisions whose tree the repository lacks (a damaged or partial
+    clone): following a gone record's file through renames commit by commit needs it, and the run
+    says which object is missing instead of failing inside the tool."""
+    repo = genuine_repo(tmp_path)
+    first = repo.git("rev-parse", "HEAD")
+    repo.write("crates/burn-x/src/more.rs", "pub fn more() -> u8 { 1 }\n")
+    middle = repo.commit()
+    repo.remove(TARGET)  # its record is gone: was the file renamed on the way?
+    repo.commit()
+    tree = repo.git("rev-parse", f"{middle}^{{tree}}")
+    (repo.path / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    res = run_cli("history", "--repo", str(repo.path), "--revs", f"{first},HEAD", "--format", "json")
+    assert res.code == 2
+    (line,) = res.stderr.strip().splitlines()[-1:]
+    assert f"object {tree} is missing from {repo.path}" in line and "internal error" not in res.stderr
+    assert "Traceback" not in res.stderr

@@ -157,15 +157,19 @@ def open_repo(repo: str, repo_name: str | None, no_cache: bool, want: str | None
 def _warn_of_a_guessed_name(git_repo, repo: str, cache_dir) -> None:
     """The name fell back to the default target's. Say so when it is a guess, once per repository
     (remembered in the cache folder): not when the origin is a local path whose folders already
-    spell the name (`../burn`, `.../tracel-ai+burn/repo`), as a clone of a clone's is."""
+    spell the name (`../burn`, `.../tracel-ai+burn/repo`), as a clone of a clone's is, nor when
+    there is no origin and the repository's own folders spell it (a snapshot at `.../burn.git`)."""
     import hashlib
     from pathlib import Path
 
     from analyzer.core.safe import terminal_text
-    from analyzer.source.repository import is_url, origin_url
+    from analyzer.source.repository import local_origin_path, origin_url
 
     origin = origin_url(git_repo.git_dir)
-    if origin and not is_url(origin) and _path_names(origin, git_repo.name):
+    local = local_origin_path(origin) if origin else None
+    if local is not None and _path_names(local, git_repo.name):
+        return
+    if not origin and _path_names(str(git_repo.git_dir), git_repo.name):
         return
     marker = None
     if cache_dir is not None:

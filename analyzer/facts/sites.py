@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from analyzer.facts.macronames import generated_fn_name
 from analyzer.facts.messages import LiteralError, build_message, decode_string_literal
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
 from analyzer.facts.patterns import _ERROR_VARIANTS, is_catch_all, is_error_handling, pattern_refs
@@ -412,6 +413,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
 
     lo, hi = span or (0, len(source))
     arms_of: dict = {}
+    names_of: dict[str, str] = {}
     for _, caps in _matches_at("panic_calls.scm", root, source, PANIC_WORDS, lo, hi, offset):
         call = caps["call"][0]
         macro = _text(caps["name"][0]).decode()
@@ -432,6 +434,8 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
                 label = ""
             item_path = "::".join(p for p in (o_path, label, inner) if p)
             in_test = in_test or o_test
+            if depth == 1 and in_macro.startswith("macro_rules!"):
+                function = generated_fn_name(call, source, offset, lo, outer, function, names_of)
         msg, literal = _message_of(call, source, offset, macro)
         sites.append(SiteFacts(
             macro=macro,

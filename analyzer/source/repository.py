@@ -73,6 +73,11 @@ def slug_from_url(url: str) -> str | None:
     return f"{m.group(1)}/{m.group(2)}"
 
 
+# How git reports an object the repository lacks (a commit, tree or blob a command walks to).
+_MISSING_OBJECT = re.compile(rb"(?:unable to read|missing|bad object|could not read) (?:(?:blob|tree|commit) )?"
+                             rb"([0-9a-f]{40}(?:[0-9a-f]{24})?)\b")
+
+
 @dataclass(frozen=True)
 class Blob:
     path: str
@@ -96,6 +101,12 @@ class GitRepository:
         proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], input=input,
                               capture_output=True, env=git_env())
         if proc.returncode != 0:
+            missing = _MISSING_OBJECT.search(proc.stderr)
+            if missing:
+                # Not a fault of the tool's: say which object and what to do, as for a missing blob.
+                raise UserError(f"object {missing.group(1).decode()} is missing from {self.origin} (git {args[0]} "
+                                f"needs it); the repository is incomplete (a shallow, partial or damaged "
+                                f"clone?): fetch it whole or clone it again")
             raise subprocess.CalledProcessError(proc.returncode, args, proc.stdout, proc.stderr)
         return proc.stdout
 
@@ -369,10 +380,27 @@ def origin_url(git_dir: Path | str) -> str:
     return proc.stdout.decode("utf-8", "replace").strip()
 
 
+# git's scp-like form, `[user@]host:path`: a colon before any slash (a drive letter is a path).
+_SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?[^@/:\s]+:(?![\\/])")
+_DRIVE = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
+
+
+def local_origin_path(url: str) -> str | None:
+    """The folder an origin remote names when it is on this machine (a path, or a `file://`
+    URL), else None: a remote URL (https, ssh, `git@host:owner/name`)."""
+    if "://" in url:
+        scheme, _, rest = url.partition("://")
+        return rest if scheme.lower() == "file" else None
+    if _SCP_LIKE.match(url) and not _DRIVE.match(url):
+        return None
+    return url
+
+
 def _origin_name(git_dir: Path) -> str | None:
-    """owner/name from the repository's origin remote, if it has one that names it."""
+    """owner/name from the repository's origin remote, if it is a remote URL that names it. A
+    local path's last two folders are no owner and name (`/home/me/src/burn` is not `src/burn`)."""
     url = origin_url(git_dir)
-    return slug_from_url(url) if url else None
+    return slug_from_url(url) if url and local_origin_path(url) is None else None
 
 
 def _mirror_path(cache_dir: Path, url: str) -> Path:

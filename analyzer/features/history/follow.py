@@ -288,7 +288,12 @@ def _now_handled(st: State, matrix: coverage.Matrix) -> tuple[str, ...]:
 def _item_present(st: State, text: str) -> bool:
     """Whether the function (or macro_rules!) the site was in is still defined in the file."""
     if st.function:
-        return re.search(rf"\bfn\s+{re.escape(st.function)}\b", text) is not None
+        if re.search(rf"\bfn\s+{re.escape(st.function)}\b", text) is not None:
+            return True
+        # A function a macro_rules! generates is named by an invocation, never written `fn name`:
+        # the macro's definition stands for it.
+        if not st.in_macro.startswith("macro_rules!"):
+            return False
     name = st.in_macro.removeprefix("macro_rules!").strip()
     if name:
         return re.search(rf"\bmacro_rules!\s*{re.escape(name)}\b", text) is not None
