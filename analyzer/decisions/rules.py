@@ -253,7 +253,8 @@ def _own_form(c: Call) -> bool:
     """The panicking arm rejects variants of an enum its own crate defines and no other crate
     names a variant of, none of whose variants is a dtype: a form the crate builds and reads
     itself (a code generator's argument kinds, a fusion engine's handles), whose values no user
-    chooses. An enum with a dtype variant carries a user's data (a value read from a file)."""
+    chooses. An enum with a dtype variant carries a user's data (a value read from a file), and
+    so does one built from text (a derived or implemented parser: an op type read from a model)."""
     refs = c.body.refs if not c.body.catch_all else [r for o in c.others for r in o.refs]
     if not refs:
         return False
@@ -264,6 +265,8 @@ def _own_form(c: Call) -> bool:
         d = catalog.resolve(r.enum, c.named_variants.get(r.enum, set()), c.path, c.crate)
         if d is None or d.crate != c.crate or catalog.named_outside(r.enum, c.crate):
             return False
+        if (d.crate, d.name) in catalog.from_input:
+            return False  # parsed from a model file or a config: the user's input picks the variant
         if any(canonical_dtype(v) in catalog.dtype_names for v, _ in d.variants):
             return False
     return True
@@ -343,8 +346,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`RunContext::Replay(_) => panic!(\"not supported while ..\")`", _internal_state, ARM_POSITIONS,
          ("mode.internal_enum",)),
     Rule("exclude/own-form", NONE,
-         "the arm rejects variants of an enum only its own crate names, with no dtype variant: a form the crate "
-         "builds itself", "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS),
+         "the arm rejects variants of an enum only its own crate names, with no dtype variant and no parser "
+         "from text (EnumString, FromStr): a form the crate builds itself",
+         "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS,
+         ("own_form.input_derives",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from functools import cache
 
 from analyzer.facts import lexer, regions
 from analyzer.profiles import current
@@ -20,6 +21,15 @@ _NAME = rb"[A-Za-z_][A-Za-z0-9_]*"
 _FN = re.compile(rb"\bfn\s+(" + _NAME + rb")")
 
 
+@cache
+def _ops_impl_hint() -> re.Pattern[bytes]:
+    """`NameOps<..> for`: starts with the literal suffix, which the regex engine finds by a fast
+    scan; most files hold none."""
+    suffix = re.escape(current().code.ops_trait_suffix).encode()
+    return re.compile(suffix + rb"\b\s*(?:<[^;{]*?>\s*)?for\b")
+
+
+@cache
 def _impl_header() -> re.Pattern[bytes]:
     suffix = re.escape(current().code.ops_trait_suffix).encode()
     return re.compile(rb"(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s*(?:" + _NAME + rb"\s*::\s*)*(" + _NAME + suffix
@@ -29,7 +39,7 @@ def _impl_header() -> re.Pattern[bytes]:
 def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
     """(trait, type, method names) of each top-level impl of an ops trait in the file; [] when
     there is none or the file does not lex."""
-    if current().ops_hint.search(source) is None:
+    if _ops_impl_hint().search(source) is None:
         return []
     lexed = regions.braces(source)
     if lexed is None:

@@ -20,6 +20,7 @@ from analyzer.facts import regions
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.impls import ops_impls
+from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
 from analyzer.facts.prefilter import PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, variant_uses
 from analyzer.facts.sites import _collect_sites
@@ -55,6 +56,7 @@ def parse_file(source: bytes, code: bool = False) -> FileFacts:
                                  f"(a generated or crafted file)")
     facts.variant_uses = variant_uses(source)
     facts.ops_impls = ops_impls(source)
+    facts.built_from = built_from(source)
     return facts
 
 

@@ -24,6 +24,7 @@ from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.impls import ops_impls
+from analyzer.facts.inputs import built_from
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, variant_uses
 from analyzer.profiles import current, select
 from analyzer.source.crates import crates_of
@@ -216,14 +217,15 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
-    """The facts of a file with nothing to parse for: its plain aliases, variant uses and ops
-    impls, read without a parse. Most such files have none and share one row."""
+    """The facts of a file with nothing to parse for: its plain aliases, variant uses, ops impls
+    and the types it builds from text, read without a parse. Most such files have none and share one row."""
     bad = _not_utf8(data)
     aliases = plain_aliases(data)
     uses = variant_uses(data)
-    impls = ops_impls(data)
-    if impls:
-        return _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses, ops_impls=impls), code))
+    impls, built = ops_impls(data), built_from(data)
+    if impls or built:
+        return _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses, ops_impls=impls,
+                                        built_from=built), code))
     key = (bad, tuple(aliases), tuple(uses))
     if key not in shared:
         shared[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses), code))
@@ -352,7 +354,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     crates = crates_of([b.path for b in rust], crate_roots)
     catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
                                  [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
-                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust])
+                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
+                                 [(crates[b.path], facts[b.oid].built_from) for b in rust])
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:
