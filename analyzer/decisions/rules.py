@@ -57,7 +57,30 @@ def _in_test_code(c: Call) -> bool:
 
 
 def _unreachable(c: Call) -> bool:
-    return c.site.macro == "unreachable" or _catch_all_unreachable(c) or _uninhabited_arm(c)
+    return c.site.macro == "unreachable" or _catch_all_unreachable(c) or _uninhabited_arm(c) or _foreign_exhausted(c)
+
+
+def _foreign_exhausted(c: Call) -> bool:
+    """A catch-all after arms that name every variant of a `#[non_exhaustive]` enum of another
+    crate, as the target profile declares them (image's ColorType): the compiler demands the
+    arm, no value of today's versions reaches it."""
+    arm, others = c.arm, c.others
+    if arm is None or not arm.catch_all or not others or arm.gated:
+        return False
+    enums = {r.enum for o in others for r in o.refs}
+    if len(enums) != 1:
+        return False
+    enum = enums.pop()
+    variants = dict(current().dtypes.foreign_non_exhaustive).get(enum)
+    if variants is None or c.catalog.is_defined_anywhere(enum):
+        return False  # not declared, or the tree's own enum of that name
+    covered: set[str] = set()
+    for o in others:
+        if o.gated or o.catch_all or not o.refs or o.pattern.startswith(("(", "[")):
+            return False
+        if not (o.guard or o.error_handling or _PARTIAL.search(o.pattern)):
+            covered.update(r.variant for r in o.refs if r.sub is None)
+    return set(variants) <= covered
 
 
 def _uninhabited_arm(c: Call) -> bool:
@@ -303,8 +326,10 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/test-code", NONE, "in tests/, benches/, a #[cfg(test)] module or a #[test] function",
          "`#[test] fn f() { match x { _ => panic!() } }`", _in_test_code),
     Rule("exclude/unreachable", NONE, "unreachable! states an impossibility, not a missing feature; "
-         "so does a catch-all arm no value can reach",
-         "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable),
+         "so does a catch-all arm no value can reach (after every variant of an enum of the tree, or of a "
+         "declared non-exhaustive foreign one)",
+         "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable,
+         reads=("target.foreign_non_exhaustive",)),
     Rule("exclude/not-in-arm", NONE,
          "not the body of a match arm, let-else, if-let, plain if/else branch, nor a function's whole body",
          "`fn f(n: usize) { check(n); panic!(\"no\") }`", _not_in_arm, (*ARM_POSITIONS, "other")),
