@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from analyzer.decisions.rules import is_test_path
 from analyzer.facts.model import FileFacts, SiteFacts
+from analyzer.profiles import current
 
 
 class Implementors:
@@ -22,8 +23,11 @@ class Implementors:
 
     def inheriting(self, site: SiteFacts) -> list[str] | None:
         """The crates (sorted) whose impl of the trait lacks the default method `site` is the
-        whole body of; None when the site is not a trait's default method."""
+        whole body of; None when the site is not a trait's default method, or the trait is no
+        ops trait (`...Ops`), whose impls are not read."""
         if site.context != "body" or site.fn_kind != "trait-default" or not site.fn_trait:
+            return None
+        if not site.fn_trait.endswith(current().code.ops_trait_suffix):
             return None
         return sorted({crate for crate, methods in self._by_trait.get(site.fn_trait, ())
                        if site.function not in methods})
