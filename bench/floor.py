@@ -121,7 +121,8 @@ def main() -> None:
     def classify_all() -> None:
         catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
                                      [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
-                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust])
+                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
+                                 [(crates[b.path], facts[b.oid].built_from) for b in rust])
         for b in rust:
             for s in facts[b.oid].sites:
                 classify(s, b.path, crates[b.path], catalog)

@@ -11,6 +11,8 @@ import pytest
 from analyzer.facts import parse, regions, syntax
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
+from analyzer.facts.impls import ops_impls
+from analyzer.facts.inputs import built_from
 from analyzer.facts.prefilter import has_panic_hint, plain_aliases, variant_uses
 
 RULES = Path(__file__).parent / "rules"
@@ -23,7 +25,10 @@ def _whole(src: bytes) -> FileFacts:
     if has_errors:
         tree = parse._repaired(src, tree)
     facts = parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), has_panic_hint(src))
-    facts.variant_uses = variant_uses(src)  # read off the bytes, however the file is parsed
+    # Read off the bytes, however the file is parsed.
+    facts.variant_uses = variant_uses(src)
+    facts.ops_impls = ops_impls(src)
+    facts.built_from = built_from(src)
     return facts
 
 

@@ -64,6 +64,9 @@ class DtypeCatalog:
     every: dict[str, list[DtypeEnum]] = field(default_factory=dict)
     # Per type name, the crates whose files name its variants (`FuseArg::Input`).
     users: dict[str, set[str]] = field(default_factory=dict)
+    # (crate, type) of the types built from a user's text: an enum deriving a parser
+    # (`EnumString`), a type implementing `FromStr` or `TryFrom<&str>`.
+    from_input: set[tuple[str, str]] = field(default_factory=set)
 
     def names(self, ref: VariantRef) -> bool:
         """The ref's enum name is a dtype enum somewhere in the tree and its path does not start
@@ -121,10 +124,12 @@ class DtypeCatalog:
     @staticmethod
     def build(defs: list[tuple[str, str, EnumFacts]],
               aliases: list[tuple[str, str, str, str]] | None = None,
-              uses: list[tuple[str, list[str]]] | None = None) -> DtypeCatalog:
+              uses: list[tuple[str, list[str]]] | None = None,
+              built: list[tuple[str, list[tuple[str, str]]]] | None = None) -> DtypeCatalog:
         """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
         (path, crate, alias, target) for every plain type alias; `uses` holds (crate, the type
-        names a file writes before `::Variant`) for every file."""
+        names a file writes before `::Variant`) for every file; `built` holds (crate, the (type,
+        derive or parse trait) pairs of a file) for every file."""
         enum_name = patterns().enum_name
         rules = rule_data()["dtype"]
         aliases = aliases or []
@@ -170,8 +175,10 @@ class DtypeCatalog:
                     if target in named:
                         named.add(derived)
         crates = {c.replace("-", "_") for _, c, _ in defs} | {c.replace("-", "_") for _, c, _, _ in aliases}
+        derives = set(rule_data()["own_form"]["input_derives"])
+        from_input = {(crate, typ) for crate, pairs in built or [] for typ, how in pairs if how in derives}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
-                            _users(uses or []))
+                            _users(uses or []), from_input)
 
     def defines(self, crate: str, name: str) -> bool:
         return name in self.local.get(crate, ())

@@ -57,7 +57,30 @@ def _in_test_code(c: Call) -> bool:
 
 
 def _unreachable(c: Call) -> bool:
-    return c.site.macro == "unreachable" or _catch_all_unreachable(c) or _uninhabited_arm(c)
+    return c.site.macro == "unreachable" or _catch_all_unreachable(c) or _uninhabited_arm(c) or _foreign_exhausted(c)
+
+
+def _foreign_exhausted(c: Call) -> bool:
+    """A catch-all after arms that name every variant of a `#[non_exhaustive]` enum of another
+    crate, as the target profile declares them (image's ColorType): the compiler demands the
+    arm, no value of today's versions reaches it."""
+    arm, others = c.arm, c.others
+    if arm is None or not arm.catch_all or not others or arm.gated:
+        return False
+    enums = {r.enum for o in others for r in o.refs}
+    if len(enums) != 1:
+        return False
+    enum = enums.pop()
+    variants = dict(current().dtypes.foreign_non_exhaustive).get(enum)
+    if variants is None or c.catalog.is_defined_anywhere(enum):
+        return False  # not declared, or the tree's own enum of that name
+    covered: set[str] = set()
+    for o in others:
+        if o.gated or o.catch_all or not o.refs or o.pattern.startswith(("(", "[")):
+            return False
+        if not (o.guard or o.error_handling or _PARTIAL.search(o.pattern)):
+            covered.update(r.variant for r in o.refs if r.sub is None)
+    return set(variants) <= covered
 
 
 def _uninhabited_arm(c: Call) -> bool:
@@ -253,7 +276,8 @@ def _own_form(c: Call) -> bool:
     """The panicking arm rejects variants of an enum its own crate defines and no other crate
     names a variant of, none of whose variants is a dtype: a form the crate builds and reads
     itself (a code generator's argument kinds, a fusion engine's handles), whose values no user
-    chooses. An enum with a dtype variant carries a user's data (a value read from a file)."""
+    chooses. An enum with a dtype variant carries a user's data (a value read from a file), and
+    so does one built from text (a derived or implemented parser: an op type read from a model)."""
     refs = c.body.refs if not c.body.catch_all else [r for o in c.others for r in o.refs]
     if not refs:
         return False
@@ -264,6 +288,8 @@ def _own_form(c: Call) -> bool:
         d = catalog.resolve(r.enum, c.named_variants.get(r.enum, set()), c.path, c.crate)
         if d is None or d.crate != c.crate or catalog.named_outside(r.enum, c.crate):
             return False
+        if (d.crate, d.name) in catalog.from_input:
+            return False  # parsed from a model file or a config: the user's input picks the variant
         if any(canonical_dtype(v) in catalog.dtype_names for v, _ in d.variants):
             return False
     return True
@@ -300,8 +326,10 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/test-code", NONE, "in tests/, benches/, a #[cfg(test)] module or a #[test] function",
          "`#[test] fn f() { match x { _ => panic!() } }`", _in_test_code),
     Rule("exclude/unreachable", NONE, "unreachable! states an impossibility, not a missing feature; "
-         "so does a catch-all arm no value can reach",
-         "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable),
+         "so does a catch-all arm no value can reach (after every variant of an enum of the tree, or of a "
+         "declared non-exhaustive foreign one)",
+         "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable,
+         reads=("target.foreign_non_exhaustive",)),
     Rule("exclude/not-in-arm", NONE,
          "not the body of a match arm, let-else, if-let, plain if/else branch, nor a function's whole body",
          "`fn f(n: usize) { check(n); panic!(\"no\") }`", _not_in_arm, (*ARM_POSITIONS, "other")),
@@ -343,8 +371,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`RunContext::Replay(_) => panic!(\"not supported while ..\")`", _internal_state, ARM_POSITIONS,
          ("mode.internal_enum",)),
     Rule("exclude/own-form", NONE,
-         "the arm rejects variants of an enum only its own crate names, with no dtype variant: a form the crate "
-         "builds itself", "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS),
+         "the arm rejects variants of an enum only its own crate names, with no dtype variant and no parser "
+         "from text (EnumString, FromStr): a form the crate builds itself",
+         "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS,
+         ("own_form.input_derives",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 6
+FACTS_VERSION = 8
 
 
 @dataclass
@@ -187,11 +187,16 @@ class FileFacts:
     # The type names the file writes before `::Variant`, `::{..}` or `::*` (`FuseArg::Input`):
     # which crates name an enum's variants, so build values of it or match on them.
     variant_uses: list[str] = field(default_factory=list)
+    # (trait, type, method names) of each top-level `impl ...Ops for Type` (facts/impls.py): which
+    # backends leave a trait's default method as it is.
+    ops_impls: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    # (type, derive or parse trait) pairs (facts/inputs.py): which types are built from text.
+    built_from: list[tuple[str, str]] = field(default_factory=list)
 
     def site_part(self) -> FileFacts:
         """What extract reads: the calls, enums and aliases, and how the file was read."""
         return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped,
-                         variant_uses=self.variant_uses)
+                         variant_uses=self.variant_uses, ops_impls=self.ops_impls, built_from=self.built_from)
 
     def code_part(self) -> FileFacts:
         """What only the coverage audit reads: ops traits, their impls, every function's calls and
@@ -212,7 +217,9 @@ class FileFacts:
                           for i in self.impls],
                 "functions": [f.to_json() for f in self.functions],
                 "macro_defs": [m.to_json() for m in self.macro_defs],
-                "variant_uses": self.variant_uses}
+                "variant_uses": self.variant_uses,
+                "ops_impls": [[t, typ, list(ms)] for t, typ, ms in self.ops_impls],
+                "built_from": [list(b) for b in self.built_from]}
 
     @staticmethod
     def from_json(d: dict) -> FileFacts:
@@ -232,7 +239,9 @@ class FileFacts:
                           for i in d.get("impls", [])],
                          [FnFacts.from_json(f) for f in d.get("functions", [])],
                          [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])],
-                         d.get("skipped", ""), d.get("variant_uses", []))
+                         d.get("skipped", ""), d.get("variant_uses", []),
+                         [(t, typ, list(ms)) for t, typ, ms in d.get("ops_impls", [])],
+                         [(t, n) for t, n in d.get("built_from", [])])
 
 
 def _ref_json(r: VariantRef) -> dict:

@@ -19,6 +19,8 @@ from tree_sitter import Node, Parser, Range
 from analyzer.facts import regions
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
+from analyzer.facts.impls import ops_impls
+from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
 from analyzer.facts.prefilter import PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, variant_uses
 from analyzer.facts.sites import _collect_sites
@@ -53,6 +55,8 @@ def parse_file(source: bytes, code: bool = False) -> FileFacts:
                          skipped=f"its matches hold more than {MAX_ARM_FACTS:,} arm facts "
                                  f"(a generated or crafted file)")
     facts.variant_uses = variant_uses(source)
+    facts.ops_impls = ops_impls(source)
+    facts.built_from = built_from(source)
     return facts
 
 

@@ -23,6 +23,8 @@ from analyzer.core.errors import UserError
 from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
+from analyzer.facts.impls import ops_impls
+from analyzer.facts.inputs import built_from
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, variant_uses
 from analyzer.profiles import current, select
 from analyzer.source.crates import crates_of
@@ -214,6 +216,22 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
+def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
+    """The facts of a file with nothing to parse for: its plain aliases, variant uses, ops impls
+    and the types it builds from text, read without a parse. Most such files have none and share one row."""
+    bad = _not_utf8(data)
+    aliases = plain_aliases(data)
+    uses = variant_uses(data)
+    impls, built = ops_impls(data), built_from(data)
+    if impls or built:
+        return _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses, ops_impls=impls,
+                                        built_from=built), code))
+    key = (bad, tuple(aliases), tuple(uses))
+    if key not in shared:
+        shared[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses), code))
+    return shared[key]
+
+
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
                progress: Callable[[str], None] | None = None,
                prefiltered: set[str] | None = None, code: bool = False) -> dict[str, Parsed]:
@@ -240,17 +258,9 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
             progress(f"reading {len(oids)} files")
         for oid, data in repo.read_blobs(order):
             if not worth_parsing(data):
-                # Nothing to parse for: the facts are its plain aliases, if any, without a parse.
-                # Most such files have none and share one row.
                 if prefiltered is not None:
                     prefiltered.add(oid)
-                bad = _not_utf8(data)
-                aliases = plain_aliases(data)
-                uses = variant_uses(data)
-                key = (bad, tuple(aliases), tuple(uses))
-                if key not in unparsed:
-                    unparsed[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses), code))
-                out[oid] = unparsed[key]
+                out[oid] = _unparsed(data, code, unparsed)
                 continue
             n_parse += 1
             if pool is None:
@@ -344,7 +354,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     crates = crates_of([b.path for b in rust], crate_roots)
     catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
                                  [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
-                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust])
+                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
+                                 [(crates[b.path], facts[b.oid].built_from) for b in rust])
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:
@@ -360,6 +371,9 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     for a, i in zip(kept, ids):
         a.id = i
     from analyzer.records.build import file_lines, record_line
+    from analyzer.pipeline.inherited import Implementors
+
+    implementors = Implementors((b.path, crates[b.path], facts[b.oid]) for b in rust)
 
     by_path = {b.path: b for b in rust}
     need = sorted({by_path[a.path].oid for a in kept} - set(contents))
@@ -371,7 +385,7 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
         lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
-                                 alternate))
+                                 alternate, implementors.inheriting(a.site)))
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None

@@ -71,6 +71,7 @@ class Dtypes:
     foreign_kind_method: str
     foreign_kind_enum: str
     foreign_enums: tuple[str, ...]
+    foreign_non_exhaustive: tuple[tuple[str, tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)

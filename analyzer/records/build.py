@@ -22,7 +22,8 @@ def file_lines(data: bytes) -> list[str]:
 
 
 def record_line(repo: str, sha: str, now: str, path: str, crate: str, s: SiteFacts, d: Decision, record_id: str | None,
-                file_lines: list[str], alternate_ids: list[str] | None = None) -> RecordLine:
+                file_lines: list[str], alternate_ids: list[str] | None = None,
+                inherited_by: list[str] | None = None) -> RecordLine:
     """The record line of one site the classifier kept, with its source window from `file_lines`."""
     source, start, end = window(file_lines, s.line, WINDOW_RADIUS)
     category = d.category
@@ -45,5 +46,6 @@ def record_line(repo: str, sha: str, now: str, path: str, crate: str, s: SiteFac
         handled=d.handled, rejected=d.rejected, partial=d.partial, messageRegex=regex,
         operation=operation_of(s.message, s.function, s.in_macro, s.impl), inMacro=s.in_macro, column=s.column,
         rule=d.reason, rules=d.rules, firstSeenSha=sha, firstSeenAt=now, alternateIds=alternate_ids or [],
+        inheritedBy=inherited_by,
         contentHash=content_hash(s.message, category, s.macro, s.scrutinee, d.pattern, d.handled, d.rejected))
     return RecordLine(record=record, analysis=analysis)

@@ -130,6 +130,9 @@ class Analysis(BaseModel):
     # The ids this site carries whatever other sites share its key (records/ids.py `assign`): its
     # key's plain id and its file-bound one; the lineage's `id` tier looks earlier ids up in them.
     alternateIds: list[StrictStr] = []
+    # A trait's default method whose whole body panics: the crates (sorted) whose impl of the
+    # trait leaves it out, each of which hits it. Absent on every other record.
+    inheritedBy: list[StrictStr] | None = None
     # new | changed | unchanged, against --previous (new without it)
     annotationStatus: Literal["new", "changed", "unchanged"] = "new"
     # When `annotate import` last merged an answer; absent until then.
@@ -137,10 +140,11 @@ class Analysis(BaseModel):
 
     @model_serializer(mode="wrap")
     def _leave_out_unset_dates(self, handler):
-        # A record never annotated has no annotatedAt key, rather than a null one.
+        # A record never annotated has no annotatedAt key, rather than a null one (as inheritedBy).
         data = handler(self)
-        if data.get("annotatedAt") is None:
-            data.pop("annotatedAt", None)
+        for key in ("annotatedAt", "inheritedBy"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
     # How `extract --previous` found this site's earlier record (analyzer/lineage/): by the same
     # id, by following its line through git history, by crate+function+message, by file or crate

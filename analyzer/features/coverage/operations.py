@@ -150,6 +150,7 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
                     reasons.setdefault((d.crate, op, column), []).append(d.unknown)
 
     unimplemented = _not_implemented(ex, graph, ops)
+    _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
 
     # A backend's columns: the first enum's, and those of the enums its own dispatches name.
     enums_of: dict[str, set[str]] = {}
@@ -202,6 +203,23 @@ def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]
             out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl,
                                                        "", r.errorMessage))
     return out
+
+
+def _add_inherited(ex, audit_by_id, traits, ops: dict[tuple[str, str], Operation],
+                   unimplemented: dict[tuple[str, str], Site]) -> None:
+    """A backend ops trait's default method whose whole body panics, as a row of each backend
+    that inherits it (`analysis.inheritedBy`): not implemented there, whatever the dtype."""
+    for ln in ex.lines:
+        a, r = ln.facts, ln.record
+        entry = audit_by_id.get(r.id)
+        if a.category != OP or not a.inheritedBy or entry is None or entry.site.fn_trait not in traits:
+            continue
+        trait = entry.site.fn_trait
+        site = Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, "", r.errorMessage)
+        for crate in a.inheritedBy:
+            ops.setdefault((crate, a.function), Operation(crate, a.function, trait, trait_kind(trait), r.filePath,
+                                                          r.lineNumber, r.githubUrl))
+            unimplemented.setdefault((crate, a.function), site)
 
 
 def _arm_dtypes(arm) -> set[str]:

@@ -1,0 +1,84 @@
+"""Which methods each `impl <..Ops> for Type` of a file defines, read from its bytes without a parse.
+
+Extract needs this of every file, parsed or not: a trait's default method that panics is hit by
+every backend whose impl of the trait leaves the method out, and most impl files hold no
+panic-family call, so the parser never sees them. The item braces come from regions.braces (the
+one lexer), so braces in strings and comments do not count; an impl inside a module or written
+by a macro is not read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from functools import cache
+
+from analyzer.facts import lexer, regions
+from analyzer.profiles import current
+
+# `impl<..> path::NameOps<..> for Type<..> where ..`, after the attributes and `;` items before it.
+_NAME = rb"[A-Za-z_][A-Za-z0-9_]*"
+_FN = re.compile(rb"\bfn\s+(" + _NAME + rb")")
+
+
+@cache
+def _ops_impl_hint() -> re.Pattern[bytes]:
+    """`NameOps<..> for`: starts with the literal suffix, which the regex engine finds by a fast
+    scan; most files hold none."""
+    suffix = re.escape(current().code.ops_trait_suffix).encode()
+    return re.compile(suffix + rb"\b\s*(?:<[^;{]*?>\s*)?for\b")
+
+
+@cache
+def _impl_header() -> re.Pattern[bytes]:
+    suffix = re.escape(current().code.ops_trait_suffix).encode()
+    return re.compile(rb"(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s*(?:" + _NAME + rb"\s*::\s*)*(" + _NAME + suffix
+                      + rb")\b.*?\bfor\s+(?:" + _NAME + rb"\s*::\s*)*(" + _NAME + rb")", re.S)
+
+
+def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
+    """(trait, type, method names) of each top-level impl of an ops trait in the file; [] when
+    there is none or the file does not lex."""
+    if _ops_impl_hint().search(source) is None:
+        return []
+    lexed = regions.braces(source)
+    if lexed is None:
+        return []
+    header_rx = _impl_header()
+    out: list[tuple[str, str, list[str]]] = []
+    start = 0
+    for open_at, end in zip(lexed.opens, lexed.ends):
+        header = source[start:open_at]
+        start = regions._past_semicolon(source, end)
+        at = _header_start(header)
+        m = header_rx.match(header, at)
+        if m is None:
+            continue
+        close = end - 1
+        lo = bisect.bisect_right(lexed.member_ends, open_at)
+        hi = bisect.bisect_right(lexed.member_ends, close)
+        bounds = [open_at + 1] + lexed.member_ends[lo:hi]
+        cursor = lexer.CodeCursor(source)
+        cursor.resume(open_at + 1)
+        methods: list[str] = []
+        try:
+            for s, e in zip(bounds, [*bounds[1:], close]):
+                # A member's signature runs to its body's `{`; what follows is its body, whose
+                # nested items (a `fn` inside a method) are not the impl's.
+                brace = next(lexer.marks(source, lexer.BRACES, s, e), e)
+                for f in _FN.finditer(source, s, brace):
+                    if cursor.in_code(f.start()):
+                        methods.append(f.group(1).decode())
+                cursor.resume(e)
+        except lexer.LexError:
+            return []
+        out.append((m.group(1).decode(), m.group(2).decode(), methods))
+    return out
+
+
+def _header_start(header: bytes) -> int:
+    """Past the white space, comments, attributes and `;` items before an item's keyword."""
+    at = 0
+    while (m := regions._HEADER_NOISE.match(header, at)) is not None and m.end() > at:
+        at = m.end()
+    return at
