@@ -46,7 +46,8 @@ def decisions(code: str, path: str = "crates/burn-x/src/lib.rs", elsewhere: str 
         files.append((ELSEWHERE, "burn-other", parse_file(elsewhere.encode())))
     catalog = DtypeCatalog.build([(p, c, e) for p, c, f in files for e in f.enums],
                                  [(p, c, a, t) for p, c, f in files for a, t in f.aliases],
-                                 [(c, f.variant_uses) for _, c, f in files])
+                                 [(c, f.variant_uses) for _, c, f in files],
+                                 {t for _, _, f in files for t in f.trait_names})
     facts = files[1][2]
     return [(s, classify(s, path, crate, catalog)) for s in facts.sites]
 

@@ -64,6 +64,8 @@ class DtypeCatalog:
     every: dict[str, list[DtypeEnum]] = field(default_factory=dict)
     # Per type name, the crates whose files name its variants (`FuseArg::Input`).
     users: dict[str, set[str]] = field(default_factory=dict)
+    # The names of the traits the tree defines; None when unknown (a catalog built without them).
+    traits: set[str] | None = None
 
     def names(self, ref: VariantRef) -> bool:
         """The ref's enum name is a dtype enum somewhere in the tree and its path does not start
@@ -121,10 +123,12 @@ class DtypeCatalog:
     @staticmethod
     def build(defs: list[tuple[str, str, EnumFacts]],
               aliases: list[tuple[str, str, str, str]] | None = None,
-              uses: list[tuple[str, list[str]]] | None = None) -> DtypeCatalog:
+              uses: list[tuple[str, list[str]]] | None = None,
+              traits: set[str] | None = None) -> DtypeCatalog:
         """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
         (path, crate, alias, target) for every plain type alias; `uses` holds (crate, the type
-        names a file writes before `::Variant`) for every file."""
+        names a file writes before `::Variant`) for every file; `traits` the names of every trait the tree
+        defines."""
         enum_name = patterns().enum_name
         rules = rule_data()["dtype"]
         aliases = aliases or []
@@ -171,7 +175,12 @@ class DtypeCatalog:
                         named.add(derived)
         crates = {c.replace("-", "_") for _, c, _ in defs} | {c.replace("-", "_") for _, c, _, _ in aliases}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
-                            _users(uses or []))
+                            _users(uses or []), set(traits) if traits is not None else None)
+
+    def foreign_trait(self, name: str) -> bool:
+        """No file of the tree defines a trait of that name: another library's (serde's
+        `Serializer`, or an alias of it). False when the tree's traits are unknown."""
+        return self.traits is not None and bool(name) and name not in self.traits
 
     def defines(self, crate: str, name: str) -> bool:
         return name in self.local.get(crate, ())

@@ -269,6 +269,34 @@ def _own_form(c: Call) -> bool:
     return True
 
 
+def _foreign_protocol(c: Call) -> bool:
+    """A stub method of an impl of a trait no file of the tree defines (serde's `Serializer`, a
+    kernel library's view trait): the other library calls it with the forms the tree hands it, its
+    own data, so no user's choice of operation reaches the stub. The tree's own traits (a backend's
+    ops trait, a recorder) stay: their methods are the operations users call."""
+    if c.site.fn_kind != "trait-impl" or not c.catalog.foreign_trait(c.site.fn_trait):
+        return False
+    # A path through a crate of the tree (`burn_common::device::Device`, `crate::Device`) names
+    # a trait the tree re-exports as its own: its users reach it through the tree.
+    root = _trait_root(c.site.impl)
+    return root == "" or c.catalog.outside(root)
+
+
+def _trait_root(impl_header: str) -> str:
+    """The first segment of the trait's path in an impl header, "" for a bare name:
+    `impl<'de> serde::Deserializer<'de> for D` -> serde."""
+    head = impl_header.removeprefix("impl").lstrip()
+    if head.startswith("<"):  # the impl's own generics
+        depth = 0
+        for i, ch in enumerate(head):
+            depth += {"<": 1, ">": -1}.get(ch, 0)
+            if depth == 0:
+                head = head[i + 1:]
+                break
+    path = head.split(" for ", 1)[0].split("<", 1)[0].strip().removeprefix("::")
+    return path.split("::", 1)[0].strip() if "::" in path else ""
+
+
 # --- unsupported-mode -----------------------------------------------------------------------------
 
 def _mode_macro(c: Call) -> bool:
@@ -345,6 +373,10 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/own-form", NONE,
          "the arm rejects variants of an enum only its own crate names, with no dtype variant: a form the crate "
          "builds itself", "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS),
+    Rule("exclude/foreign-protocol", NONE,
+         "a method of an impl of a trait no file of the tree defines (another library's protocol) whose whole "
+         "body is the call", "`impl serde::Serializer for Ser { fn serialize_map(..) { unimplemented!() } }`",
+         _foreign_protocol, BODY),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

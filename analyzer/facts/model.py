@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 5
+FACTS_VERSION = 6
 
 
 @dataclass
@@ -186,11 +186,14 @@ class FileFacts:
     # The type names the file writes before `::Variant`, `::{..}` or `::*` (`FuseArg::Input`):
     # which crates name an enum's variants, so build values of it or match on them.
     variant_uses: list[str] = field(default_factory=list)
+    # The names of the traits the file defines (`pub trait Recorder`): an impl of a trait no file of
+    # the tree defines implements another library's protocol (serde's `Serializer`).
+    trait_names: list[str] = field(default_factory=list)
 
     def site_part(self) -> FileFacts:
         """What extract reads: the calls, enums and aliases, and how the file was read."""
         return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped,
-                         variant_uses=self.variant_uses)
+                         variant_uses=self.variant_uses, trait_names=self.trait_names)
 
     def code_part(self) -> FileFacts:
         """What only the coverage audit reads: ops traits, their impls, every function's calls and
@@ -211,7 +214,7 @@ class FileFacts:
                           for i in self.impls],
                 "functions": [f.to_json() for f in self.functions],
                 "macro_defs": [m.to_json() for m in self.macro_defs],
-                "variant_uses": self.variant_uses}
+                "variant_uses": self.variant_uses, "trait_names": self.trait_names}
 
     @staticmethod
     def from_json(d: dict) -> FileFacts:
@@ -231,7 +234,7 @@ class FileFacts:
                           for i in d.get("impls", [])],
                          [FnFacts.from_json(f) for f in d.get("functions", [])],
                          [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])],
-                         d.get("skipped", ""), d.get("variant_uses", []))
+                         d.get("skipped", ""), d.get("variant_uses", []), d.get("trait_names", []))
 
 
 def _ref_json(r: VariantRef) -> dict:

@@ -20,7 +20,8 @@ from analyzer.facts import regions
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
-from analyzer.facts.prefilter import PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, variant_uses
+from analyzer.facts.prefilter import (PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, trait_names,
+                                      variant_uses)
 from analyzer.facts.sites import _collect_sites
 from analyzer.facts.syntax import LANGUAGE, _blanked, _parser, _word_spans
 from analyzer.profiles import current
@@ -53,6 +54,7 @@ def parse_file(source: bytes, code: bool = False) -> FileFacts:
                          skipped=f"its matches hold more than {MAX_ARM_FACTS:,} arm facts "
                                  f"(a generated or crafted file)")
     facts.variant_uses = variant_uses(source)
+    facts.trait_names = trait_names(source)
     return facts
 
 

@@ -23,7 +23,7 @@ from analyzer.core.errors import UserError
 from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
-from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, variant_uses
+from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, trait_names, variant_uses
 from analyzer.profiles import current, select
 from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
@@ -247,9 +247,11 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
                 bad = _not_utf8(data)
                 aliases = plain_aliases(data)
                 uses = variant_uses(data)
-                key = (bad, tuple(aliases), tuple(uses))
+                traits = trait_names(data)
+                key = (bad, tuple(aliases), tuple(uses), tuple(traits))
                 if key not in unparsed:
-                    unparsed[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses), code))
+                    unparsed[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses,
+                                                             trait_names=traits), code))
                 out[oid] = unparsed[key]
                 continue
             n_parse += 1
@@ -344,7 +346,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     crates = crates_of([b.path for b in rust], crate_roots)
     catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
                                  [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
-                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust])
+                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
+                                 {t for b in rust for t in facts[b.oid].trait_names})
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:
