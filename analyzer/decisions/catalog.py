@@ -179,8 +179,13 @@ class DtypeCatalog:
 
     def foreign_trait(self, name: str) -> bool:
         """No file of the tree defines a trait of that name: another library's (serde's
-        `Serializer`, or an alias of it). False when the tree's traits are unknown."""
-        return self.traits is not None and bool(name) and name not in self.traits
+        `Serializer`, or an alias of it). A trait a macro of the tree generates from one of its
+        traits (`#[cube]` on `trait ViewOperations` makes `ViewOperationsExpand`) is the tree's.
+        False when the tree's traits are unknown."""
+        if self.traits is None or not name or name in self.traits:
+            return False
+        return not any(name.endswith(suffix) and name[:-len(suffix)] in self.traits
+                       for suffix in rule_data()["dtype"]["derived_suffixes"])
 
     def defines(self, crate: str, name: str) -> bool:
         return name in self.local.get(crate, ())

@@ -376,7 +376,7 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/foreign-protocol", NONE,
          "a method of an impl of a trait no file of the tree defines (another library's protocol) whose whole "
          "body is the call", "`impl serde::Serializer for Ser { fn serialize_map(..) { unimplemented!() } }`",
-         _foreign_protocol, BODY),
+         _foreign_protocol, BODY, ("dtype.derived_suffixes",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),
