@@ -182,7 +182,9 @@ class DtypeCatalog:
         `Serializer`, or an alias of it). A trait a macro of the tree generates from one of its
         traits (`#[cube]` on `trait ViewOperations` makes `ViewOperationsExpand`) is the tree's.
         False when the tree's traits are unknown."""
-        if self.traits is None or not name or name in self.traits:
+        # A leading `_` or `$` is a macro's metavariable (`impl $tr for $ty` re-parsed as `_tr`):
+        # the trait is whatever the macro is called with, so unknown.
+        if self.traits is None or not name or name.startswith(("_", "$")) or name in self.traits:
             return False
         return not any(name.endswith(suffix) and name[:-len(suffix)] in self.traits
                        for suffix in rule_data()["dtype"]["derived_suffixes"])
