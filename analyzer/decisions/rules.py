@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_foreign_kind
 from analyzer.decisions.catalog import canonical_dtype
@@ -269,6 +270,23 @@ def _own_form(c: Call) -> bool:
     return True
 
 
+def _inferred_output(c: Call) -> bool:
+    """A catch-all over the kinds of a node's output (`match &self.output { Type::Tensor(..) =>
+    .., Type::Shape(..) => .., _ => panic!("only supports Tensor or Shape outputs") }`): the
+    output's kind comes from the importer's own type inference, not from the model a user
+    brings, so the kinds left are ones it never infers there (R20). A dtype dispatch on the
+    output stays (the dtype rules come first): an output's dtype follows its inputs'."""
+    if not c.body.catch_all or not c.others or not any(o.refs for o in c.others):
+        return False
+    output = _output_ident()
+    return any(output.match(tok) for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", c.site.scrutinee))
+
+
+@cache
+def _output_ident() -> re.Pattern:
+    return re.compile(rule_data()["mode"]["inferred_output"])
+
+
 def _foreign_protocol(c: Call) -> bool:
     """A stub method of an impl of a trait no file of the tree defines (serde's `Serializer`, a
     kernel library's view trait): the other library calls it with the forms the tree hands it, its
@@ -373,6 +391,10 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/own-form", NONE,
          "the arm rejects variants of an enum only its own crate names, with no dtype variant: a form the crate "
          "builds itself", "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS),
+    Rule("exclude/inferred-output", NONE,
+         "a catch-all over the kinds of a node's output, which the importer's own type inference gave it",
+         "`match &self.output { Type::Tensor(t) => .., _ => panic!(\"only supports Tensor outputs\") }`",
+         _inferred_output, ARM_POSITIONS, ("mode.inferred_output",)),
     Rule("exclude/foreign-protocol", NONE,
          "a method of an impl of a trait no file of the tree defines (another library's protocol) whose whole "
          "body is the call", "`impl serde::Serializer for Ser { fn serialize_map(..) { unimplemented!() } }`",
