@@ -11,7 +11,7 @@ import pytest
 from analyzer.facts import parse, regions, syntax
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
-from analyzer.facts.prefilter import has_panic_hint, plain_aliases, variant_uses
+from analyzer.facts.prefilter import has_panic_hint, plain_aliases, trait_names, variant_uses
 
 RULES = Path(__file__).parent / "rules"
 
@@ -24,6 +24,7 @@ def _whole(src: bytes) -> FileFacts:
         tree = parse._repaired(src, tree)
     facts = parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), has_panic_hint(src))
     facts.variant_uses = variant_uses(src)  # read off the bytes, however the file is parsed
+    facts.trait_names = trait_names(src)
     return facts
 
 
