@@ -6,7 +6,7 @@ import pytest
 
 from analyzer.pipeline.extract import _prefilter
 from analyzer.facts.parse import parse_file
-from analyzer.facts.prefilter import ENUM_HINT, PANIC_HINT, has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.facts.prefilter import ENUM_HINT, PANIC_HINT, has_enum_hint, has_panic_hint, plain_aliases, trait_names
 
 HINT_CASES = [
     b"fn f() { panic!(\"no\") }",
@@ -59,6 +59,23 @@ def test_plain_aliases_one_per_line_at_the_line_start():
                                      ("Last", "Final")]
     assert plain_aliases(b"fn f() {}") == []
     assert plain_aliases(b"type") == []
+
+
+def test_trait_names_are_the_traits_a_file_defines_at_a_line_start():
+    source = (b"pub trait Recorder<B>: Send {\n"
+              b"    pub(crate) unsafe trait Kernel {}\n"
+              b"trait Local;\n"
+              b"/// the trait Serializer drives it\n"  # a comment names a trait, defines none
+              b"impl serde::Serializer for Packer {}\n"
+              b"let s = \"trait Quoted\";\n"
+              b"fn f() { let trait_ = 1; }\n"
+              b"pub trait Recorder2 {}\n"
+              b"trait Last")  # no newline at the end
+    assert trait_names(source) == ["Kernel", "Last", "Local", "Recorder", "Recorder2"]
+    assert trait_names(b"fn f() {}") == []
+    assert trait_names(b"trait") == []
+    # A file with sites reports them too, so the catalog sees every file's traits.
+    assert parse_file(b"pub trait Keeper {}\nfn f() { todo!() }\n").trait_names == ["Keeper"]
 
 
 def test_columns_are_bytes_from_the_line_start():

@@ -13,7 +13,7 @@ from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.impls import ops_impls
 from analyzer.facts.inputs import built_from
-from analyzer.facts.prefilter import has_panic_hint, plain_aliases, variant_uses
+from analyzer.facts.prefilter import has_panic_hint, plain_aliases, trait_names, variant_uses
 
 RULES = Path(__file__).parent / "rules"
 
@@ -29,6 +29,7 @@ def _whole(src: bytes) -> FileFacts:
     facts.variant_uses = variant_uses(src)
     facts.ops_impls = ops_impls(src)
     facts.built_from = built_from(src)
+    facts.trait_names = trait_names(src)
     return facts
 
 

@@ -47,7 +47,8 @@ def decisions(code: str, path: str = "crates/burn-x/src/lib.rs", elsewhere: str 
     catalog = DtypeCatalog.build([(p, c, e) for p, c, f in files for e in f.enums],
                                  [(p, c, a, t) for p, c, f in files for a, t in f.aliases],
                                  [(c, f.variant_uses) for _, c, f in files],
-                                 [(c, f.built_from) for _, c, f in files])
+                                 [(c, f.built_from) for _, c, f in files],
+                                 {t for _, _, f in files for t in f.trait_names})
     facts = files[1][2]
     return [(s, classify(s, path, crate, catalog)) for s in facts.sites]
 

@@ -67,6 +67,8 @@ class DtypeCatalog:
     # (crate, type) of the types built from a user's text: an enum deriving a parser
     # (`EnumString`), a type implementing `FromStr` or `TryFrom<&str>`.
     from_input: set[tuple[str, str]] = field(default_factory=set)
+    # The names of the traits the tree defines; None when unknown (a catalog built without them).
+    traits: set[str] | None = None
 
     def names(self, ref: VariantRef) -> bool:
         """The ref's enum name is a dtype enum somewhere in the tree and its path does not start
@@ -125,11 +127,13 @@ class DtypeCatalog:
     def build(defs: list[tuple[str, str, EnumFacts]],
               aliases: list[tuple[str, str, str, str]] | None = None,
               uses: list[tuple[str, list[str]]] | None = None,
-              built: list[tuple[str, list[tuple[str, str]]]] | None = None) -> DtypeCatalog:
+              built: list[tuple[str, list[tuple[str, str]]]] | None = None,
+              traits: set[str] | None = None) -> DtypeCatalog:
         """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
         (path, crate, alias, target) for every plain type alias; `uses` holds (crate, the type
         names a file writes before `::Variant`) for every file; `built` holds (crate, the (type,
-        derive or parse trait) pairs of a file) for every file."""
+        derive or parse trait) pairs of a file) for every file; `traits` the names of every trait
+        the tree defines."""
         enum_name = patterns().enum_name
         rules = rule_data()["dtype"]
         aliases = aliases or []
@@ -178,7 +182,19 @@ class DtypeCatalog:
         derives = set(rule_data()["own_form"]["input_derives"])
         from_input = {(crate, typ) for crate, pairs in built or [] for typ, how in pairs if how in derives}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
-                            _users(uses or []), from_input)
+                            _users(uses or []), from_input, set(traits) if traits is not None else None)
+
+    def foreign_trait(self, name: str) -> bool:
+        """No file of the tree defines a trait of that name: another library's (serde's
+        `Serializer`, or an alias of it). A trait a macro of the tree generates from one of its
+        traits (`#[cube]` on `trait ViewOperations` makes `ViewOperationsExpand`) is the tree's.
+        False when the tree's traits are unknown."""
+        # A leading `_` or `$` is a macro's metavariable (`impl $tr for $ty` re-parsed as `_tr`):
+        # the trait is whatever the macro is called with, so unknown.
+        if self.traits is None or not name or name.startswith(("_", "$")) or name in self.traits:
+            return False
+        return not any(name.endswith(suffix) and name[:-len(suffix)] in self.traits
+                       for suffix in rule_data()["dtype"]["derived_suffixes"])
 
     def defines(self, crate: str, name: str) -> bool:
         return name in self.local.get(crate, ())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_foreign_kind
 from analyzer.decisions.catalog import canonical_dtype
@@ -295,6 +296,51 @@ def _own_form(c: Call) -> bool:
     return True
 
 
+def _inferred_output(c: Call) -> bool:
+    """A catch-all over the kinds of a node's output (`match &self.output { Type::Tensor(..) =>
+    .., Type::Shape(..) => .., _ => panic!("only supports Tensor or Shape outputs") }`): the
+    output's kind comes from the importer's own type inference, not from the model a user
+    brings, so the kinds left are ones it never infers there (R20). A dtype dispatch on the
+    output stays (the dtype rules come first): an output's dtype follows its inputs'."""
+    if not c.body.catch_all or not c.others or not any(o.refs for o in c.others):
+        return False
+    output = _output_ident()
+    return any(output.match(tok) for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", c.site.scrutinee))
+
+
+@cache
+def _output_ident() -> re.Pattern:
+    return re.compile(rule_data()["mode"]["inferred_output"])
+
+
+def _foreign_protocol(c: Call) -> bool:
+    """A stub method of an impl of a trait no file of the tree defines (serde's `Serializer`, a
+    kernel library's view trait): the other library calls it with the forms the tree hands it, its
+    own data, so no user's choice of operation reaches the stub. The tree's own traits (a backend's
+    ops trait, a recorder) stay: their methods are the operations users call."""
+    if c.site.fn_kind != "trait-impl" or not c.catalog.foreign_trait(c.site.fn_trait):
+        return False
+    # A path through a crate of the tree (`burn_common::device::Device`, `crate::Device`) names
+    # a trait the tree re-exports as its own: its users reach it through the tree.
+    root = _trait_root(c.site.impl)
+    return root == "" or c.catalog.outside(root)
+
+
+def _trait_root(impl_header: str) -> str:
+    """The first segment of the trait's path in an impl header, "" for a bare name:
+    `impl<'de> serde::Deserializer<'de> for D` -> serde."""
+    head = impl_header.removeprefix("impl").lstrip()
+    if head.startswith("<"):  # the impl's own generics
+        depth = 0
+        for i, ch in enumerate(head):
+            depth += {"<": 1, ">": -1}.get(ch, 0)
+            if depth == 0:
+                head = head[i + 1:]
+                break
+    path = head.split(" for ", 1)[0].split("<", 1)[0].strip().removeprefix("::")
+    return path.split("::", 1)[0].strip() if "::" in path else ""
+
+
 # --- unsupported-mode -----------------------------------------------------------------------------
 
 def _mode_macro(c: Call) -> bool:
@@ -375,6 +421,14 @@ RULE_ORDER: tuple[Rule, ...] = (
          "from text (EnumString, FromStr): a form the crate builds itself",
          "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS,
          ("own_form.input_derives",)),
+    Rule("exclude/inferred-output", NONE,
+         "a catch-all over the kinds of a node's output, which the importer's own type inference gave it",
+         "`match &self.output { Type::Tensor(t) => .., _ => panic!(\"only supports Tensor outputs\") }`",
+         _inferred_output, ARM_POSITIONS, ("mode.inferred_output",)),
+    Rule("exclude/foreign-protocol", NONE,
+         "a method of an impl of a trait no file of the tree defines (another library's protocol) whose whole "
+         "body is the call", "`impl serde::Serializer for Ser { fn serialize_map(..) { unimplemented!() } }`",
+         _foreign_protocol, BODY, ("dtype.derived_suffixes",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 8
+FACTS_VERSION = 9
 
 
 @dataclass
@@ -192,11 +192,15 @@ class FileFacts:
     ops_impls: list[tuple[str, str, list[str]]] = field(default_factory=list)
     # (type, derive or parse trait) pairs (facts/inputs.py): which types are built from text.
     built_from: list[tuple[str, str]] = field(default_factory=list)
+    # The names of the traits the file defines (`pub trait Recorder`): an impl of a trait no file of
+    # the tree defines implements another library's protocol (serde's `Serializer`).
+    trait_names: list[str] = field(default_factory=list)
 
     def site_part(self) -> FileFacts:
         """What extract reads: the calls, enums and aliases, and how the file was read."""
         return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped,
-                         variant_uses=self.variant_uses, ops_impls=self.ops_impls, built_from=self.built_from)
+                         variant_uses=self.variant_uses, ops_impls=self.ops_impls, built_from=self.built_from,
+                         trait_names=self.trait_names)
 
     def code_part(self) -> FileFacts:
         """What only the coverage audit reads: ops traits, their impls, every function's calls and
@@ -219,7 +223,8 @@ class FileFacts:
                 "macro_defs": [m.to_json() for m in self.macro_defs],
                 "variant_uses": self.variant_uses,
                 "ops_impls": [[t, typ, list(ms)] for t, typ, ms in self.ops_impls],
-                "built_from": [list(b) for b in self.built_from]}
+                "built_from": [list(b) for b in self.built_from],
+                "trait_names": self.trait_names}
 
     @staticmethod
     def from_json(d: dict) -> FileFacts:
@@ -241,7 +246,8 @@ class FileFacts:
                          [MacroDefFacts.from_json(m) for m in d.get("macro_defs", [])],
                          d.get("skipped", ""), d.get("variant_uses", []),
                          [(t, typ, list(ms)) for t, typ, ms in d.get("ops_impls", [])],
-                         [(t, n) for t, n in d.get("built_from", [])])
+                         [(t, n) for t, n in d.get("built_from", [])],
+                         d.get("trait_names", []))
 
 
 def _ref_json(r: VariantRef) -> dict:

@@ -22,7 +22,8 @@ from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.impls import ops_impls
 from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
-from analyzer.facts.prefilter import PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, variant_uses
+from analyzer.facts.prefilter import (PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, trait_names,
+                                      variant_uses)
 from analyzer.facts.sites import _collect_sites
 from analyzer.facts.syntax import LANGUAGE, _blanked, _parser, _word_spans
 from analyzer.profiles import current
@@ -57,6 +58,7 @@ def parse_file(source: bytes, code: bool = False) -> FileFacts:
     facts.variant_uses = variant_uses(source)
     facts.ops_impls = ops_impls(source)
     facts.built_from = built_from(source)
+    facts.trait_names = trait_names(source)
     return facts
 
 

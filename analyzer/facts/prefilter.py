@@ -94,3 +94,27 @@ def variant_uses(source: bytes) -> list[str]:
                 names.add(run[capital.start():].decode())
         before = part
     return sorted(names)
+
+
+# A trait definition at the start of its line (`pub trait Recorder<B>`, `pub(crate) unsafe trait
+# Kernel`): the word `trait` in a comment or a string is not at a line start after at most a
+# visibility and `unsafe`, and rustfmt writes every item on a line of its own.
+_TRAIT_DEF = re.compile(rb"[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:unsafe[ \t]+)?(?:auto[ \t]+)?"
+                        rb"trait[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def trait_names(source: bytes) -> list[str]:
+    """The names of the traits the file defines (sorted, each once): an impl of a trait no file of
+    the tree defines implements another library's protocol. The regex is tried at the start of
+    each line holding `trait`, found by substring search, as plain_aliases does."""
+    out: set[str] = set()
+    at = source.find(b"trait")
+    while at >= 0:
+        m = _TRAIT_DEF.match(source, source.rfind(b"\n", 0, at) + 1)
+        if m is not None:
+            out.add(m.group(1).decode())
+        end_of_line = source.find(b"\n", at)
+        if end_of_line < 0:
+            break
+        at = source.find(b"trait", end_of_line)
+    return sorted(out)

@@ -25,7 +25,7 @@ from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.impls import ops_impls
 from analyzer.facts.inputs import built_from
-from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, variant_uses
+from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, trait_names, variant_uses
 from analyzer.profiles import current, select
 from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
@@ -223,12 +223,14 @@ def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
     aliases = plain_aliases(data)
     uses = variant_uses(data)
     impls, built = ops_impls(data), built_from(data)
+    traits = trait_names(data)
     if impls or built:
         return _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses, ops_impls=impls,
-                                        built_from=built), code))
-    key = (bad, tuple(aliases), tuple(uses))
+                                        built_from=built, trait_names=traits), code))
+    key = (bad, tuple(aliases), tuple(uses), tuple(traits))
     if key not in shared:
-        shared[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses), code))
+        shared[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses,
+                                               trait_names=traits), code))
     return shared[key]
 
 
@@ -355,7 +357,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
                                  [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
                                  [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
-                                 [(crates[b.path], facts[b.oid].built_from) for b in rust])
+                                 [(crates[b.path], facts[b.oid].built_from) for b in rust],
+                                 {t for b in rust for t in facts[b.oid].trait_names})
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:

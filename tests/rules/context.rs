@@ -59,3 +59,8 @@ pub enum Constant {
     Int64(i64),
     Bool(bool),
 }
+
+// The tree's own operation traits, which the cases implement: their stubs are operations users call.
+pub trait QuantOps {}
+pub trait ModuleOps {}
+pub trait Backend {}
