@@ -143,7 +143,8 @@ def test_a_stub_default_is_one_record_listing_the_backends_that_inherit_it(cli, 
 def test_a_record_that_is_no_ops_trait_default_has_no_inherited_key(cli, git_repo, tmp_path):
     # An impl method, and the default of a trait not named like an ops trait, whose impls are
     # not read: "no backend inherits it" would be a guess.
-    git_repo.crate("burn-stone", {"src/ops.rs": "impl IntTensorOps<Self> for Stone {\n"
+    git_repo.crate("burn-stone", {"src/ops.rs": "pub trait IntTensorOps<B: Backend> {\n    fn int_abs(t: T) -> T;\n}\n"
+                                                "impl IntTensorOps<Self> for Stone {\n"
                                                 "    fn int_abs(t: T) -> T { unimplemented!() }\n}\n"
                                                 "pub trait Collective {\n"
                                                 "    fn gather_all(t: T) -> T { unimplemented!() }\n}\n"})
