@@ -114,3 +114,37 @@ def test_records_files_flip_the_cells_coverage_records_shows_changed(revisions, 
     docs = [json.loads(ok("coverage", "--records", f, "--format", "json").stdout) for f in files]
     got = flips(json.loads(ok("diff", *files, "--format", "json").stdout))
     assert got and got == expected_flips(*docs)
+
+
+def test_claim_contradictions_new_and_fixed_are_listed(tmp_path):
+    from test_coverage_limits import MODES_RS, OPS_TRAITS_RS as LIMITS_TRAITS_RS, TORCHY_BACKEND_RS, TORCHY_OPS_RS
+
+    repo = GitRepo(tmp_path / "repo")
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    repo.crate("burn-backend", {"src/ops.rs": LIMITS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS, "src/backend.rs": TORCHY_BACKEND_RS})
+    base = repo.commit("F16 advertised, I64 not")
+    # F16 (which no operation can create) no longer advertised, I64 (int_from_data handles it) is.
+    head_backend = TORCHY_BACKEND_RS.replace("DType::F64 | DType::F32 | DType::F16 =>",
+                                             "DType::F64 | DType::F32 | DType::I64 =>")
+    assert head_backend != TORCHY_BACKEND_RS
+    repo.crate("burn-torchy", {"src/backend.rs": head_backend})
+    head = repo.commit("claims fixed")
+
+    def claims(a: str, b: str) -> dict:
+        return json.loads(ok("diff", a, b, "--repo", str(repo.path), "--format", "json").stdout)
+
+    fixed = claims(base, head)
+    assert fixed["claims"]["new"] == []
+    by_dtype = {c["dtype"]: c for c in fixed["claims"]["fixed"]}
+    assert by_dtype["F16"]["advertised"] is True and "float_from_data" in by_dtype["F16"]["panicsIn"]
+    assert by_dtype["F16"]["where"] == "crates/burn-torchy/src/backend.rs:4"
+    assert by_dtype["I64"]["advertised"] is False and by_dtype["I64"]["handledIn"] == ["int_from_data"]
+    assert fixed["quiet"] is False
+    again = claims(head, base)  # the other way round they are new
+    assert [(c["dtype"], c["advertised"]) for c in again["claims"]["new"]] == \
+        [(c["dtype"], c["advertised"]) for c in fixed["claims"]["fixed"]]
+    res = ok("diff", head, base, "--repo", str(repo.path))
+    assert "#### Backend claims contradicted (2 new, 0 fixed)" in res.stdout
+    assert "| **new** | burn-torchy | F16 | advertised, panics in |" in res.stdout
+    assert "Backend claims: 2 claim contradictions new, 0 fixed: new burn-torchy " in res.stderr

@@ -94,6 +94,41 @@ BLANK = "blank"
 _RANK = {"partial": 1, "panics": 2, "not implemented": 2, "cannot hold": 2}  # others: 0
 
 
+@dataclass(frozen=True)
+class Contradiction:
+    """A backend's claim (its `dtype_usage`) that its cells contradict: an advertised dtype some
+    operations panic on (`operations` = its panicsIn), or a dtype it does not advertise that some
+    operations handle (its handledIn), as the claims view of `coverage` lists it."""
+
+    crate: str
+    dtype: str
+    advertised: bool
+    where: str
+    operations: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple[str, str, bool]:
+        return (self.crate, self.dtype, self.advertised)
+
+
+def contradictions(matrix: Matrix) -> dict[tuple[str, str, bool], Contradiction]:
+    out: dict[tuple[str, str, bool], Contradiction] = {}
+    for claim in matrix.claims:
+        ops = claim.panics_in if claim.advertised else claim.handled_in if claim.advertised is False else []
+        if ops:
+            c = Contradiction(claim.crate, claim.dtype, bool(claim.advertised), claim.where, tuple(ops))
+            out[c.key] = c
+    return out
+
+
+def claim_changes(base: Matrix, head: Matrix) -> tuple[list[Contradiction], list[Contradiction]]:
+    """(new at head, fixed at head): contradictions one side has and the other has not (the same
+    backend, dtype and kind; its operations may differ)."""
+    before, after = contradictions(base), contradictions(head)
+    return ([c for k, c in sorted(after.items()) if k not in before],
+            [c for k, c in sorted(before.items()) if k not in after])
+
+
 @dataclass
 class DiffResult:
     base: Side
@@ -105,6 +140,10 @@ class DiffResult:
     unchanged: int
     flipped: list[Flip]
     timings: dict[str, float] = field(default_factory=dict)
+    # Claim contradictions new at head and fixed there (revisions only: records files hold no
+    # claims).
+    new_contradictions: list[Contradiction] = field(default_factory=list)
+    fixed_contradictions: list[Contradiction] = field(default_factory=list)
     # With dependencies (`diff --with-dependencies`): per dependency, its revision on each side
     # and its own counts; the lists above then hold every repository's sites.
     dependencies: list[dict] = field(default_factory=list)
@@ -116,6 +155,13 @@ class DiffResult:
     def counts(self) -> dict[str, int]:
         return {"added": len(self.added), "removed": len(self.removed), "changed": len(self.changed),
                 "moved": len(self.moved), "unchanged": self.unchanged, "flipped": len(self.flipped)}
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing for a reader: no site added, removed or changed, no cell flipped, no claim
+        contradiction new or fixed (moves alone are quiet)."""
+        return not (self.added or self.removed or self.changed or self.flipped or self.new_contradictions
+                    or self.fixed_contradictions)
 
     def failed(self, fail_on: Iterable[str]) -> list[str]:
         """The kinds in `fail_on` that this diff meets (empty: the check passes)."""
@@ -165,10 +211,11 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
 
     if matrices is None:  # records: the matrix `coverage --records` shows, on both sides
         matrices = (build_matrix(base_lines, collapse=True), build_matrix(head_lines, collapse=True))
+    new, fixed = claim_changes(*matrices)
     return DiffResult(base=base, head=head, added=_sorted(added), removed=_sorted(removed),
                       changed=sorted(changed, key=lambda c: _loc(c.head)),
                       moved=sorted(moved, key=lambda c: _loc(c.head)), unchanged=unchanged,
-                      flipped=flips(*matrices))
+                      flipped=flips(*matrices), new_contradictions=new, fixed_contradictions=fixed)
 
 
 def shown(matrix: Matrix) -> dict[tuple[str, str, str], str]:
@@ -366,6 +413,8 @@ def merged(main: DiffResult, parts: list[tuple[DiffResult, dict]]) -> DiffResult
         moved=sorted((c for r in results for c in r.moved), key=lambda c: _repo_loc(c.head)),
         unchanged=sum(r.unchanged for r in results),
         flipped=[f for r in results for f in r.flipped],
+        new_contradictions=[c for r in results for c in r.new_contradictions],
+        fixed_contradictions=[c for r in results for c in r.fixed_contradictions],
         timings=dict(main.timings),
         dependencies=[{**about, "summary": r.counts()} for r, about in parts])
     out.timings["total"] = round(sum(r.timings.get("total", 0.0) for r in results), 3)
