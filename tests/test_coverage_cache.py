@@ -60,18 +60,27 @@ def test_no_cache_and_another_model_option_are_not_served(repo):
 
 def _poison_links(value):
     from analyzer.pipeline.cache import encode
-    text = json.dumps(value).replace("https://github.com/", "javascript:alert(1)//github.com/")
-    return encode(json.loads(text))
+    value["matrix"] = value["matrix"].replace("https://github.com/", "javascript:alert(1)//github.com/")
+    return encode(value)
 
 
 def _break_cells(value):
     from analyzer.pipeline.cache import encode
-    value["cells"] = [{"crate": 1}]
+    matrix = json.loads(value["matrix"])
+    matrix["cells"] = [{"crate": 1}]
+    value["matrix"] = json.dumps(matrix)
+    return encode(value)
+
+
+def _not_json(value):
+    from analyzer.pipeline.cache import encode
+    value["matrix"] = value["matrix"][:-10]
     return encode(value)
 
 
 @pytest.mark.parametrize("change, why", [(_poison_links, "it links outside"),
-                                         (_break_cells, "it does not hold a coverage matrix")])
+                                         (_break_cells, "it does not hold a coverage matrix"),
+                                         (_not_json, "it does not hold a coverage matrix")])
 def test_a_tampered_or_damaged_row_is_warned_about_and_made_again(repo, change, why):
     genuine = coverage(repo, "--format", "html").stdout
     assert "https://github.com/" in genuine

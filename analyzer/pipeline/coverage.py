@@ -72,18 +72,20 @@ def _adapter():
 
 
 def _encode(matrix: Matrix) -> dict:
+    """The row: the matrix as one JSON text (pydantic writes and reads it in its own compiled
+    code, which a walk over the matrix's objects in Python would take many times longer to)."""
     values = {f.name: getattr(matrix, f.name) for f in dataclasses.fields(matrix)}
     values.update(cells=list(matrix.cells.values()), ops=list(matrix.ops.values()),
                   unknown_reasons=[(*k, v) for k, v in matrix.unknown_reasons.items()],
                   unimplemented=[(*k, s) for k, s in matrix.unimplemented.items()])
     adapter = _adapter()
-    return adapter.dump_python(adapter.validate_python(values, from_attributes=True), mode="json")
+    return {"matrix": adapter.dump_json(adapter.validate_python(values, from_attributes=True)).decode()}
 
 
 def _decode(row: dict) -> Matrix:
     from analyzer.features.coverage.model import Matrix
 
-    kept = _adapter().validate_python(row)
+    kept = _adapter().validate_json(row["matrix"])
     values = {f.name: getattr(kept, f.name) for f in dataclasses.fields(kept)}
     values.update(cells={c.key: c for c in kept.cells}, ops={(o.crate, o.name): o for o in kept.ops},
                   unknown_reasons={(c, o, d): v for c, o, d, v in kept.unknown_reasons},
@@ -96,16 +98,13 @@ def _links_pinned(matrix: Matrix, repo: str, sha: str) -> bool:
     from analyzer.core.safe import https_url
 
     prefix = f"https://github.com/{repo}/blob/{sha}/"
-
-    def ok(url: str) -> bool:
-        return not url or (https_url(url) == url and url.startswith(prefix))
-
     sites = [s for c in matrix.cells.values() for s in (*c.sites, *(e.site for e in c.evidence))]
     sites += [s for d in (*matrix.dispatches, *matrix.helpers) for s in d.sites]
     sites += list(matrix.unimplemented.values())
     sites += [s for lim in matrix.limits for _, s in lim.rejected_by]
     sites += [s for st in matrix.settings for s in st.sites]
-    return all(ok(s.url) for s in sites) and all(ok(o.url) for o in matrix.ops.values())
+    urls = {s.url for s in sites} | {o.url for o in matrix.ops.values()}
+    return all(not url or (https_url(url) == url and url.startswith(prefix)) for url in urls)
 
 
 def kept_matrix(cache, key: str, repo: str, sha: str) -> tuple[Matrix | None, str | None]:
@@ -118,7 +117,7 @@ def kept_matrix(cache, key: str, repo: str, sha: str) -> tuple[Matrix | None, st
 
     try:
         matrix = _decode(row)
-    except (pydantic.ValidationError, TypeError, ValueError, RecursionError):
+    except (pydantic.ValidationError, TypeError, ValueError, KeyError, AttributeError, RecursionError):
         why = "it does not hold a coverage matrix"
     else:
         if matrix.repo != repo or matrix.sha != sha:
