@@ -11,10 +11,13 @@ files on disk, then times, in every round:
   ast-grep `ast-grep scan --rule bench/astgrep-rule.yml --json=stream` on the exported tree
   diff     `burn-errors diff BASE REV` (BASE about a week earlier), with a cache warm at REV only,
            so BASE parses the files that differ; skipped with a note when there is no `diff`
+  coverage `burn-errors coverage --format json` with a fresh cache (cold), and again with the
+           warm one, where the results cache serves the matrix (cached)
 
 Wall time comes from time.perf_counter around each child; CPU time and peak memory (max RSS of
 the child or of its largest descendant, e.g. a parser process) from os.wait4. It prints medians,
-min and max, the ratios cold/ast-grep and cached/ast-grep against the targets, and the number of
+min and max, the ratios cold/ast-grep and cached/ast-grep (of extract and of coverage) against
+the targets, and the number of
 matches each tool found, as a check that both looked at the same tree. `--half` also runs cold
 extract and ast-grep on a tree holding about half of the Rust bytes (a commit built in a
 throwaway repository that borrows the objects), to show how peak memory grows with the tree.
@@ -48,6 +51,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RULE = HERE / "astgrep-rule.yml"
 TARGETS = {"cold": 0.8, "cached": 0.1}  # at most this many times ast-grep's wall time
+# `coverage --repo --format json`: the audit parses whole files and builds the call graph, so
+# its cold target is looser; a repeat is served by the results cache.
+COVERAGE_TARGETS = {"coverage cold": 1.5, "coverage cached": 0.15}
 # History over many revisions, at most this many times one cold extract at REV: wall time for a
 # cold and a warm cache, and peak memory.
 HISTORY_TARGETS = {"cold": 12.0, "warm": 1.5, "memory": 1.5}
@@ -541,6 +547,9 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     def env_with(cache: Path) -> dict:
         return {**os.environ, "BURN_ERRORS_CACHE": str(cache)}
 
+    def coverage_cmd(out: Path) -> list[str]:
+        return [*burn_errors, "coverage", "--repo", str(repo), "--sha", sha, "--format", "json", "--out", str(out)]
+
     def astgrep_cmd(path: Path) -> list[str]:
         return [ast_grep, "scan", "--rule", str(RULE), "--json=stream", str(path)]
 
@@ -557,6 +566,10 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     cold = Series("burn-errors extract, cold cache")
     cached = Series("burn-errors extract, warm cache")
     astg = Series("ast-grep scan")
+    cov_cold = Series("burn-errors coverage, cold cache")
+    cov_cached = Series("burn-errors coverage, results cache")
+    log("warming up coverage (untimed)")
+    run_child(coverage_cmd(work / "coverage-warm.json"), env=env_with(warm))
     diff = Series("burn-errors diff BASE HEAD")
     if base is None:
         diff.note = ("skipped: this burn-errors has no `diff` command" if not diff_ok
@@ -573,6 +586,14 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     def run_cached(i: int) -> None:
         cached.runs.append(run_child(extract_cmd(work / "out-cached"), env=env_with(warm)))
 
+    def run_coverage_cold(i: int) -> None:
+        fresh = work / f"cache-coverage-{i}"
+        cov_cold.runs.append(run_child(coverage_cmd(work / "coverage-cold.json"), env=env_with(fresh)))
+        shutil.rmtree(fresh, ignore_errors=True)
+
+    def run_coverage_cached(i: int) -> None:
+        cov_cached.runs.append(run_child(coverage_cmd(work / "coverage-cached.json"), env=env_with(warm)))
+
     def run_astgrep(i: int) -> None:
         astg.runs.append(run_child(astgrep_cmd(tree), stdout=work / "astgrep.json"))
 
@@ -583,7 +604,8 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
                                     "--out", str(work / "diff.json"), *jobs], env=env_with(dcache), ok=(0, 1)))
         shutil.rmtree(dcache, ignore_errors=True)
 
-    tasks = [run_cold, run_cached, run_astgrep] + ([run_diff] if base is not None else [])
+    tasks = [run_cold, run_cached, run_astgrep, run_coverage_cold, run_coverage_cached] + \
+        ([run_diff] if base is not None else [])
     load_before = _load()
     busy0, wall0, self0 = _busy_cpu_seconds(), time.perf_counter(), sum(os.times()[:2])
     for i in range(args.rounds):
@@ -595,7 +617,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     busy1, wall1, self1 = _busy_cpu_seconds(), time.perf_counter(), sum(os.times()[:2])
     others = None  # share of the cores other programs used while the rounds ran
     if busy0 is not None and busy1 is not None:
-        ours = sum(r.cpu for s in (cold, cached, astg, diff) for r in s.runs) + (self1 - self0)
+        ours = sum(r.cpu for s in (cold, cached, astg, diff, cov_cold, cov_cached) for r in s.runs) + (self1 - self0)
         others = max(0.0, (busy1 - busy0) - ours) / ((wall1 - wall0) * (os.cpu_count() or 1))
 
     records = manifest.get("records", "?")
@@ -603,6 +625,12 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     cold.matches = f"{records} records of {calls} panic-family calls"
     cached.matches = cold.matches
     astg.matches = f"{ag_n} matches"
+    try:
+        cov = json.loads((work / "coverage-cold.json").read_text(encoding="utf-8"))
+        cov_cold.matches = f"{len(cov.get('operations') or [])} operations, {len(cov.get('cells') or [])} cells"
+        cov_cached.matches = cov_cold.matches
+    except (OSError, ValueError, AttributeError):
+        pass
     diff_note = ""
     if base is not None:
         try:
@@ -652,7 +680,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
           + (f"; other programs used {others:.0%} of the cores meanwhile" if others is not None else ""))
     print(bytecode_note)
     print()
-    for line in table([cold, cached, astg, diff, *half]):
+    for line in table([cold, cached, astg, diff, cov_cold, cov_cached, *half]):
         print(line)
     print("(wall: time.perf_counter around the child; cpu: user+sys of the child and its processes; "
           "peak RSS: its largest single process)")
@@ -670,6 +698,11 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         results[name] = ratio
         verdict = "ok" if ratio <= TARGETS[name] else "MISSED"
         print(f"{name + '/ast-grep':<26} {ratio:5.2f}x  <= {TARGETS[name]:.1f}x  {verdict}")
+    for name, s in (("coverage cold", cov_cold), ("coverage cached", cov_cached)):
+        ratio = s.median() / ag_med
+        results[name] = ratio
+        verdict = "ok" if ratio <= COVERAGE_TARGETS[name] else "MISSED"
+        print(f"{name + '/ast-grep':<26} {ratio:5.2f}x  <= {COVERAGE_TARGETS[name]:.2f}x  {verdict}")
     if hist.series:
         print()
         for line in table(hist.series):
@@ -727,7 +760,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
             "othersCpuShare": others, "bytecode": bytecode_note,
             "series": {s.label: {"wall": [r.wall for r in s.runs], "cpu": [r.cpu for r in s.runs],
                                  "rssKb": [r.rss_kb for r in s.runs], "matches": s.matches, "note": s.note}
-                       for s in (cold, cached, astg, diff, *half, *hist.series)},
+                       for s in (cold, cached, astg, diff, cov_cold, cov_cached, *half, *hist.series)},
         }
         Path(args.json_out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return 0

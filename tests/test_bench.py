@@ -3,6 +3,7 @@ values are never checked: no timing in unit tests)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -63,8 +64,12 @@ def test_bench_prints_the_table(bench_repo, tmp_path):
     assert out.returncode == 0, out.stderr
     text = out.stdout
     for label in ("burn-errors extract, cold cache", "burn-errors extract, warm cache", "ast-grep scan",
-                  "burn-errors diff BASE HEAD", "cold/ast-grep", "cached/ast-grep", "peak RSS", "command:"):
+                  "burn-errors diff BASE HEAD", "cold/ast-grep", "cached/ast-grep", "peak RSS", "command:",
+                  "burn-errors coverage, cold cache", "burn-errors coverage, results cache",
+                  "coverage cold/ast-grep", "coverage cached/ast-grep"):
         assert label in text, label
+    ratios = json.loads((tmp_path / "bench.json").read_text())["ratios"]
+    assert set(ratios) == {"cold", "cached", "coverage cold", "coverage cached"}
     # Both tools looked at the same three files and agree on the six arm bodies (three a file).
     assert "6 matches" in text
     assert "files scanned: burn-errors 3, ast-grep 3" in text

@@ -10,7 +10,9 @@ from click.core import ParameterSource
 from analyzer.core.errors import UserError
 from analyzer.core.wording import plural
 from analyzer.sinks import COVERAGE, COVERAGE_TERMINAL
-from analyzer.cli.common import FormatChoice, debug_option, echo_document, repo_options, run_extract, sha_option
+from analyzer.cli.common import (
+    FormatChoice, analyse, debug_option, echo_document, opened, repo_options, sha_option, warn,
+)
 
 
 @click.command()
@@ -64,9 +66,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --repo ../burn --format html --out coverage.html
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
-    from analyzer.features.coverage.claims import build_claims
     from analyzer.features.coverage.matches import build
-    from analyzer.features.coverage.operations import build_operations
     from analyzer.features.coverage.runtimes import build_runtimes
     from analyzer.profiles import current
     from analyzer.core.outputs import ensure_writable_file, write_file
@@ -96,21 +96,10 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
                             f"say nothing of the dtypes each arm handles; give the records.jsonl of "
                             f"`burn-errors extract`, or drop --records to analyse a revision")
         matrix = build_runtimes(lines, collapse=not expand) if runtimes else build(lines, collapse=not expand)
-        source = records_path
+        source, served = records_path, False
     else:
-        git_repo, ex = run_extract(repo, rev, repo_name, no_cache, code=True)
-        if runtimes:
-            matrix = build_runtimes(ex.lines, collapse=not expand)
-        else:
-            matrix = build_operations(ex, collapse=not expand,
-                                      read_files=lambda paths: git_repo.read_files(ex.sha, paths))
-            matrix.claims = build_claims(matrix, ex.code, lambda paths: git_repo.read_files(ex.sha, paths))
-        if with_dependencies:
-            from analyzer.cli.coverage_dependencies import dependency_limits
-            matrix.runtime_limits = dependency_limits(git_repo, ex.sha, dependency_repos, no_cache, not expand)
-        matrix.repo = matrix.repo or ex.repo
-        matrix.sha = matrix.sha or ex.sha
-        source = f"{ex.repo}@{ex.sha[:12]}"
+        matrix, source, served = _tree_matrix(repo, rev, repo_name, no_cache, not expand, runtimes,
+                                              dependency_repos if with_dependencies else None)
 
     if backends:
         matrix = matrix.only(_resolve_backends(matrix, backends, source))
@@ -126,11 +115,62 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         else:
             text = COVERAGE[fmt](matrix)
             echo_document(text, fmt, nl=not text.endswith("\n"))
+        _say_served(served, source)
         return
     write_file(out, COVERAGE[fmt](matrix))
+    _say_served(served, source)
     n_ops = sum(len(matrix.operations(crate)) for crate in matrix.crates())
     click.echo(f"Wrote {out} ({fmt}: {plural(n_ops, 'operation')} in {plural(len(matrix.crates()), 'backend')}).",
                err=True)
+
+
+def _say_served(served: bool, source: str) -> None:
+    """After the output (an error stays the one line on stderr): the matrix came from the cache."""
+    if served:
+        from analyzer.core.safe import terminal_text
+        click.echo(terminal_text(f"Coverage of {source}: unchanged since the last run (results cache)",
+                                 one_line=True), err=True)
+
+
+def _tree_matrix(repo, rev, repo_name, no_cache, collapse: bool, runtimes: bool = False,
+                 dependency_repos: tuple[str, ...] | None = None):
+    """(matrix, source, served) of a revision: from the results cache when an earlier run with the
+    same rules and options kept it (said on stderr), else analysed and built, then kept. The
+    runtimes view is built each time; a dependency's runtime limits (`dependency_repos` not None:
+    --with-dependencies) are added after the matrix is kept, so a run without them is never
+    served them."""
+    with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
+        if runtimes:
+            from analyzer.features.coverage.runtimes import build_runtimes
+            ex = analyse(git_repo, sha, cache, code=True)
+            matrix = build_runtimes(ex.lines, collapse=collapse)
+            matrix.repo, matrix.sha = matrix.repo or ex.repo, matrix.sha or ex.sha
+            return matrix, f"{ex.repo}@{ex.sha[:12]}", False
+        matrix, source, served = _operations_matrix(git_repo, sha, cache, collapse)
+        if dependency_repos is not None:
+            from analyzer.cli.coverage_dependencies import dependency_limits
+            matrix.runtime_limits = dependency_limits(git_repo, sha, dependency_repos, no_cache, collapse)
+        return matrix, source, served
+
+
+def _operations_matrix(git_repo, sha: str, cache, collapse: bool):
+    """The operations matrix of `sha`, served from the results cache when kept, else built and kept."""
+    from analyzer.pipeline import coverage as audit
+    from analyzer.profiles import current
+
+    source = f"{git_repo.name}@{sha[:12]}"
+    key = audit.matrix_key(current().name, git_repo.name, sha, collapse)
+    matrix, bad = audit.kept_matrix(cache, key, git_repo.name, sha)
+    if bad is not None:
+        from analyzer.core.safe import terminal_text
+        warn(terminal_text(f"warning: the results cache's coverage of {source} was not used: {bad}; it was "
+                           f"built again", one_line=True))
+    if matrix is not None:
+        return matrix, source, True
+    ex = analyse(git_repo, sha, cache, code=True)
+    matrix = audit.tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), collapse=collapse)
+    audit.keep_matrix(cache, key, matrix)
+    return matrix, f"{ex.repo}@{ex.sha[:12]}", False
 
 
 def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]:

@@ -126,6 +126,17 @@ def _summary(result, out_file: str | None) -> None:
                f"{n['removed']} removed, {n['changed']} changed, {n['moved']} moved, {n['unchanged']} "
                f"unchanged; {plural(n['flipped'], 'coverage cell')} flipped "
                f"({b.records} -> {plural(h.records, 'record')}, {result.timings.get('total', 0):.2f}s)", err=True)
+    if result.new_contradictions or result.fixed_contradictions:
+        from analyzer.core.safe import terminal_text
+        from analyzer.sinks.diff_markdown import claims_line
+
+        def listed(cs) -> str:
+            def claim(c) -> str:
+                return "advertised, panics in" if c.advertised else "not advertised, handled in"
+            named = [f"{c.crate} {c.dtype} ({claim(c)} {plural(len(c.operations), 'operation')})" for c in cs[:5]]
+            return ", ".join(named + ([f"+{len(cs) - 5} more"] if len(cs) > 5 else [])) or "none"
+        click.echo(terminal_text(f"Backend claims: {claims_line(result)}: new {listed(result.new_contradictions)}; "
+                                 f"fixed {listed(result.fixed_contradictions)}", one_line=True), err=True)
     for dep in result.dependencies:
         d = dep["summary"]
         sides = "..".join(dep[w]["sha"][:12] if dep[w] else "(not pinned)" for w in ("base", "head"))

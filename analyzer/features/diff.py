@@ -16,8 +16,12 @@ renamed file:
 A site is never both removed and added: lineage matches one-to-one. A matched pair is reported
 under the base record's id (the id `extract --previous` would keep).
 
-Coverage cells that flipped (a dtype of an operation that was handled and now panics, or the
-reverse, or that appeared or disappeared) come from analyzer.features.coverage.matches.
+Coverage cells that flipped are cells `coverage` shows at both revisions whose status differs
+(handled, panics, partial, n/a, unknown, blank, `not implemented`, `cannot hold`): for two
+revisions, the operations matrix `coverage --repo` builds (analyzer/pipeline/coverage.py, served
+from the results cache when `coverage` or an earlier diff kept it); for two records files, the
+matrix `coverage --records` builds (analyzer/features/coverage/matches.py). A cell of an operation
+or a column only one side has is not a flip: its sites are added or removed.
 
 The two sides come either from two revisions of one git repository, analysed from git objects
 with one shared per-file cache (so the second revision parses only the files that differ), or from
@@ -32,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.features.coverage.matches import build as build_matrix
-from analyzer.features.coverage.model import flipped as flipped_cells
+from analyzer.features.coverage.model import NA, Matrix
 from analyzer.core.errors import UserError
 from analyzer.lineage.link import link
 from analyzer.pipeline.extract import records_at
@@ -70,17 +74,59 @@ class Change:
 
 @dataclass(frozen=True)
 class Flip:
+    """A coverage cell shown at both revisions whose status differs: handled, panics, partial,
+    n/a, unknown, blank (no dtype panic found), or the reason a cell panics (`not implemented`,
+    `cannot hold`)."""
+
     crate: str
     operation: str
     dtype: str
-    base: str | None  # handled | panics | partial | None (cell absent)
-    head: str | None
+    base: str
+    head: str
 
     @property
     def worse(self) -> bool:
-        """True when head panics for a dtype that base did not panic for."""
-        rank = {"partial": 1, "panics": 2}  # handled, or no cell: 0
-        return rank.get(self.head or "", 0) > rank.get(self.base or "", 0)
+        """True when head panics, or partly panics, more than base did."""
+        return _RANK.get(self.head, 0) > _RANK.get(self.base, 0)
+
+
+BLANK = "blank"
+_RANK = {"partial": 1, "panics": 2, "not implemented": 2, "cannot hold": 2}  # others: 0
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """A backend's claim (its `dtype_usage`) that its cells contradict: an advertised dtype some
+    operations panic on (`operations` = its panicsIn), or a dtype it does not advertise that some
+    operations handle (its handledIn), as the claims view of `coverage` lists it."""
+
+    crate: str
+    dtype: str
+    advertised: bool
+    where: str
+    operations: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple[str, str, bool]:
+        return (self.crate, self.dtype, self.advertised)
+
+
+def contradictions(matrix: Matrix) -> dict[tuple[str, str, bool], Contradiction]:
+    out: dict[tuple[str, str, bool], Contradiction] = {}
+    for claim in matrix.claims:
+        ops = claim.panics_in if claim.advertised else claim.handled_in if claim.advertised is False else []
+        if ops:
+            c = Contradiction(claim.crate, claim.dtype, bool(claim.advertised), claim.where, tuple(ops))
+            out[c.key] = c
+    return out
+
+
+def claim_changes(base: Matrix, head: Matrix) -> tuple[list[Contradiction], list[Contradiction]]:
+    """(new at head, fixed at head): contradictions one side has and the other has not (the same
+    backend, dtype and kind; its operations may differ)."""
+    before, after = contradictions(base), contradictions(head)
+    return ([c for k, c in sorted(after.items()) if k not in before],
+            [c for k, c in sorted(before.items()) if k not in after])
 
 
 @dataclass
@@ -94,6 +140,10 @@ class DiffResult:
     unchanged: int
     flipped: list[Flip]
     timings: dict[str, float] = field(default_factory=dict)
+    # Claim contradictions new at head and fixed there (revisions only: records files hold no
+    # claims).
+    new_contradictions: list[Contradiction] = field(default_factory=list)
+    fixed_contradictions: list[Contradiction] = field(default_factory=list)
     # With dependencies (`diff --with-dependencies`): per dependency, its revision on each side
     # and its own counts; the lists above then hold every repository's sites.
     dependencies: list[dict] = field(default_factory=list)
@@ -105,6 +155,13 @@ class DiffResult:
     def counts(self) -> dict[str, int]:
         return {"added": len(self.added), "removed": len(self.removed), "changed": len(self.changed),
                 "moved": len(self.moved), "unchanged": self.unchanged, "flipped": len(self.flipped)}
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing for a reader: no site added, removed or changed, no cell flipped, no claim
+        contradiction new or fixed (moves alone are quiet)."""
+        return not (self.added or self.removed or self.changed or self.flipped or self.new_contradictions
+                    or self.fixed_contradictions)
 
     def failed(self, fail_on: Iterable[str]) -> list[str]:
         """The kinds in `fail_on` that this diff meets (empty: the check passes)."""
@@ -128,10 +185,11 @@ def _differences(base: RecordLine, head: RecordLine) -> list[str]:
 
 
 def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Side, head: Side,
-            git_repo=None) -> DiffResult:
+            git_repo=None, matrices: tuple[Matrix, Matrix] | None = None) -> DiffResult:
     """Match the two sides by lineage (with `git_repo`, following lines through its history from
     each base record's analyzedSha to head.sha) and sort the pairs into changed, moved and
-    unchanged; the rest is removed or added."""
+    unchanged; the rest is removed or added. Cells flip between `matrices` (base, head), by
+    default the records' own."""
     _check_unique(base_lines, base.label)
     _check_unique(head_lines, head.label)
     lineage = link(base_lines, head_lines, repo=git_repo, sha=head.sha,
@@ -151,15 +209,58 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
     removed = [base_lines[i] for i in lineage.lost]
     added = [head_lines[i] for i in lineage.new]
 
-    base_matrix, head_matrix = build_matrix(base_lines), build_matrix(head_lines)
-    # Flipped cells per backend and operation with their dtypes in the enum's declaration order,
-    # as coverage's columns (head's columns, then any only base has), not alphabetically.
-    column = {d: i for i, d in enumerate(dict.fromkeys(head_matrix.dtypes + base_matrix.dtypes))}
-    flips = sorted((Flip(*key, b, h) for key, b, h in flipped_cells(base_matrix, head_matrix)),
-                   key=lambda f: (f.crate, f.operation, column.get(f.dtype, len(column)), f.dtype))
+    if matrices is None:  # records: the matrix `coverage --records` shows, on both sides
+        matrices = (build_matrix(base_lines, collapse=True), build_matrix(head_lines, collapse=True))
+    new, fixed = claim_changes(*matrices)
     return DiffResult(base=base, head=head, added=_sorted(added), removed=_sorted(removed),
                       changed=sorted(changed, key=lambda c: _loc(c.head)),
-                      moved=sorted(moved, key=lambda c: _loc(c.head)), unchanged=unchanged, flipped=flips)
+                      moved=sorted(moved, key=lambda c: _loc(c.head)), unchanged=unchanged,
+                      flipped=flips(*matrices), new_contradictions=new, fixed_contradictions=fixed)
+
+
+def shown(matrix: Matrix) -> dict[tuple[str, str, str], str]:
+    """Every cell `coverage` shows for the matrix, blank ones too, with its status (a panicking
+    cell's reason when it has one): per backend its column groups, per group its rows (as
+    Matrix.groups_of and Matrix.operations_in choose them), every column of the group. One pass
+    over the cells, then one over what is shown."""
+    groups = matrix.groups
+    first = groups[0] if groups else None
+    group_of = {d: g for g in groups for d in g.dtypes}
+    used: dict[str, set[str]] = {}
+    rows: dict[tuple[str, str], set[str]] = {}
+    with_cells: set[tuple[str, str]] = set()
+    for (crate, op, dtype), cell in matrix.cells.items():
+        with_cells.add((crate, op))
+        if cell.status != NA:
+            used.setdefault(crate, set()).add(cell.enum)
+        g = group_of.get(dtype)
+        if g is not None and ((matrix.ops and g is first) or cell.status != NA):
+            rows.setdefault((crate, g.enum), set()).add(op)
+    if first is not None:  # operations with no cell at all are rows of the first group
+        for crate, op in matrix.ops:
+            if (crate, op) not in with_cells:
+                rows.setdefault((crate, first.enum), set()).add(op)
+    with_ops = {crate for crate, _ in matrix.ops}
+    out: dict[tuple[str, str, str], str] = {}
+    for crate in matrix.crates():
+        for g in groups:
+            if g.enum not in used.get(crate, ()) and not (g is first and crate in with_ops):
+                continue
+            for op in rows.get((crate, g.enum), ()):
+                for dtype in g.dtypes:
+                    got = matrix.cells.get((crate, op, dtype))
+                    out[(crate, op, dtype)] = BLANK if got is None else (got.reason or got.status)
+    return out
+
+
+def flips(base: Matrix, head: Matrix) -> list[Flip]:
+    """The cells shown at both revisions whose status differs, per backend and operation with
+    their dtypes in coverage's column order (head's columns, then any only base has)."""
+    before, after = shown(base), shown(head)
+    column = {d: i for i, d in enumerate(dict.fromkeys(head.dtypes + base.dtypes))}
+    out = [Flip(*key, before[key], status) for key, status in after.items()
+           if key in before and before[key] != status]
+    return sorted(out, key=lambda f: (f.crate, f.operation, column.get(f.dtype, len(column)), f.dtype))
 
 
 def _loc(line: RecordLine) -> tuple[str, int, int]:
@@ -230,8 +331,11 @@ def diff_records(base_path: str, head_path: str, git_repo=None) -> DiffResult:
 def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int | None = None,
                    progress: Callable[[str, str], None] | None = None) -> DiffResult:
     """Analyse two revisions of one repository from git objects, sharing one cache: the second
-    revision reads and parses only the blobs the first did not have."""
+    revision reads and parses only the blobs the first did not have. Cells flip between the two
+    operations matrices `coverage --repo` shows."""
+    from analyzer.pipeline import coverage as audit
     from analyzer.pipeline.extract import extract
+    from analyzer.profiles import current
     from analyzer.core.timestamps import utc_now
 
     t0 = time.perf_counter()
@@ -239,18 +343,23 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
     now = utc_now()
     sides: dict[str, Side] = {}
     lines: dict[str, list[RecordLine]] = {}
+    matrices: dict[str, Matrix] = {}
     for which, rev in (("base", base_rev), ("head", head_rev)):
-        hits0 = cache.hits if cache is not None else 0
-        misses0 = cache.misses if cache is not None else 0
         say = (lambda text, w=which: progress(w, text)) if progress else None
-        ex = extract(git_repo, shas[which], cache=cache, now=now, jobs=jobs, progress=say)
-        lines[which] = ex.lines
-        # The cache counts for the whole run; this side's share is the difference.
+        key = audit.matrix_key(current().name, git_repo.name, shas[which], collapse=True)
+        matrix, _ = audit.kept_matrix(cache, key, git_repo.name, shas[which])
+        ex = extract(git_repo, shas[which], cache=cache, now=now, jobs=jobs, progress=say, code=matrix is None)
+        if matrix is None:
+            matrix = audit.tree_matrix(ex, lambda paths, sha=shas[which]: git_repo.read_files(sha, paths))
+            audit.keep_matrix(cache, key, matrix)
+        lines[which], matrices[which] = ex.lines, matrix
+        # Per distinct blob, whichever facets this side needed (the site facts, and the coverage
+        # audit's code facts when its matrix was not kept).
         sides[which] = Side(label=rev, source="git", repo=git_repo.name, sha=shas[which], records=len(ex.lines),
-                            cache_hits=(cache.hits - hits0) if cache is not None else 0,
-                            cache_misses=(cache.misses - misses0) if cache is not None else ex.cache_misses,
+                            cache_hits=ex.cache_hits, cache_misses=ex.cache_misses,
                             files_scanned=ex.files_scanned, seconds=ex.timings.get("total"))
-    result = compare(lines["base"], lines["head"], sides["base"], sides["head"], git_repo=git_repo)
+    result = compare(lines["base"], lines["head"], sides["base"], sides["head"], git_repo=git_repo,
+                     matrices=(matrices["base"], matrices["head"]))
     result.timings = {"base": sides["base"].seconds or 0.0, "head": sides["head"].seconds or 0.0,
                       "total": round(time.perf_counter() - t0, 3)}
     return result
@@ -304,6 +413,8 @@ def merged(main: DiffResult, parts: list[tuple[DiffResult, dict]]) -> DiffResult
         moved=sorted((c for r in results for c in r.moved), key=lambda c: _repo_loc(c.head)),
         unchanged=sum(r.unchanged for r in results),
         flipped=[f for r in results for f in r.flipped],
+        new_contradictions=[c for r in results for c in r.new_contradictions],
+        fixed_contradictions=[c for r in results for c in r.fixed_contradictions],
         timings=dict(main.timings),
         dependencies=[{**about, "summary": r.counts()} for r, about in parts])
     out.timings["total"] = round(sum(r.timings.get("total", 0.0) for r in results), 3)

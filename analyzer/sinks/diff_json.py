@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from analyzer import __version__
-from analyzer.features.diff import Change, DiffResult, Side
+from analyzer.features.diff import Change, Contradiction, DiffResult, Side
 from analyzer.records.model import RecordLine
 
 
@@ -23,6 +23,11 @@ def site(line: RecordLine) -> dict:
 
 def change(c: Change) -> dict:
     return {"id": c.id, "fields": c.fields, "lineage": c.lineage, "base": site(c.base), "head": site(c.head)}
+
+
+def contradiction(c: Contradiction) -> dict:
+    return {"crate": c.crate, "dtype": c.dtype, "advertised": c.advertised, "where": c.where,
+            ("panicsIn" if c.advertised else "handledIn"): list(c.operations)}
 
 
 def side(s: Side) -> dict:
@@ -49,6 +54,11 @@ def build(result: DiffResult, fail_on: list[str]) -> dict:
         "moved": [change(c) for c in result.moved],
         "flipped": [{"crate": f.crate, "operation": f.operation, "dtype": f.dtype, "base": f.base,
                      "head": f.head} for f in result.flipped],
+        "claims": {"new": [contradiction(c) for c in result.new_contradictions],
+                   "fixed": [contradiction(c) for c in result.fixed_contradictions]},
+        # Nothing added, removed, changed or flipped and no claim contradiction new or fixed: a
+        # pull-request workflow posts no comment.
+        "quiet": result.quiet,
         "failOn": [k for k in fail_on if k != "none"],
         "failed": failed,
         "timings": result.timings,

@@ -167,6 +167,11 @@ def commit_link(repo: str | None, sha: str | None, label: str) -> str:
     return code(label)
 
 
+def claims_line(result: DiffResult) -> str:
+    return (f"{plural(len(result.new_contradictions), 'claim contradiction')} new, "
+            f"{len(result.fixed_contradictions)} fixed")
+
+
 def summary_line(result: DiffResult) -> str:
     n = result.counts()
     main = [f"{n[k]} {k}" for k in ("added", "removed", "changed") if n[k]]
@@ -175,6 +180,8 @@ def summary_line(result: DiffResult) -> str:
         rest.append(f"{n['moved']} moved")
     if n["flipped"]:
         rest.append(f"{plural(n['flipped'], 'coverage cell')} flipped")
+    if result.new_contradictions or result.fixed_contradictions:
+        rest.append(claims_line(result))
     if not main:
         head = "no panic site added, removed or changed"
     else:
@@ -232,6 +239,8 @@ def render(result: DiffResult, fail_on: list[str], artifacts_url: str | None = N
     while True:
         out = template.render(marker=MARKER, version=__version__, r=result, summary=summary_line(result),
                               header=header(result), max_rows=rows, max_message=MAX_MESSAGE, flips=flips,
+                              claims=[("**new**", c) for c in result.new_contradictions]
+                              + [("fixed", c) for c in result.fixed_contradictions],
                               failed=result.failed(fail_on), failed_text=_failed_text(result, fail_on),
                               fail_on=fail_on, artifacts_url=artifacts_url)
         if len(out) <= MAX_CHARS or rows <= 1:

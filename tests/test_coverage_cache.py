@@ -1,0 +1,93 @@
+"""`coverage --repo` keeps its matrix in the results cache: a repeated audit of one revision with
+the same rules and options is served whole (every format renders from it), `--no-cache` and
+another option bypass it, and a damaged or tampered row is dropped with a warning and made again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DTYPE_RS, GitRepo, run_cli
+from test_coverage import FIX_OPS_RS, FIX_TENSOR_RS, OPS_TRAITS_RS
+from test_hostile_cache import rewrite_results
+
+SERVED = "unchanged since the last run (results cache)"
+
+
+@pytest.fixture
+def repo(tmp_path) -> GitRepo:
+    repo = GitRepo(tmp_path / "repo")
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS})
+    repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
+    repo.commit("backend ops")
+    return repo
+
+
+def coverage(repo: GitRepo, *args: str):
+    res = run_cli("coverage", "--repo", str(repo.path), "--sha", "HEAD", *args)
+    assert res.code == 0, res.stderr
+    return res
+
+
+def test_a_repeated_audit_is_served_whole_and_renders_every_format(repo):
+    first = coverage(repo, "--format", "json")
+    assert SERVED not in first.stderr
+    second = coverage(repo, "--format", "json")
+    assert SERVED in second.stderr
+    assert second.stdout == first.stdout
+    doc = json.loads(second.stdout)
+    assert doc["view"] == "operations" and doc["cells"]
+    for fmt in ("markdown", "html", "table"):
+        served = coverage(repo, "--format", fmt)
+        assert SERVED in served.stderr
+        assert served.stdout == coverage(repo, "--format", fmt, "--no-cache").stdout
+    # Filters apply to the served matrix, not to the key.
+    only = coverage(repo, "--format", "json", "--op", "float_*")
+    assert SERVED in only.stderr
+    assert {c["operation"] for c in json.loads(only.stdout)["cells"]} <= {o["operation"] for o in doc["operations"]
+                                                                          if o["operation"].startswith("float_")}
+
+
+def test_no_cache_and_another_model_option_are_not_served(repo):
+    coverage(repo, "--format", "json")
+    assert SERVED not in coverage(repo, "--format", "json", "--no-cache").stderr
+    expanded = coverage(repo, "--format", "json", "--expand")
+    assert SERVED not in expanded.stderr  # --expand changes the model: a row of its own
+    assert SERVED in coverage(repo, "--format", "json", "--expand").stderr
+    assert coverage(repo, "--format", "json", "--expand").stdout == expanded.stdout
+
+
+def _poison_links(value):
+    from analyzer.pipeline.cache import encode
+    value["matrix"] = value["matrix"].replace("https://github.com/", "javascript:alert(1)//github.com/")
+    return encode(value)
+
+
+def _break_cells(value):
+    from analyzer.pipeline.cache import encode
+    matrix = json.loads(value["matrix"])
+    matrix["cells"] = [{"crate": 1}]
+    value["matrix"] = json.dumps(matrix)
+    return encode(value)
+
+
+def _not_json(value):
+    from analyzer.pipeline.cache import encode
+    value["matrix"] = value["matrix"][:-10]
+    return encode(value)
+
+
+@pytest.mark.parametrize("change, why", [(_poison_links, "it links outside"),
+                                         (_break_cells, "it does not hold a coverage matrix"),
+                                         (_not_json, "it does not hold a coverage matrix")])
+def test_a_tampered_or_damaged_row_is_warned_about_and_made_again(repo, change, why):
+    genuine = coverage(repo, "--format", "html").stdout
+    assert "https://github.com/" in genuine
+    rewrite_results(change)
+    res = coverage(repo, "--format", "html")
+    assert why in res.stderr and "was not used" in res.stderr
+    assert SERVED not in res.stderr
+    assert res.stdout == genuine and "javascript:" not in res.stdout
+    again = coverage(repo, "--format", "html")  # the row made again serves the next run
+    assert SERVED in again.stderr and again.stdout == genuine
