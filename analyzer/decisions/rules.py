@@ -117,6 +117,13 @@ def _self_type(impl_header: str) -> str:
 _PARTIAL = re.compile(r'["\']|\b\d|\btrue\b|\bfalse\b')
 
 
+def _compile_time(c: Call) -> bool:
+    """In a proc-macro crate whose input is kernel source (the target's `audience.compile_time`):
+    the panic fires while the kernel's crate compiles, met by the kernel's author, never by a
+    user running a model."""
+    return c.crate in current().audience.compile_time
+
+
 def _not_in_arm(c: Call) -> bool:
     return c.arm is None
 
@@ -269,6 +276,14 @@ def _own_form(c: Call) -> bool:
     return True
 
 
+def _kernel_author_stub(c: Call) -> bool:
+    """A function's whole body in a crate kernels are written against (the target's
+    `audience.kernel_api`): a slot of the kernel language a type leaves empty (a tensor-map view
+    that cannot be read, a type with no constant form). The kernel's author picks the type and
+    meets the stub when writing the kernel; no dtype or setting a model's user picks selects it."""
+    return c.crate in current().audience.kernel_api
+
+
 # --- unsupported-mode -----------------------------------------------------------------------------
 
 def _mode_macro(c: Call) -> bool:
@@ -302,6 +317,10 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/unreachable", NONE, "unreachable! states an impossibility, not a missing feature; "
          "so does a catch-all arm no value can reach",
          "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable),
+    Rule("exclude/compile-time", NONE,
+         "in a proc-macro crate whose input is kernel source: it fires while a kernel's crate compiles",
+         "`_ => panic!(\"unsupported pattern in match\")` in the `#[cube]` macro's crate", _compile_time,
+         reads=("target.compile_time",)),
     Rule("exclude/not-in-arm", NONE,
          "not the body of a match arm, let-else, if-let, plain if/else branch, nor a function's whole body",
          "`fn f(n: usize) { check(n); panic!(\"no\") }`", _not_in_arm, (*ARM_POSITIONS, "other")),
@@ -345,6 +364,10 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/own-form", NONE,
          "the arm rejects variants of an enum only its own crate names, with no dtype variant: a form the crate "
          "builds itself", "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS),
+    Rule("exclude/kernel-author-stub", NONE,
+         "a function's whole body in a crate kernels are written against (the kernel language, its library, its IR)",
+         "`fn __expand_read_method(&self, s: &Scope, i: I) -> E { unimplemented!(\"Can't read\") }`",
+         _kernel_author_stub, BODY, ("target.kernel_api",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

@@ -100,6 +100,16 @@ class Prompt:
 
 
 @dataclass(frozen=True)
+class Audience:
+    """Crates whose callers are not the users of a model but the authors of kernels: `kernel_api`
+    (the kernel language, its standard library and IR, which kernels are written against) and
+    `compile_time` (proc-macro crates whose input is kernel source)."""
+
+    kernel_api: tuple[str, ...]
+    compile_time: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Profile:
     format_version: int
     name: str
@@ -110,6 +120,7 @@ class Profile:
     tests: Tests
     packages: Packages
     prompt: Prompt
+    audience: Audience
     # The file's bytes, hashed: what the rules hash covers. Not part of the file.
     digest: str = field(default="", compare=False)
 
