@@ -276,6 +276,27 @@ def _own_form(c: Call) -> bool:
     return True
 
 
+# A type test with a turbofish ending the condition: `term.impls::<dyn Exit>(ctx)`, `op.is::<Yield>()`.
+_TYPE_TEST = re.compile(r"\.\s*(?:is\w*|impls)\s*::\s*<\s*(?:dyn\s+)?((?:\w+::)*\w+)[^<>]*>\s*\([^()]*\)\s*$")
+
+
+def _node_kind_else(c: Call) -> bool:
+    """The `else` of an if chain that asks which kind of node a value is by its type
+    (`if term.is_op::<YieldOp>(ctx) { .. } else if term.impls::<dyn Exit>(ctx) { .. } else {
+    panic!("Unsupported terminator") }`): the nodes are the compiler's own intermediate forms,
+    built by its earlier passes, and the panic states which forms those passes make. A type named
+    like a dtype (`Float16x2`) is an element type a user's tensor has: judged as any guard."""
+    if c.site.branch != "else":
+        return False
+    cond = c.site.condition
+    m = None if "&&" in cond or "||" in cond else _TYPE_TEST.search(cond)
+    if m is None:
+        return False
+    kinds = current().dtype_kind_patterns
+    words = re.findall(r"[A-Z][a-z]*\d*|\d+", m.group(1).split("::")[-1])
+    return not any(rx.match(w) for w in words for _, rx in kinds)
+
+
 def _kernel_author_stub(c: Call) -> bool:
     """A function's whole body in a crate kernels are written against (the target's
     `audience.kernel_api`): a slot of the kernel language a type leaves empty (a tensor-map view
@@ -364,6 +385,9 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/own-form", NONE,
          "the arm rejects variants of an enum only its own crate names, with no dtype variant: a form the crate "
          "builds itself", "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS),
+    Rule("exclude/node-kind-else", NONE,
+         "the else of an if chain that tests which kind of IR node a value is by its type: a form the compiler builds",
+         "`if t.is_op::<YieldOp>(ctx) { .. } else { panic!(\"Unsupported terminator\") }`", _node_kind_else, GUARD),
     Rule("exclude/kernel-author-stub", NONE,
          "a function's whole body in a crate kernels are written against (the kernel language, its library, its IR)",
          "`fn __expand_read_method(&self, s: &Scope, i: I) -> E { unimplemented!(\"Can't read\") }`",
