@@ -146,6 +146,25 @@ def _accessor(c: Call) -> bool:
     return shaped and not (c.says_unsupported and c.names_a_dtype)
 
 
+def _kernel_only_dtype(c: Call) -> bool:
+    """An explicit arm whose every variant, down its payload (`ElemType::Float(FloatKind::TF32)`),
+    is an element type only kernels hold (the target's `audience.kernel_dtypes`: an index type, a
+    compute-only format): no user's tensor has that dtype, so no user's choice takes the arm."""
+    arm = c.arm
+    kernel = current().audience.kernel_dtypes
+    if arm is None or arm.catch_all or not arm.refs or not kernel:
+        return False
+    leaves: list[str] = []
+    stack = list(arm.refs)
+    while stack:
+        r = stack.pop()
+        if r.sub:
+            stack.extend(r.sub)
+        else:
+            leaves.append(r.variant)
+    return all(v in kernel for v in leaves)
+
+
 def _error_handling(c: Call) -> bool:
     arm, others = c.body, c.others
     if arm.error_handling:
@@ -352,6 +371,10 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/accessor", NONE,
          "an accessor: one other arm, naming one variant and handing back its payload",
          "`if let Data::F32s(v) = self { v } else { panic!(\"not f32\") }`", _accessor, ARM_POSITIONS),
+    Rule("exclude/kernel-only-dtype", NONE,
+         "an explicit arm naming only element types no user's tensor holds (a kernel's index type)",
+         "`ElemType::Index => panic!(\"Index not supported in NCCL\")`", _kernel_only_dtype, ARM_POSITIONS,
+         ("target.kernel_dtypes",)),
     Rule("dtype/scrutinee", DTYPE,
          "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "`match x.dtype() { DType::F32 => .., _ => panic!() }`", _dtype_scrutinee, ARM_POSITIONS,

@@ -103,10 +103,12 @@ class Prompt:
 class Audience:
     """Crates whose callers are not the users of a model but the authors of kernels: `kernel_api`
     (the kernel language, its standard library and IR, which kernels are written against) and
-    `compile_time` (proc-macro crates whose input is kernel source)."""
+    `compile_time` (proc-macro crates whose input is kernel source); and `kernel_dtypes`, the
+    element types only kernels hold, never a user's tensor."""
 
     kernel_api: tuple[str, ...]
     compile_time: tuple[str, ...]
+    kernel_dtypes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
