@@ -334,6 +334,23 @@ def _mode_message(c: Call) -> bool:
     return c.says_unsupported
 
 
+# A condition that holds no value of the program's input: a call of an associated function with no
+# arguments (`DeviceHandle::<S>::is_blocking()`, `!Backend::supports_sync()`) or a `cfg!(..)`.
+_BUILD_PREDICATE = re.compile(r"!?\s*(?:cfg\s*!\s*\([^()]*\)"
+                              r"|[A-Z]\w*(?:\s*::\s*(?:<[^()]*?>|\w+))*\s*::\s*[a-z_]\w*\s*\(\s*\))")
+
+
+def _build_guard(c: Call) -> bool:
+    """A guard whose condition asks only the build or the platform (an associated predicate with
+    no arguments, a `cfg!`) and whose call says what cannot be done there (`if
+    Handle::is_blocking() { panic!("Can't use `all_reduce` with a blocking device handle") }`):
+    the user picked that platform or build, and the operation is not available on it. "Can't"
+    on a guard that tests a value states misuse (R17); a test of no value states a limit."""
+    pats, message = patterns(), c.site.message
+    return (bool(_BUILD_PREDICATE.fullmatch(c.site.condition.strip()))
+            and bool(pats.variant_cannot.search(message)) and not pats.transient_state.search(message))
+
+
 # --- unsupported-op -------------------------------------------------------------------------------
 
 def _op_macro(c: Call) -> bool:
@@ -422,6 +439,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`InterpolateMode::Bicubic => panic!(\"bicubic is not supported\")`; "
          "`if ceil_mode { panic!(\"ceil_mode is not supported\") }`", _mode_message, (*ARM_POSITIONS, *GUARD),
          ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("mode/build-guard", MODE,
+         "a guard whose condition asks only the build or platform says what cannot be done there",
+         "`if Handle::is_blocking() { panic!(\"Can't use `all_reduce` with a blocking handle\") }`",
+         _build_guard, GUARD, ("mode.variant_cannot", "mode.transient_state")),
     Rule("op/unimplemented-body", OP, "a function whose whole body is unimplemented!/todo!",
          "`fn q_slice(t: T, r: R) -> T { unimplemented!() }`", _op_macro, BODY, ("mode.macros",)),
     Rule("op/unsupported-message", OP,
