@@ -269,3 +269,65 @@ def test_diff_of_a_dependency_one_side_does_not_pin_adds_all_its_records(cli, bu
     assert sorted(s["filePath"] for s in result["added"] if s["repo"] == "tracel-ai/cubecl") == [
         "crates/cubecl-cuda/src/dialect.rs", "crates/cubecl-spirv/src/elem.rs"]
     assert result["dependencies"][0]["base"] is None
+
+
+def test_diff_markdown_names_the_pins_of_both_sides(cli, burn, cubecl):
+    res = cli("diff", burn.by_version, burn.by_rev, "--repo", str(burn.path), "--with-dependencies",
+              "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert res.code == 0, res.stderr
+    header = res.stdout.splitlines()[3]
+    assert (f"`cubecl` [`0.3.0 (v0.3.0)`](https://github.com/tracel-ai/cubecl/commit/{cubecl.released}) → "
+            f"[`{cubecl.pinned[:8]}`](https://github.com/tracel-ai/cubecl/commit/{cubecl.pinned})") in header
+
+
+def test_history_follows_the_pin_as_it_moves(cli, burn, cubecl, tmp_path):
+    """The registry release, then the later commit: the history holds cubecl's records at each
+    pin, and the bump's new record is new at the second revision."""
+    res = cli("history", "--repo", str(burn.path), "--revs", f"{burn.by_version},{burn.by_rev}", "--format", "json",
+              "--with-dependencies", "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    first, second = doc["revisions"]
+    assert [(d["repo"], d["sha"], d["pinnedBy"]["kind"]) for d in first["dependencies"]] == [
+        ("tracel-ai/cubecl", cubecl.released, "registry")]
+    assert second["dependencies"][0]["sha"] == cubecl.pinned
+    assert (first["records"], second["records"]) == (3, 4)
+    [release] = doc["releases"]
+    new = [lin for lin in doc["lineages"] if lin["key"] in release["new"]]
+    assert [(lin["site"]["crate"], lin["site"]["filePath"]) for lin in new] == [
+        ("cubecl-spirv", "crates/cubecl-spirv/src/elem.rs")]
+    assert release["removed"] == {"fixed": [], "removed-from-tree": [], "rewritten": []}
+    md = cli("history", "--repo", str(burn.path), "--revs", f"{burn.by_version},{burn.by_rev}", "--with-dependencies",
+             "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert md.code == 0, md.stderr
+    assert "| Dependencies |" in md.stdout and "`cubecl 0.3.0 (v0.3.0)` |" in md.stdout
+    assert f"`cubecl {cubecl.pinned[:8]}` |" in md.stdout
+    # Without the option, only the repository's own records.
+    plain = cli("history", "--repo", str(burn.path), "--revs", f"{burn.by_version},{burn.by_rev}", "--format", "json")
+    assert [r["records"] for r in json.loads(plain.stdout)["revisions"]] == [2, 2]
+
+
+def test_history_refuses_a_dependency_repo_no_revision_pins(cli, burn, cubecl):
+    res = cli("history", "--repo", str(burn.path), "--revs", burn.by_rev, "--with-dependencies",
+              "--dependency-repo", f"acme/other={cubecl.path}")
+    assert res.code == 2 and "no planned revision's Cargo.lock pins such a dependency" in res.stderr
+    res = cli("history", "--repo", str(burn.path), "--revs", burn.by_rev, "--dependency-repo", "a/b=x")
+    assert res.code == 2 and "it needs --with-dependencies" in res.stderr
+
+
+def test_history_judges_a_dependency_removal_in_the_dependencys_tree(cli, burn, cubecl):
+    """cubecl fixes its f64 arm and burn bumps the pin: the record is fixed (its function and
+    match still in cubecl's file), not gone with a file burn's tree never had."""
+    cubecl.write("crates/cubecl-cuda/src/dialect.rs", DIALECT_RS.replace(
+        'panic!("f64 is not supported on this dialect")', '"double"'))
+    fixed = cubecl.commit("f64 on the dialect")
+    burn.write("Cargo.lock", _lock(f"git+https://github.com/tracel-ai/cubecl?rev={fixed[:8]}#{fixed}", "0.4.0-pre.2"),
+               dedent=False)
+    bumped = burn.commit("bump cubecl")
+    res = cli("history", "--repo", str(burn.path), "--revs", f"{burn.by_rev},{bumped}", "--format", "json",
+              "--with-dependencies", "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    [gone] = [lin for lin in doc["lineages"] if lin["removedIn"]]
+    assert gone["site"]["filePath"] == "crates/cubecl-cuda/src/dialect.rs"
+    assert (gone["removal"]["kind"], gone["removal"]["reason"]) == ("fixed", "arm-removed")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from analyzer.facts import enums, parse, syntax
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
-from analyzer.facts.prefilter import has_panic_hint, plain_aliases
+from analyzer.facts.prefilter import VARIANT_USE, has_panic_hint, plain_aliases, variant_uses
 
 
 def _whole(src: bytes) -> FileFacts:
@@ -140,3 +140,15 @@ def test_the_enum_items_alone_give_the_enums_of_a_whole_parse(src):
     whole = _same_as_whole(src)
     assert not has_panic_hint(src)
     assert enums._enum_items(src) == whole.enums
+
+
+# Paths, separators and the characters around them that a scan of `::` could misread.
+_PATH_BITS = ["::", ":", ":::", "A", "Ab", "a", "aB", "_", "_C", "9", "9D", "{", "*", " ", "\n", "é", "Kind", "x::"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PATH_BITS), max_size=12).map("".join))
+def test_variant_uses_is_the_regex(text):
+    """variant_uses finds exactly the names its defining regex finds, each once, sorted."""
+    source = text.encode()
+    assert variant_uses(source) == sorted({m.decode() for m in VARIANT_USE.findall(source)})

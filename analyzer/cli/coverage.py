@@ -32,8 +32,15 @@ from analyzer.cli.common import FormatChoice, debug_option, echo_document, repo_
 @click.option("--expand", is_flag=True,
               help="Give payload variants (Bool(U8), Bool(U32)) columns of their own instead of folding "
                    "them into Bool (shown partial when they differ).")
+@click.option("--with-dependencies", is_flag=True,
+              help="Revisions only: beside each backend that runs on a dependency's runtimes (burn-wgpu on "
+                   "cubecl's), the limits of those runtimes, the dependency analysed at the revision the "
+                   "Cargo.lock pins.")
+@click.option("--dependency-repo", "dependency_repos", multiple=True, metavar="OWNER/NAME=PATH|URL",
+              help="With --with-dependencies: read that dependency from this clone or URL (repeatable).")
 @debug_option
-def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expand, no_cache, repo_name):
+def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expand, with_dependencies,
+             dependency_repos, no_cache, repo_name):
     """Show which dtypes each backend operation handles and which panic.
 
     Rows are the backend operations: the methods of the ops traits (FloatTensorOps, ModuleOps, ...)
@@ -46,6 +53,9 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
     With --records (no source tree to read traits from), rows are the dtype-dispatch matches by
     operation (the panic message's prefix before ':', else the function).
 
+    A target whose profile names runtimes (cubecl) has them as rows instead: each runtime or
+    compiler dialect by element type and feature.
+
     \b
     Examples:
       burn-errors coverage --repo ../burn --sha main --op conv --backend ndarray --backend flex --backend tch
@@ -57,6 +67,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
     from analyzer.features.coverage.claims import build_claims
     from analyzer.features.coverage.matches import build
     from analyzer.features.coverage.operations import build_operations
+    from analyzer.features.coverage.runtimes import build_runtimes
+    from analyzer.profiles import current
     from analyzer.core.outputs import ensure_writable_file, write_file
     from analyzer.records import reader
 
@@ -65,7 +77,13 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
     if out is not None:  # fail before the work when the folder cannot take the file
         ensure_writable_file(out)
 
+    if dependency_repos and not with_dependencies:
+        raise UserError("--dependency-repo says where to read a dependency from; it needs --with-dependencies")
+    runtimes = bool(current().runtimes.rows)
     if records_path:
+        if with_dependencies:
+            raise UserError("--with-dependencies follows the Cargo.lock pins of a revision; a records file has "
+                            "none: drop --records to analyse a revision")
         given = [f"--{n.replace('_', '-')}" if n != "rev" else "--sha" for n in ("repo", "rev", "repo_name", "no_cache")
                  if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)]
         if given:
@@ -77,12 +95,18 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             raise UserError(f"{records_path} holds records without analysis (the published form), which "
                             f"say nothing of the dtypes each arm handles; give the records.jsonl of "
                             f"`burn-errors extract`, or drop --records to analyse a revision")
-        matrix = build(lines, collapse=not expand)
+        matrix = build_runtimes(lines, collapse=not expand) if runtimes else build(lines, collapse=not expand)
         source = records_path
     else:
         git_repo, ex = run_extract(repo, rev, repo_name, no_cache, code=True)
-        matrix = build_operations(ex, collapse=not expand)
-        matrix.claims = build_claims(matrix, ex.code, lambda paths: git_repo.read_files(ex.sha, paths))
+        if runtimes:
+            matrix = build_runtimes(ex.lines, collapse=not expand)
+        else:
+            matrix = build_operations(ex, collapse=not expand)
+            matrix.claims = build_claims(matrix, ex.code, lambda paths: git_repo.read_files(ex.sha, paths))
+        if with_dependencies:
+            from analyzer.cli.coverage_dependencies import dependency_limits
+            matrix.runtime_limits = dependency_limits(git_repo, ex.sha, dependency_repos, no_cache, not expand)
         matrix.repo = matrix.repo or ex.repo
         matrix.sha = matrix.sha or ex.sha
         source = f"{ex.repo}@{ex.sha[:12]}"
@@ -112,7 +136,7 @@ def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]
     """Crate names from --backend values: exact, or the name without the target's crate prefix
     (`flex` for `burn-flex`)."""
     from analyzer.profiles import current
-    have = matrix.crates()
+    have = matrix.crates() + sorted({lim.crate for lim in matrix.runtime_limits} - set(matrix.crates()))
     prefixes = current().code.crate_tag_prefixes
     out: list[str] = []
     for name in wanted:

@@ -34,9 +34,15 @@ from analyzer.cli.common import FormatChoice, echo_document, open_cache, open_re
                    "self-contained page with a timeline per backend.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Write to FILE (whole or not at all) instead of stdout.")
+@click.option("--with-dependencies", is_flag=True,
+              help="Also follow each dependency with a target profile (cubecl) at the revision each "
+                   "revision's Cargo.lock pins, so a bump shows the records it added and removed.")
+@click.option("--dependency-repo", "dependency_repos", multiple=True, metavar="OWNER/NAME=PATH|URL",
+              help="With --with-dependencies: read that dependency from this clone or URL (repeatable).")
 @click.option("--jobs", type=click.IntRange(1, 64), help="Parser processes (default: one per core).")
 @click.option("--debug", "debug", is_flag=True, help="Show the traceback of an unexpected error.")
-def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out_file, jobs, debug):
+def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out_file, with_dependencies,
+            dependency_repos, jobs, debug):
     """Follow every record across revisions: the revision it was first seen at, each revision where
     its content changed, and the one where it disappeared, fixed (a dtype it rejected became
     handled, or its match lost the panicking arm) or removed from the tree (its file or function
@@ -58,6 +64,8 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     from analyzer.features.history.run import build_history
     from analyzer.core.outputs import ensure_writable_file, write_file
 
+    if dependency_repos and not with_dependencies:
+        raise UserError("--dependency-repo says where to read a dependency from; it needs --with-dependencies")
     wanted = [r.strip() for value in revs for r in value.split(",") if r.strip()]
     if revs and not wanted:
         raise UserError("--revs was given no revision; name at least one, e.g. --revs v0.20.0,HEAD")
@@ -77,10 +85,17 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     # A URL mirror is fetched when it lacks the last revision asked for.
     git_repo = open_repo(repo, repo_name, no_cache, want=(wanted[-1] if wanted else to_rev or "HEAD"))
     the_plan = plan(git_repo, from_rev=from_rev, to_rev=to_rev, revs=wanted, pattern=pattern)
+    extend, repos = None, None
+    if with_dependencies:
+        from analyzer.cli.history_dependencies import DependencyRecords
+        extend = DependencyRecords(git_repo, dependency_repos, no_cache, jobs)
+        extend.check([p.sha for p in the_plan.revisions if p.sha is not None])
+        repos = extend.opened  # filled as each dependency is opened
     cache = open_cache(no_cache)
     try:
         with _progress(len(the_plan.revisions)) as report:
-            result = build_history(git_repo, the_plan, cache=cache, jobs=jobs, debug=debug, **report)
+            result = build_history(git_repo, the_plan, cache=cache, jobs=jobs, debug=debug, extend=extend, repos=repos,
+                                   **report)
     finally:
         if cache is not None:
             cache.close()

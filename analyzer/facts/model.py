@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 5
+FACTS_VERSION = 6
 
 
 @dataclass
@@ -70,7 +70,8 @@ class SiteFacts:
     in_test: bool = False
     in_macro: str = ""  # name of the macro whose token tree holds the call ("" if none)
     # A guard: the `if`'s condition (of the `if` whose `else` it is, for an `else` branch), and
-    # which branch the call is the body of: then | else.
+    # which branch the call is the body of: then | else; cfg for a statement a `#[cfg(..)]`
+    # attribute gates, its condition the attribute.
     condition: str = ""
     branch: str = ""
     # A body: what the function is: trait-impl (a method of `impl Trait for T`), trait-default

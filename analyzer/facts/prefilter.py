@@ -68,13 +68,29 @@ def has_enum_hint(source: bytes) -> bool:
 
 # A type name written before a variant, a braced use list or a glob (`FuseArg::Input`,
 # `Kind::{A, B}`, `Kind::*`): rustfmt writes paths without spaces. Strings and comments count
-# too, which can only add a use.
-_VARIANT_USE = re.compile(rb"([A-Z][A-Za-z0-9_]*)::(?=[A-Z{*])")
+# too, which can only add a use. This regex is the definition; variant_uses computes the same
+# from the `::` separators, since a regex tried at every capital letter of every file is the
+# largest cost the parent pays for the files it does not parse.
+VARIANT_USE = re.compile(rb"([A-Z][A-Za-z0-9_]*)::(?=[A-Z{*])")
+_IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+_AFTER_PATH = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ{*")
+_CAPITAL = re.compile(rb"[A-Z]")
 
 
 def variant_uses(source: bytes) -> list[str]:
     """The type names the file writes before `::Variant` (sorted, each once): which crates
-    name an enum's variants."""
+    name an enum's variants. Each `X::` followed by a capital, `{` or `*`: the identifier
+    characters just before it, from their first capital letter on (what VARIANT_USE finds)."""
     if b"::" not in source:
         return []
-    return sorted({m.decode() for m in _VARIANT_USE.findall(source)})
+    names = set()
+    parts = source.split(b"::")
+    before = parts[0]
+    for part in parts[1:]:
+        if part and part[0] in _AFTER_PATH:
+            run = before[len(before.rstrip(_IDENT_CHARS)):]
+            capital = _CAPITAL.search(run)
+            if capital is not None:
+                names.add(run[capital.start():].decode())
+        before = part
+    return sorted(names)

@@ -144,7 +144,18 @@ def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:  # no
     return _Placement("other", False)
 
 
-_LET_CONDITIONS = ("let_condition", "let_chain")
+def _cfg_gate(call: Node, tx) -> _Placement | None:
+    """A guard when the call's statement carries a `#[cfg(..)]` attribute
+    (`#[cfg(not(target_has_atomic = "32"))] panic!("..")`): the build the user chose (a target, a
+    feature) decides whether it runs, as an `if` on a setting would. Only a call no other
+    arm reads: a gated statement in an arm stays the arm's; in an `if`, the gate is the nearer test."""
+    stmt = call.parent if call.parent is not None and call.parent.type == "expression_statement" else call
+    sib = stmt.prev_named_sibling
+    while sib is not None and sib.type in _COMMENTS:
+        sib = sib.prev_named_sibling
+    if sib is None or not _is_cfg(sib):
+        return None
+    return _Placement("guard", True, condition=norm(tx(sib)), branch="cfg")
 
 
 def _plain_if_branch(node: Node, parent: Node) -> tuple[Node, str] | None:
@@ -163,7 +174,9 @@ def _plain_if_branch(node: Node, parent: Node) -> tuple[Node, str] | None:
     if ifx is None or ifx.type != "if_expression":
         return None
     cond = ifx.child_by_field_name("condition")
-    if cond is None or cond.type in _LET_CONDITIONS:
+    # `if let P = v && test { .. }` (a let chain) is a guard: the call runs when a value read
+    # from the input passes a test, as in a plain `if`; a lone `if let` is an if-let site.
+    if cond is None or cond.type == "let_condition":
         return None
     return ifx, branch
 
@@ -406,6 +419,8 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         place = _placement(call, tx, arms_of)
         if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
             place = _placement(*wrapper)
+        if place.context in ("other", "guard"):
+            place = _cfg_gate(call, tx) or place
         function, impl, item_path, in_test = _enclosing(call)
         if outer is not None:
             o_function, o_impl, o_path, o_test = _enclosing(outer)

@@ -95,6 +95,21 @@ class Packages:
 
 
 @dataclass(frozen=True)
+class Runtimes:
+    """What a runtime or compiler dialect is (cubecl's wgpu, CUDA, the C++ compiler's Metal
+    dialect): `rows` are (name, a regex over a file's path in the tree), the rows of `coverage`'s
+    runtimes view; `enums` the element-type enums its columns come from; `features` (name, a
+    regex over a record's file, function, arm pattern and message) the feature columns; and
+    `backends` (a crate of this repository, a regex over a dependency's row names): which runtimes
+    of a dependency a backend crate runs on, whose limits its coverage shows."""
+
+    rows: tuple[tuple[str, str], ...]
+    enums: tuple[str, ...]
+    features: tuple[tuple[str, str], ...]
+    backends: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Prompt:
     kind: str
 
@@ -121,6 +136,7 @@ class Profile:
     dtypes: Dtypes
     tests: Tests
     packages: Packages
+    runtimes: Runtimes
     prompt: Prompt
     audience: Audience
     # The file's bytes, hashed: what the rules hash covers. Not part of the file.
@@ -130,6 +146,14 @@ class Profile:
         """The `kind` address of links (blob, commit, ...) with `values`, which the caller has
         percent-encoded as its output needs."""
         return getattr(self.links, kind).format(**values)
+
+    @cached_property
+    def runtime_rows(self) -> tuple[tuple[str, re.Pattern], ...]:
+        return tuple((name, re.compile(rx)) for name, rx in self.runtimes.rows)
+
+    @cached_property
+    def runtime_features(self) -> tuple[tuple[str, re.Pattern], ...]:
+        return tuple((name, re.compile(rx)) for name, rx in self.runtimes.features)
 
     # -- conventions, compiled once per profile -----------------------------------------------
     def crate_tag(self, crate: str) -> str:
@@ -250,6 +274,8 @@ def _semantics(p: Profile) -> None:
     if tag_fields != {"version"}:
         raise _Bad("packages.release_tag must name {version} and nothing else")
     kinds = [(f"dtypes.kinds[{i}]", rx) for i, (_, rx) in enumerate(p.dtypes.kinds)]
+    kinds += [(f"runtimes.{key}[{i}]", rx) for key in ("rows", "features", "backends")
+              for i, (_, rx) in enumerate(getattr(p.runtimes, key))]
     for where, rx in [("tests.paths", p.tests.paths), *kinds]:
         try:
             re.compile(rx)

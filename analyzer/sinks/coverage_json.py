@@ -8,6 +8,7 @@ import json
 
 from analyzer import __version__
 from analyzer.features.coverage.model import STATUSES, Dispatch, Matrix, Site
+from analyzer.features.coverage.runtimes import VIEW, runtime_cells
 
 FORMAT_VERSION = 2
 STATUS_MEANING = {
@@ -31,7 +32,7 @@ def build(matrix: Matrix) -> dict:
         "sha": matrix.sha,
         "collapsed": matrix.collapse,
         "statuses": {s: STATUS_MEANING[s] for s in STATUSES},
-        "view": "operations" if matrix.by_operation else "matches",
+        "view": matrix.view or ("operations" if matrix.by_operation else "matches"),
         "columns": [{"enum": g.enum, "dtypes": g.dtypes} for g in matrix.groups],
         "operations": [{"crate": o.crate, "operation": o.name, "trait": o.trait, "kind": o.kind or None,
                         "path": o.path, "line": o.line, "url": o.url,
@@ -67,6 +68,12 @@ def build(matrix: Matrix) -> dict:
         "claims": [{"crate": cl.crate, "dtype": cl.dtype, "advertised": cl.advertised, "where": cl.where,
                     "reading": cl.reading, "panicsIn": cl.panics_in, "handledIn": cl.handled_in}
                    for cl in matrix.claims],
+        **({"runtimes": [{"runtime": c.runtime, "dtype": c.dtype, "enum": c.enum, "status": c.status,
+                          "sites": [_site(s) for s in c.sites]} for c in runtime_cells(matrix)]}
+           if matrix.view == VIEW else {}),
+        **({"runtimeLimits": [{"crate": lim.crate, "repo": lim.repo, "runtime": lim.runtime, "dtype": lim.dtype,
+                               "status": lim.status, "sites": [_site(s) for s in lim.sites]}
+                              for lim in matrix.runtime_limits]} if matrix.runtime_limits else {}),
     }
 
 

@@ -27,7 +27,7 @@ def dumps(matrix: Matrix) -> str:
     crates = matrix.crates()
     if not crates:
         out.append("No dtype-dispatch sites: nothing to show.\n")
-        return "\n".join(out)
+        return "\n".join(out + _runtime_limits(matrix))
     n_ops = sum(len(matrix.operations(crate)) for crate in crates)
     out.append(f"{len(matrix.dispatches)} dtype-dispatch matches in {n_ops} operations of "
                f"{plural(len(crates), 'backend')}. {LEGEND}.\n")
@@ -73,6 +73,7 @@ def dumps(matrix: Matrix) -> str:
             out.append("| " + " | ".join([md_cell(cl.crate), md_code_span(label(cl.dtype)), adv, md_cell(cl.where),
                                           _ops_list(cl.panics_in), _ops_list(cl.handled_in)]) + " |")
         out.append("")
+    out += _runtime_limits(matrix)
     if matrix.helpers:
         out.append("## Helpers no operation reaches\n")
         for d in matrix.helpers:
@@ -134,3 +135,17 @@ def _summary(matrix: Matrix, group: Group) -> str:
             f"{MARK[HANDLED]} none; {MARK[NA]} no operation takes it; blank: no dispatch or no panic found.")
     title = f"**{md_cell(group.enum)}**\n\n" if len(matrix.groups) > 1 else ""
     return title + "\n".join(rows) + "\n\n" + note + "\n"
+
+
+def _runtime_limits(matrix: Matrix) -> list[str]:
+    """Beside the backends: what the runtimes each runs on (a dependency's) reject; none without
+    --with-dependencies."""
+    if not matrix.runtime_limits:
+        return []
+    rows = ["## Runtime limits: what the runtimes each backend runs on reject\n",
+            "| backend | runtime | type or feature | status | source |", "|---|---|---|:-:|---|"]
+    for lim in matrix.runtime_limits:
+        links = "<br>".join(md_link(md_cell(f"{lim.repo} {s.path}:{s.line}"), s.url) for s in lim.sites[:5])
+        rows.append("| " + " | ".join([md_cell(lim.crate), md_cell(lim.runtime), md_code_span(label(lim.dtype)),
+                                       MARK[lim.status], links]) + " |")
+    return ["\n".join(rows) + "\n"]

@@ -34,7 +34,7 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
     out: list = []
     crates = matrix.crates()
     if not crates:
-        return [Text("No dtype-dispatch sites: nothing to show.")]
+        return [Text("No dtype-dispatch sites: nothing to show."), *_runtime_limit_renderables(matrix, width)]
     title = f"dtype coverage of {_t(matrix.repo)}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage"
     out.append(Text(title, style="bold"))
     first = _first_width(matrix)
@@ -69,6 +69,7 @@ def renderables(matrix: Matrix, width: int = WIDTH) -> list:
                 out.append(t)
     out += _settings_renderables(matrix, first)
     out += _claims_renderables(matrix, width)
+    out += _runtime_limit_renderables(matrix, width)
     if matrix.helpers:
         out.append(Text())
         out.append(Text("Helpers no operation reaches (their panics, by file and line)", style="bold"))
@@ -216,6 +217,18 @@ def _claims_renderables(matrix: Matrix, width: int) -> list:
     if out:
         out.insert(0, Text("Claims: dtype_usage against the cells", style="bold"))
         out.insert(0, Text())
+    return out
+
+
+def _runtime_limit_renderables(matrix: Matrix, width: int) -> list:
+    """--with-dependencies: what the runtimes each backend runs on reject, a line each."""
+    if not matrix.runtime_limits:
+        return []
+    out: list = [Text(), Text("Runtime limits: what the runtimes each backend runs on reject", style="bold")]
+    for lim in matrix.runtime_limits:
+        where = ", ".join(f"{s.path}:{s.line}" for s in lim.sites[:2])
+        text = f"{lim.crate} on {lim.runtime}: {label(lim.dtype)} {lim.status} ({lim.repo} {where})"
+        out.append(Text(abbreviate(_t(text), width), style="dim"))
     return out
 
 

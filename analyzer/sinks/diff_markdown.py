@@ -208,7 +208,19 @@ def header(result: DiffResult) -> str:
     if result.repo and result.base.sha and result.head.sha and result.base.sha != result.head.sha:
         parts.append(" · " + md_link("compare", current().link("compare", repo=result.repo, base=result.base.sha,
                                                                   head=result.head.sha)))
+    for dep in result.dependencies:  # --with-dependencies: what each side's Cargo.lock pins
+        name = dep["repo"].rsplit("/", 1)[-1]
+        parts.append(f" · {code(name)} {_pin(dep['repo'], dep['base'])} → {_pin(dep['repo'], dep['head'])}")
     return "".join(parts)
+
+
+def _pin(repo: str, side: dict | None) -> str:
+    """One side's pin of a dependency: a registry version and its tag, or the commit."""
+    if side is None:
+        return "not pinned"
+    by = side["pinnedBy"]
+    label = f"{by['version']} ({by['tag']})" if by["kind"] == "registry" else side["sha"][:8]
+    return md_link(code(label), current().link("commit", repo=repo, sha=side["sha"]))
 
 
 def render(result: DiffResult, fail_on: list[str], artifacts_url: str | None = None) -> str:

@@ -73,7 +73,9 @@ def sections(history: History) -> dict[str, Callable[[], object]]:
         "revisions": lambda: ({"label": r.label, "sha": r.sha, "date": r.date, "tag": r.is_tag,
                                "records": r.records, "counts": r.counts, "backends": r.backends,
                                "filesScanned": r.files_scanned, "filesReadAfresh": r.parsed,
-                               "resultsCache": r.cached, "seconds": r.seconds} for r in history.revisions),
+                               "resultsCache": r.cached, "seconds": r.seconds,
+                               **({"dependencies": r.dependencies} if r.dependencies else {})}
+                              for r in history.revisions),
         "skipped": lambda: ({"label": s.label, "reason": s.reason} for s in history.skipped),
         "leftOut": lambda: history.left_out,
         "summary": history.summary,

@@ -107,4 +107,20 @@ def dumps(history: History) -> str:
     return environment().get_template("history.md.j2").render(
         h=history, version=__version__, repo=code(history.repo), first=history.revisions[0],
         last=history.revisions[-1], releases=releases, summary=history.summary(), regressions=regressions,
-        max_message=MAX_MESSAGE, categories=list(CATEGORIES))
+        max_message=MAX_MESSAGE, categories=list(CATEGORIES), pins=_pins(history))
+
+
+def _pins(history: History) -> list[str] | None:
+    """With dependencies: each revision's pins (`cubecl 0.10.0 (v0.10.0)`, `cubecl 48348968`), as
+    code; None when no revision has any, so the table has no column for them."""
+    if not any(r.dependencies for r in history.revisions):
+        return None
+    out = []
+    for r in history.revisions:
+        parts = []
+        for dep in r.dependencies:
+            by, name = dep["pinnedBy"], dep["repo"].rsplit("/", 1)[-1]
+            pin = f"{by['version']} ({by['tag']})" if by["kind"] == "registry" else dep["sha"][:8]
+            parts.append(f"{name} {pin}")
+        out.append(", ".join(code(p) for p in parts) or "none")
+    return out

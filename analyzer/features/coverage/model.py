@@ -187,6 +187,10 @@ class Matrix:
     # (analyzer/features/coverage/settings.py Setting).
     settings: list = field(default_factory=list)
     claims: list = field(default_factory=list)  # each backend's dtype_usage read (claims.py Claim)
+    # `runtimes` when the rows are a target's runtimes (runtimes.py), else the view by_operation says.
+    view: str = ""
+    # A dependency's runtime limits beside the backends that run on it (runtimes.py RuntimeLimit).
+    runtime_limits: list = field(default_factory=list)
 
     @property
     def by_operation(self) -> bool:
@@ -276,7 +280,7 @@ class Matrix:
         ops = {k: o for k, o in self.ops.items() if keep_op(*k)}
         used = {c.enum for c in cells.values() if c.status != NA}
         groups = [g for g in self.groups if g.enum in used or (ops and g is self.groups[0])]
-        return Matrix(cells, [d for g in groups for d in g.dtypes], groups,
+        out = Matrix(cells, [d for g in groups for d in g.dtypes], groups,
                       [d for d in self.dispatches if keep_op(d.crate, d.operation)], self.collapse, self.repo,
                       self.sha, ops, [d for d in self.helpers if keep_dispatch(d)],
                       {k: v for k, v in self.unknown_reasons.items() if k in cells}, self.focused,
@@ -287,6 +291,10 @@ class Matrix:
                       [replace(cl, panics_in=[o for o in cl.panics_in if keep_op(cl.crate, o)],
                                handled_in=[o for o in cl.handled_in if keep_op(cl.crate, o)])
                        for cl in self.claims if any(keep_op(cl.crate, op) for c, op in self.ops if c == cl.crate)])
+        out.view = self.view
+        kept = {k[0] for k in cells} | {c for c, _ in ops}
+        out.runtime_limits = [lim for lim in self.runtime_limits if lim.crate in kept or keep_op(lim.crate, "")]
+        return out
 
     def limits_of(self, crate: str) -> list[Limit]:
         return [lim for lim in self.limits if lim.crate == crate]

@@ -76,8 +76,14 @@ def _cached_pairs(cache, key: str, n_base: int, n_head: int) -> list[tuple[int, 
 class Builder:
     """Folds revisions in one at a time; keeps only the previous revision's records and matrix."""
 
-    def __init__(self, git_repo: GitRepository, trim_empty_start: bool, dates: dict[str, str], cache=None):
+    def __init__(self, git_repo: GitRepository, trim_empty_start: bool, dates: dict[str, str], cache=None,
+                 repos: dict | None = None):
         self.git_repo = git_repo
+        # Dependencies' repositories by name (filled as they are opened), and the commit each
+        # revision pins of them: a dependency's removals are judged in its own tree.
+        self.repos = repos if repos is not None else {}
+        self._deps: dict[str, str] = {}
+        self._prev_deps: dict[str, str] = {}
         self.dates = dates
         self.cache = cache
         self._prev_sha = ""
@@ -98,6 +104,7 @@ class Builder:
             return None
         assert planned.sha is not None
         index = len(self.revisions)
+        self._prev_deps, self._deps = self._deps, {d["repo"]: d["sha"] for d in analysed.dependencies}
         counts: dict[str, int] = {}
         backends: dict[str, dict[str, int]] = {}
         for ln in lines:
@@ -109,7 +116,8 @@ class Builder:
         date = self.dates.get(planned.sha) or self.git_repo.commit_date(planned.sha)
         revision = Revision(index, planned.label, planned.sha, date,
                             planned.is_tag, len(lines), counts, dict(sorted(backends.items())),
-                            analysed.files_scanned, analysed.parsed, analysed.cached, round(seconds, 3))
+                            analysed.files_scanned, analysed.parsed, analysed.cached, round(seconds, 3),
+                            analysed.dependencies)
         self.revisions.append(revision)
         matrix = build_matrix(lines, collapse=True)
         if index == 0:
@@ -119,6 +127,22 @@ class Builder:
         self._open = opened
         self._prev_lines, self._prev_matrix, self._prev_sha = lines, matrix, planned.sha
         return revision
+
+    def _removals(self, sha: str, gone: list[State], matrix: coverage.Matrix) -> dict[str, Removal]:
+        """Each removal classified in its own repository's tree: a dependency's at the commits
+        the two revisions pin (one no longer pinned is judged in the repository's own tree)."""
+        by_repo: dict[str, list[State]] = {}
+        for st in gone:
+            dep = st.repo if st.repo in self.repos and st.repo in self._deps else ""
+            by_repo.setdefault(dep, []).append(st)
+        out: dict[str, Removal] = {}
+        for dep, states in by_repo.items():
+            if dep:
+                base = self._prev_deps.get(dep, "")
+                out |= _classify_removals(self.repos[dep], self._deps[dep], states, matrix, base)
+            else:
+                out |= _classify_removals(self.git_repo, sha, states, matrix, self._prev_sha)
+        return out
 
     def _start(self, line: RecordLine, index: int) -> Lineage:
         state = State.of(line)
@@ -150,7 +174,7 @@ class Builder:
             opened[after.id] = lineage
             continued.add(link.base.record.id)
         gone = [lin for rid, lin in self._open.items() if rid not in continued]
-        removals = _classify_removals(self.git_repo, sha, [lin.state for lin in gone], matrix, self._prev_sha)
+        removals = self._removals(sha, [lin.state for lin in gone], matrix)
         for lineage in gone:
             lineage.removed, lineage.removal = index, removals[lineage.state.id]
             lineage.events.append(Event(index, "removed", lineage.state, removal=lineage.removal, key=lineage.key))

@@ -52,6 +52,7 @@ class State:
     enum: str | None
     handled: tuple[str, ...]
     rejected: tuple[str, ...]
+    repo: str = ""  # the record's repository (a dependency's, with --with-dependencies)
 
     @classmethod
     def of(cls, line: RecordLine) -> State:
@@ -59,7 +60,7 @@ class State:
         assert a is not None  # records of an extraction always carry their analysis
         return cls(r.id, r.errorMessage, a.category, a.macro, a.crate, a.function, a.inMacro, a.operation,
                    r.filePath, r.lineNumber, r.githubUrl, a.scrutinee, a.pattern, a.enum, tuple(a.handled),
-                   tuple(a.rejected))
+                   tuple(a.rejected), r.repo)
 
     def field(self, name: str) -> object:
         return list(getattr(self, name)) if name in ("handled", "rejected") else getattr(self, name)
@@ -146,6 +147,7 @@ class Revision:
     parsed: int  # blobs read and parsed afresh (the rest came from the cache)
     cached: bool  # served whole from the results cache
     seconds: float
+    dependencies: list[dict] = field(default_factory=list)  # Analysed.dependencies
 
 
 @dataclass
@@ -253,4 +255,6 @@ class Analysed:
     files_scanned: int
     parsed: int
     cached: bool
+    # With dependencies: each one's repository, commit and how the revision's Cargo.lock pins it.
+    dependencies: list[dict] = field(default_factory=list)
 

@@ -49,13 +49,16 @@ def build_history(git_repo: GitRepository, the_plan: Plan, *, cache=None, jobs: 
                   on_status: Callable[[str], None] | None = None,
                   on_done: Callable[[Revision | None, Planned, Analysed], None] | None = None,
                   on_skip: Callable[[Skipped], None] | None = None,
-                  debug: bool = False) -> History:
+                  debug: bool = False, extend: Callable[[str, Analysed], Analysed] | None = None,
+                  repos: dict | None = None) -> History:
     """Analyse every planned revision in turn and fold it into the history. A revision that
     does not resolve or cannot be analysed is reported through `on_skip` and left out; with no
-    revision left, a UserError."""
+    revision left, a UserError. `extend` adds to a revision's records (its dependencies' at the
+    revisions it pins) before they are folded in; `repos` are those dependencies' repositories by
+    name, where their removals are classified."""
     t0 = time.perf_counter()
     shas = [p.sha for p in the_plan.revisions if p.sha is not None]
-    builder = Builder(git_repo, the_plan.trim_empty_start, git_repo.commit_dates(shas), cache)
+    builder = Builder(git_repo, the_plan.trim_empty_start, git_repo.commit_dates(shas), cache, repos)
     skipped: list[Skipped] = []
     total = len(the_plan.revisions)
     for i, planned in enumerate(the_plan.revisions):
@@ -67,6 +70,8 @@ def build_history(git_repo: GitRepository, the_plan: Plan, *, cache=None, jobs: 
             t1 = time.perf_counter()
             try:
                 analysed = records_at(git_repo, planned.sha, cache=cache, jobs=jobs, progress=on_status)
+                if extend is not None:
+                    analysed = extend(planned.sha, analysed)
             except (UserError, subprocess.CalledProcessError, OSError, UnicodeDecodeError) as e:
                 if debug:
                     raise
