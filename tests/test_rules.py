@@ -14,7 +14,7 @@ from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.classify import classify
 from analyzer.decisions import registry_docs
 from analyzer.decisions.data import rule_data
-from analyzer.profiles import current
+from analyzer.profiles import current, load, using
 from analyzer.decisions.rules import EVERY_POSITION, RULE_ORDER
 from analyzer.facts.parse import parse_file
 from analyzer.pipeline.ruleset import hashed_files
@@ -117,7 +117,8 @@ def test_every_rule_names_only_positions_and_rule_data_that_exist():
         for key in rule.reads:
             section, name = key.split(".")
             if section == "target":
-                assert hasattr(current().dtypes, name), f"{rule.id} reads {key}, which a target profile lacks"
+                assert hasattr(current().dtypes, name) or hasattr(current().audience, name), \
+                    f"{rule.id} reads {key}, which a target profile lacks"
                 continue
             assert name in data[section], f"{rule.id} reads {key}, which queries/classifier.toml lacks"
         assert rule.example.startswith("`"), f"{rule.id}: the example is Rust code"
@@ -159,7 +160,8 @@ def test_rule(rule, kind, case):
     """The rule fires on exactly the case's `lines` (none for a valid case), those calls get the
     case's `category`, and the snippet's records are exactly `records` (for an invalid case of a
     record rule, by default its `lines`; otherwise none)."""
-    found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"), case.get("elsewhere", ""))
+    with using(load(case.get("target", "burn"))):
+        found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"), case.get("elsewhere", ""))
     if kind == "invalid" or rule not in QUERY_RULES:
         assert found, "the snippet holds no panic-family call"
     want = case.get("category")

@@ -141,6 +141,13 @@ def _self_type(impl_header: str) -> str:
 _PARTIAL = re.compile(r'["\']|\b\d|\btrue\b|\bfalse\b')
 
 
+def _compile_time(c: Call) -> bool:
+    """In a proc-macro crate whose input is kernel source (the target's `audience.compile_time`):
+    the panic fires while the kernel's crate compiles, met by the kernel's author, never by a
+    user running a model."""
+    return c.crate in current().audience.compile_time
+
+
 def _not_in_arm(c: Call) -> bool:
     return c.arm is None
 
@@ -161,6 +168,25 @@ def _accessor(c: Call) -> bool:
               and len(o.refs) == 1 and o.refs[0].sub is None)
     # "only float32 values are supported" rejects the dtypes a user's file may hold (R12's wording).
     return shaped and not (c.says_unsupported and c.names_a_dtype)
+
+
+def _kernel_only_dtype(c: Call) -> bool:
+    """An explicit arm whose every variant, down its payload (`ElemType::Float(FloatKind::TF32)`),
+    is an element type only kernels hold (the target's `audience.kernel_dtypes`: an index type, a
+    compute-only format): no user's tensor has that dtype, so no user's choice takes the arm."""
+    arm = c.arm
+    kernel = current().audience.kernel_dtypes
+    if arm is None or arm.catch_all or not arm.refs or not kernel:
+        return False
+    leaves: list[str] = []
+    stack = list(arm.refs)
+    while stack:
+        r = stack.pop()
+        if r.sub:
+            stack.extend(r.sub)
+        else:
+            leaves.append(r.variant)
+    return all(v in kernel for v in leaves)
 
 
 def _error_handling(c: Call) -> bool:
@@ -341,6 +367,35 @@ def _trait_root(impl_header: str) -> str:
     return path.split("::", 1)[0].strip() if "::" in path else ""
 
 
+# A type test with a turbofish ending the condition: `term.impls::<dyn Exit>(ctx)`, `op.is::<Yield>()`.
+_TYPE_TEST = re.compile(r"\.\s*(?:is\w*|impls)\s*::\s*<\s*(?:dyn\s+)?((?:\w+::)*\w+)[^<>]*>\s*\([^()]*\)\s*$")
+
+
+def _node_kind_else(c: Call) -> bool:
+    """The `else` of an if chain that asks which kind of node a value is by its type
+    (`if term.is_op::<YieldOp>(ctx) { .. } else if term.impls::<dyn Exit>(ctx) { .. } else {
+    panic!("Unsupported terminator") }`): the nodes are the compiler's own intermediate forms,
+    built by its earlier passes, and the panic states which forms those passes make. A type named
+    like a dtype (`Float16x2`) is an element type a user's tensor has: judged as any guard."""
+    if c.site.branch != "else":
+        return False
+    cond = c.site.condition
+    m = None if "&&" in cond or "||" in cond else _TYPE_TEST.search(cond)
+    if m is None:
+        return False
+    kinds = current().dtype_kind_patterns
+    words = re.findall(r"[A-Z][a-z]*\d*|\d+", m.group(1).split("::")[-1])
+    return not any(rx.match(w) for w in words for _, rx in kinds)
+
+
+def _kernel_author_stub(c: Call) -> bool:
+    """A function's whole body in a crate kernels are written against (the target's
+    `audience.kernel_api`): a slot of the kernel language a type leaves empty (a tensor-map view
+    that cannot be read, a type with no constant form). The kernel's author picks the type and
+    meets the stub when writing the kernel; no dtype or setting a model's user picks selects it."""
+    return c.crate in current().audience.kernel_api
+
+
 # --- unsupported-mode -----------------------------------------------------------------------------
 
 def _mode_macro(c: Call) -> bool:
@@ -349,6 +404,23 @@ def _mode_macro(c: Call) -> bool:
 
 def _mode_message(c: Call) -> bool:
     return c.says_unsupported
+
+
+# A condition that holds no value of the program's input: a call of an associated function with no
+# arguments (`DeviceHandle::<S>::is_blocking()`, `!Backend::supports_sync()`) or a `cfg!(..)`.
+_BUILD_PREDICATE = re.compile(r"!?\s*(?:cfg\s*!\s*\([^()]*\)"
+                              r"|[A-Z]\w*(?:\s*::\s*(?:<[^()]*?>|\w+))*\s*::\s*[a-z_]\w*\s*\(\s*\))")
+
+
+def _build_guard(c: Call) -> bool:
+    """A guard whose condition asks only the build or the platform (an associated predicate with
+    no arguments, a `cfg!`) and whose call says what cannot be done there (`if
+    Handle::is_blocking() { panic!("Can't use `all_reduce` with a blocking device handle") }`):
+    the user picked that platform or build, and the operation is not available on it. "Can't"
+    on a guard that tests a value states misuse (R17); a test of no value states a limit."""
+    pats, message = patterns(), c.site.message
+    return (bool(_BUILD_PREDICATE.fullmatch(c.site.condition.strip()))
+            and bool(pats.variant_cannot.search(message)) and not pats.transient_state.search(message))
 
 
 # --- unsupported-op -------------------------------------------------------------------------------
@@ -376,6 +448,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "declared non-exhaustive foreign one)",
          "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable,
          reads=("target.foreign_non_exhaustive",)),
+    Rule("exclude/compile-time", NONE,
+         "in a proc-macro crate whose input is kernel source: it fires while a kernel's crate compiles",
+         "`_ => panic!(\"unsupported pattern in match\")` in the `#[cube]` macro's crate", _compile_time,
+         reads=("target.compile_time",)),
     Rule("exclude/not-in-arm", NONE,
          "not the body of a match arm, let-else, if-let, plain if/else branch, nor a function's whole body",
          "`fn f(n: usize) { check(n); panic!(\"no\") }`", _not_in_arm, (*ARM_POSITIONS, "other")),
@@ -386,6 +462,10 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/accessor", NONE,
          "an accessor: one other arm, naming one variant and handing back its payload",
          "`if let Data::F32s(v) = self { v } else { panic!(\"not f32\") }`", _accessor, ARM_POSITIONS),
+    Rule("exclude/kernel-only-dtype", NONE,
+         "an explicit arm naming only element types no user's tensor holds (a kernel's index type)",
+         "`ElemType::Index => panic!(\"Index not supported in NCCL\")`", _kernel_only_dtype, ARM_POSITIONS,
+         ("target.kernel_dtypes",)),
     Rule("dtype/scrutinee", DTYPE,
          "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "`match x.dtype() { DType::F32 => .., _ => panic!() }`", _dtype_scrutinee, ARM_POSITIONS,
@@ -429,6 +509,13 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a method of an impl of a trait no file of the tree defines (another library's protocol) whose whole "
          "body is the call", "`impl serde::Serializer for Ser { fn serialize_map(..) { unimplemented!() } }`",
          _foreign_protocol, BODY, ("dtype.derived_suffixes",)),
+    Rule("exclude/node-kind-else", NONE,
+         "the else of an if chain that tests which kind of IR node a value is by its type: a form the compiler builds",
+         "`if t.is_op::<YieldOp>(ctx) { .. } else { panic!(\"Unsupported terminator\") }`", _node_kind_else, GUARD),
+    Rule("exclude/kernel-author-stub", NONE,
+         "a function's whole body in a crate kernels are written against (the kernel language, its library, its IR)",
+         "`fn __expand_read_method(&self, s: &Scope, i: I) -> E { unimplemented!(\"Can't read\") }`",
+         _kernel_author_stub, BODY, ("target.kernel_api",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),
@@ -436,6 +523,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`InterpolateMode::Bicubic => panic!(\"bicubic is not supported\")`; "
          "`if ceil_mode { panic!(\"ceil_mode is not supported\") }`", _mode_message, (*ARM_POSITIONS, *GUARD),
          ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("mode/build-guard", MODE,
+         "a guard whose condition asks only the build or platform says what cannot be done there",
+         "`if Handle::is_blocking() { panic!(\"Can't use `all_reduce` with a blocking handle\") }`",
+         _build_guard, GUARD, ("mode.variant_cannot", "mode.transient_state")),
     Rule("op/unimplemented-body", OP, "a function whose whole body is unimplemented!/todo!",
          "`fn q_slice(t: T, r: R) -> T { unimplemented!() }`", _op_macro, BODY, ("mode.macros",)),
     Rule("op/unsupported-message", OP,

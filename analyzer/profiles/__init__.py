@@ -117,6 +117,18 @@ class Prompt:
 
 
 @dataclass(frozen=True)
+class Audience:
+    """Crates whose callers are not the users of a model but the authors of kernels: `kernel_api`
+    (the kernel language, its standard library and IR, which kernels are written against) and
+    `compile_time` (proc-macro crates whose input is kernel source); and `kernel_dtypes`, the
+    element types only kernels hold, never a user's tensor."""
+
+    kernel_api: tuple[str, ...]
+    compile_time: tuple[str, ...]
+    kernel_dtypes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Profile:
     format_version: int
     name: str
@@ -128,6 +140,7 @@ class Profile:
     packages: Packages
     runtimes: Runtimes
     prompt: Prompt
+    audience: Audience
     # The file's bytes, hashed: what the rules hash covers. Not part of the file.
     digest: str = field(default="", compare=False)
 
