@@ -223,6 +223,21 @@ _VALUE_ARM = re.compile(r"^&?\s*(?:\w+::)*(?:Some|Ok)\b")
 
 # --- dtype-dispatch ---------------------------------------------------------------------------
 
+def _dtype_validation(c: Call) -> bool:
+    """The arm checks what the caller passed against what the call requires (`"Data type mismatch
+    (lhs: {:?}, rhs: {:?})"`, `"Invalid cast types"`, `"Expected float data type, got {value:?}"`):
+    misuse, not a dtype the library lacks. Only the message decides, so an arm that says the dtype is unsupported, or an
+    unimplemented!/todo!, is left to the dtype rules."""
+    if _mode_macro(c) or c.says_unsupported:
+        return False
+    return _validation().search(c.site.message) is not None
+
+
+@cache
+def _validation() -> re.Pattern:
+    return re.compile(rule_data()["dtype"]["validation"])
+
+
 def _dtype_scrutinee(c: Call) -> bool:
     return scrutinee_is_dtype(c.site.scrutinee)
 
@@ -466,6 +481,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "an explicit arm naming only element types no user's tensor holds (a kernel's index type)",
          "`ElemType::Index => panic!(\"Index not supported in NCCL\")`", _kernel_only_dtype, ARM_POSITIONS,
          ("target.kernel_dtypes",)),
+    Rule("exclude/dtype-validation", NONE,
+         "a dtype arm whose message states a mismatch, an invalid value or the dtype it expected, not missing support",
+         "`(DType::F32, DType::F64) => panic!(\"data type mismatch\")`; `_ => panic!(\"expected float, got {:?}\")`",
+         _dtype_validation, ARM_POSITIONS, ("dtype.validation", "mode.unsupported", "mode.macros")),
     Rule("dtype/scrutinee", DTYPE,
          "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "`match x.dtype() { DType::F32 => .., _ => panic!() }`", _dtype_scrutinee, ARM_POSITIONS,
