@@ -4,9 +4,8 @@ with the records behind it."""
 
 from __future__ import annotations
 
-import json
-
 from analyzer import __version__
+from analyzer.core.jsontext import dumps_indented
 from analyzer.features.coverage.model import STATUSES, Dispatch, Matrix, Site
 from analyzer.features.coverage.runtimes import VIEW, runtime_cells
 
@@ -103,4 +102,4 @@ def _site(s: Site) -> dict:
 
 
 def dumps(matrix: Matrix) -> str:
-    return json.dumps(build(matrix), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(build(matrix)) + "\n"
