@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import click
@@ -100,6 +101,9 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
     else:
         matrix, source, served = _tree_matrix(repo, rev, repo_name, no_cache, not expand, runtimes,
                                               dependency_repos if with_dependencies else None)
+    # The matrix lives until the command ends: the collections that filtering and rendering
+    # trigger need not walk its objects again.
+    gc.freeze()
 
     if backends:
         matrix = matrix.only(_resolve_backends(matrix, backends, source))
