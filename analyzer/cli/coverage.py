@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import click
@@ -66,11 +67,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --repo ../burn --format html --out coverage.html
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
-    from analyzer.features.coverage.matches import build
-    from analyzer.features.coverage.runtimes import build_runtimes
     from analyzer.profiles import current
     from analyzer.core.outputs import ensure_writable_file, write_file
-    from analyzer.records import reader
 
     ctx = click.get_current_context()
     out = Path(out_file) if out_file else None
@@ -90,6 +88,11 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             raise UserError(f"--records reads an existing records file, so {', '.join(given)} "
                             f"{'does' if len(given) == 1 else 'do'} not apply; drop "
                             f"{'it' if len(given) == 1 else 'them'}, or drop --records to analyse a revision")
+        # Here only: these load the record schema (pydantic), which a served matrix does without.
+        from analyzer.features.coverage.matches import build
+        from analyzer.features.coverage.runtimes import build_runtimes
+        from analyzer.records import reader
+
         lines = reader.read(records_path)
         if lines and all(ln.analysis is None for ln in lines):
             raise UserError(f"{records_path} holds records without analysis (the published form), which "
@@ -100,6 +103,9 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
     else:
         matrix, source, served = _tree_matrix(repo, rev, repo_name, no_cache, not expand, runtimes,
                                               dependency_repos if with_dependencies else None)
+    # The matrix lives until the command ends: the collections that filtering and rendering
+    # trigger need not walk its objects again.
+    gc.freeze()
 
     if backends:
         matrix = matrix.only(_resolve_backends(matrix, backends, source))

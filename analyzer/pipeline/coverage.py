@@ -13,6 +13,7 @@ that fails is dropped with a warning and the matrix is built again.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import typing
 from functools import cache
 from typing import TYPE_CHECKING
@@ -85,7 +86,15 @@ def _encode(matrix: Matrix) -> dict:
 def _decode(row: dict) -> Matrix:
     from analyzer.features.coverage.model import Matrix
 
-    kept = _adapter().validate_json(row["matrix"])
+    # Validating builds one tree of objects and frees none; the collector, woken every few
+    # hundred allocations, would walk that growing tree again and again for cycles it cannot find.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        kept = _adapter().validate_json(row["matrix"])
+    finally:
+        if enabled:
+            gc.enable()
     values = {f.name: getattr(kept, f.name) for f in dataclasses.fields(kept)}
     values.update(cells={c.key: c for c in kept.cells}, ops={(o.crate, o.name): o for o in kept.ops},
                   unknown_reasons={(c, o, d): v for c, o, d, v in kept.unknown_reasons},

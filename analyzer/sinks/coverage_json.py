@@ -4,11 +4,9 @@ with the records behind it."""
 
 from __future__ import annotations
 
-import json
-
 from analyzer import __version__
+from analyzer.core.jsontext import dumps_indented
 from analyzer.features.coverage.model import STATUSES, Dispatch, Matrix, Site
-from analyzer.features.coverage.runtimes import VIEW, runtime_cells
 
 FORMAT_VERSION = 2
 STATUS_MEANING = {
@@ -25,6 +23,8 @@ STATUS_MEANING = {
 
 
 def build(matrix: Matrix) -> dict:
+    # The runtimes view's module is imported for that view only: it loads the record schema.
+    runtimes = matrix.view == "runtimes"
     return {
         "tool": "burn-errors",
         "toolVersion": __version__,
@@ -69,13 +69,18 @@ def build(matrix: Matrix) -> dict:
         "claims": [{"crate": cl.crate, "dtype": cl.dtype, "advertised": cl.advertised, "where": cl.where,
                     "reading": cl.reading, "panicsIn": cl.panics_in, "handledIn": cl.handled_in}
                    for cl in matrix.claims],
-        **({"runtimes": [{"runtime": c.runtime, "dtype": c.dtype, "enum": c.enum, "status": c.status,
-                          "sites": [_site(s) for s in c.sites]} for c in runtime_cells(matrix)]}
-           if matrix.view == VIEW else {}),
+        **({"runtimes": _runtimes(matrix)} if runtimes else {}),
         **({"runtimeLimits": [{"crate": lim.crate, "repo": lim.repo, "runtime": lim.runtime, "dtype": lim.dtype,
                                "status": lim.status, "sites": [_site(s) for s in lim.sites]}
                               for lim in matrix.runtime_limits]} if matrix.runtime_limits else {}),
     }
+
+
+def _runtimes(matrix: Matrix) -> list[dict]:
+    from analyzer.features.coverage.runtimes import runtime_cells
+
+    return [{"runtime": c.runtime, "dtype": c.dtype, "enum": c.enum, "status": c.status,
+             "sites": [_site(s) for s in c.sites]} for c in runtime_cells(matrix)]
 
 
 def _match(d: Dispatch) -> dict:
@@ -103,4 +108,4 @@ def _site(s: Site) -> dict:
 
 
 def dumps(matrix: Matrix) -> str:
-    return json.dumps(build(matrix), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(build(matrix)) + "\n"
