@@ -331,7 +331,7 @@ impl Ops for Flex {
 }
 impl From<DType> for FloatDType {
     fn from(value: DType) -> Self {
-        match value { DType::F32 => FloatDType::F32, _ => panic!("Expected a float dtype, got {value:?}") }
+        match value { DType::F32 => FloatDType::F32, _ => panic!("Unsupported float dtype {value:?}") }
     }
 }
 '''
