@@ -143,7 +143,8 @@ def test_the_enum_items_alone_give_the_enums_of_a_whole_parse(src):
 
 
 # Paths, separators and the characters around them that a scan of `::` could misread.
-_PATH_BITS = ["::", ":", ":::", "A", "Ab", "a", "aB", "_", "_C", "9", "9D", "{", "*", " ", "\n", "é", "Kind", "x::"]
+_PATH_BITS = ["::", ":", ":::", "A", "Ab", "a", "aB", "_", "_C", "9", "9D", "{", "*", " ", "\n", "é", "Kind", "x::",
+              "Long" * 20, "b" * 70]  # identifiers longer than the window variant_uses reads first
 
 
 @settings(max_examples=500, deadline=None)
@@ -152,3 +153,49 @@ def test_variant_uses_is_the_regex(text):
     """variant_uses finds exactly the names its defining regex finds, each once, sorted."""
     source = text.encode()
     assert variant_uses(source) == sorted({m.decode() for m in VARIANT_USE.findall(source)})
+
+
+# Derives before enums and other items, parse-trait impls, and bytes around them that a search
+# by word could misread.
+_derive = st.tuples(
+    st.sampled_from(["#[derive(", "#[cfg_attr(x, derive(", "derive("]),
+    st.lists(st.sampled_from(["EnumString", "serde::Deserialize", "Debug"]), min_size=1, max_size=3).map(", ".join),
+    st.sampled_from([")]", "))]", ")"]),
+    st.sampled_from(["", "\n", "// c\n", "#[repr(u8)]\n", "/* derive */"]),
+    st.sampled_from(["", "pub ", "pub(crate) "]),
+    st.sampled_from(["enum Kind {}\n", "struct S;\n", "enum  Fmt {}\n", "enumx Y {}\n"])).map("".join)
+_parse_impl = st.tuples(
+    st.sampled_from(["impl ", "impl<'de> ", "", "x"]),
+    st.sampled_from(["FromStr", "TryFrom<&str>", "TryFrom<&'a str>", "TryFrom<String>", "Deserialize<'de>", "xFromStr"]),
+    st.sampled_from([" for ", " for a::", "for ", " fo "]),
+    st.sampled_from(["Kind", "Fmt"]),
+    st.just(" {}\n")).map("".join)
+_input_bits = st.sampled_from(["\n", " ", "derive", "enum", "FromStr", "// x\n", "a::"])
+
+
+def _built_from_everywhere(source: bytes) -> list[tuple[str, str]]:
+    """built_from's definition: both of its regexes tried at every offset, with no word search."""
+    from analyzer.facts.inputs import _DERIVED_ENUM, _PARSE_IMPL, _PATH_END
+    out = set()
+    for at in range(len(source)):
+        m = _DERIVED_ENUM.match(source, at)
+        if m is not None and source.startswith(b"derive", at):
+            for part in m.group(1).split(b","):
+                last = _PATH_END.search(part)
+                if last is not None:
+                    out.add((m.group(2).decode(), last.group(1).decode()))
+        m = _PARSE_IMPL.match(source, at)
+        if m is not None and (at == 0 or not (source[at - 1:at].isalnum() or source[at - 1] == 0x5F)):
+            word = next(w for w in ("FromStr", "TryFrom", "Deserialize") if m.group(1).startswith(w.encode()))
+            out.add((m.group(2).decode(), word))
+    return sorted(out)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_derive, _parse_impl, _input_bits), max_size=6).map("".join))
+def test_built_from_is_its_regexes_everywhere(text):
+    """built_from, which tries its regexes only where their words occur, finds what they find at
+    every offset."""
+    from analyzer.facts.inputs import built_from
+    source = text.encode()
+    assert built_from(source) == _built_from_everywhere(source)
