@@ -199,3 +199,18 @@ def test_built_from_is_its_regexes_everywhere(text):
     from analyzer.facts.inputs import built_from
     source = text.encode()
     assert built_from(source) == _built_from_everywhere(source)
+
+
+_UNPARSED_BITS = ["pub type A = b::C;\n", "type D = E;\n", "pub trait T {}\n", "X::Y", "K::{A}", "impl ", "FloatTensorOps",
+                  "<B>", " for ", "Cube", " {\n", "fn f() {}\n", "}\n", "\xe9", "\n", "FromStr"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_UNPARSED_BITS), max_size=12).map("".join), st.booleans(), st.booleans())
+def test_facts_read_without_a_parse_are_what_their_rows_decode_to(text, code, latin1):
+    """A cold run hands on the facts of a file it does not parse as built, not decoded from their
+    cache rows: they must be the values a cached run decodes."""
+    from analyzer.pipeline.extract import _parsed, _unparsed
+    source = text.encode("latin-1" if latin1 else "utf-8")
+    direct = _unparsed(source, code, {})
+    assert direct == _parsed(direct.sites_row, direct.code_row)
