@@ -214,3 +214,52 @@ def test_facts_read_without_a_parse_are_what_their_rows_decode_to(text, code, la
     source = text.encode("latin-1" if latin1 else "utf-8")
     direct = _unparsed(source, code, {})
     assert direct == _parsed(direct.sites_row, direct.code_row)
+
+
+# Members of an ops impl, with what hides a brace or a `fn` from the lexer: doc comments, strings,
+# lifetimes, chars, nested functions, struct literals and members without a body.
+_MEMBERS = ["fn a() {}", "fn b<'a>(x: &'a str) -> u8 { 0 }", "/// fn doc() {\n    fn c() {}",
+            "fn d() { fn inner() {} }", "fn e() -> char { '{' }", "const K: S = S {};", "type T = u8;",
+            "fn f() { let s = \"} fn g() {\"; }", "/* } */ fn h() {}", "fn i(x: u8) -> u8 { x / 2 }",
+            "#[cfg(x)]\n    fn j() {}", "fn k() where B: 'static {}", "m!(fn l);"]
+
+
+@st.composite
+def ops_impl_files(draw) -> bytes:
+    items = []
+    for _ in range(draw(st.integers(1, 3))):
+        head = draw(st.sampled_from(["impl<B: Backend> FloatTensorOps<Self> for Cube<B>", "impl IntTensorOps<B> for Nd",
+                                     "impl Other for X", "mod m"]))
+        members = draw(st.lists(st.sampled_from(_MEMBERS), max_size=5))
+        items.append(head + " {\n" + "".join(f"    {m}\n" for m in members) + "}\n")
+    return "\n".join(items).encode()
+
+
+def _methods_at_depth_one(source: bytes, open_at: int, close: int) -> list[str]:
+    """ops_impls' definition of an impl's methods: every `fn NAME` in code one brace deep."""
+    from analyzer.facts import lexer
+    from analyzer.facts.impls import _FN
+    braces = list(lexer.marks(source, lexer.BRACES))
+    cursor = lexer.CodeCursor(source)
+    out = []
+    for f in _FN.finditer(source, open_at, close):
+        depth = sum(1 if source[b] == 0x7B else -1 for b in braces if b < f.start())
+        if cursor.in_code(f.start()) and depth == 1:
+            out.append(f.group(1).decode())
+    return out
+
+
+@_FAST
+@given(ops_impl_files())
+def test_ops_impl_methods_are_the_functions_one_brace_deep(src):
+    """ops_impls reads each member's signature, lexing it only when it holds a quote, comment or
+    slash: the same methods as every `fn` in code at depth one of the impl."""
+    from analyzer.facts import regions
+    from analyzer.facts.impls import ops_impls
+    lexed = regions.braces(src)
+    assert lexed is not None
+    found = ops_impls(src)
+    heads = [(o, e - 1, src[src.rfind(b"\n", 0, o) + 1:o]) for o, e in zip(lexed.opens, lexed.ends)]
+    impls = [(o, c) for o, c, head in heads if b"Ops" in head and b" for " in head]
+    assert len(found) == len(impls)
+    assert [ms for _, _, ms in found] == [_methods_at_depth_one(src, o, c) for o, c in impls]
