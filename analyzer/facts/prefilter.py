@@ -87,7 +87,10 @@ def variant_uses(source: bytes) -> list[str]:
         return []
     runs = set()
     for m in _PATH_SEPARATOR.finditer(source):
-        runs.add(_run_before(source, m.start()))
+        at = m.start()
+        window = source[at - 64 if at > 64 else 0:at]  # _run_before's first window, inlined
+        run = window[len(window.rstrip(_IDENT_CHARS)):]
+        runs.add(run if len(run) < len(window) or at <= 64 else _run_before(source, at))
     names = set()
     for run in runs:  # most runs repeat (`DType::F32`, `DType::I64`): the capital searched once each
         capital = _CAPITAL.search(run)
