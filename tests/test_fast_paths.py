@@ -143,7 +143,8 @@ def test_the_enum_items_alone_give_the_enums_of_a_whole_parse(src):
 
 
 # Paths, separators and the characters around them that a scan of `::` could misread.
-_PATH_BITS = ["::", ":", ":::", "A", "Ab", "a", "aB", "_", "_C", "9", "9D", "{", "*", " ", "\n", "é", "Kind", "x::"]
+_PATH_BITS = ["::", ":", ":::", "A", "Ab", "a", "aB", "_", "_C", "9", "9D", "{", "*", " ", "\n", "é", "Kind", "x::",
+              "Long" * 20, "b" * 70]  # identifiers longer than the window variant_uses reads first
 
 
 @settings(max_examples=500, deadline=None)
@@ -152,3 +153,113 @@ def test_variant_uses_is_the_regex(text):
     """variant_uses finds exactly the names its defining regex finds, each once, sorted."""
     source = text.encode()
     assert variant_uses(source) == sorted({m.decode() for m in VARIANT_USE.findall(source)})
+
+
+# Derives before enums and other items, parse-trait impls, and bytes around them that a search
+# by word could misread.
+_derive = st.tuples(
+    st.sampled_from(["#[derive(", "#[cfg_attr(x, derive(", "derive("]),
+    st.lists(st.sampled_from(["EnumString", "serde::Deserialize", "Debug"]), min_size=1, max_size=3).map(", ".join),
+    st.sampled_from([")]", "))]", ")"]),
+    st.sampled_from(["", "\n", "// c\n", "#[repr(u8)]\n", "/* derive */"]),
+    st.sampled_from(["", "pub ", "pub(crate) "]),
+    st.sampled_from(["enum Kind {}\n", "struct S;\n", "enum  Fmt {}\n", "enumx Y {}\n"])).map("".join)
+_parse_impl = st.tuples(
+    st.sampled_from(["impl ", "impl<'de> ", "", "x"]),
+    st.sampled_from(["FromStr", "TryFrom<&str>", "TryFrom<&'a str>", "TryFrom<String>", "Deserialize<'de>", "xFromStr"]),
+    st.sampled_from([" for ", " for a::", "for ", " fo "]),
+    st.sampled_from(["Kind", "Fmt"]),
+    st.just(" {}\n")).map("".join)
+_input_bits = st.sampled_from(["\n", " ", "derive", "enum", "FromStr", "// x\n", "a::"])
+
+
+def _built_from_everywhere(source: bytes) -> list[tuple[str, str]]:
+    """built_from's definition: both of its regexes tried at every offset, with no word search."""
+    from analyzer.facts.inputs import _DERIVED_ENUM, _PARSE_IMPL, _PATH_END
+    out = set()
+    for at in range(len(source)):
+        m = _DERIVED_ENUM.match(source, at)
+        if m is not None and source.startswith(b"derive", at):
+            for part in m.group(1).split(b","):
+                last = _PATH_END.search(part)
+                if last is not None:
+                    out.add((m.group(2).decode(), last.group(1).decode()))
+        m = _PARSE_IMPL.match(source, at)
+        if m is not None and (at == 0 or not (source[at - 1:at].isalnum() or source[at - 1] == 0x5F)):
+            word = next(w for w in ("FromStr", "TryFrom", "Deserialize") if m.group(1).startswith(w.encode()))
+            out.add((m.group(2).decode(), word))
+    return sorted(out)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_derive, _parse_impl, _input_bits), max_size=6).map("".join))
+def test_built_from_is_its_regexes_everywhere(text):
+    """built_from, which tries its regexes only where their words occur, finds what they find at
+    every offset."""
+    from analyzer.facts.inputs import built_from
+    source = text.encode()
+    assert built_from(source) == _built_from_everywhere(source)
+
+
+_UNPARSED_BITS = ["pub type A = b::C;\n", "type D = E;\n", "pub trait T {}\n", "X::Y", "K::{A}", "impl ", "FloatTensorOps",
+                  "<B>", " for ", "Cube", " {\n", "fn f() {}\n", "}\n", "\xe9", "\n", "FromStr"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_UNPARSED_BITS), max_size=12).map("".join), st.booleans(), st.booleans())
+def test_facts_read_without_a_parse_are_what_their_rows_decode_to(text, code, latin1):
+    """A cold run hands on the facts of a file it does not parse as built, not decoded from their
+    cache rows: they must be the values a cached run decodes."""
+    from analyzer.pipeline.extract import _parsed, _unparsed
+    source = text.encode("latin-1" if latin1 else "utf-8")
+    direct = _unparsed(source, code, {})
+    assert direct == _parsed(direct.sites_row, direct.code_row)
+
+
+# Members of an ops impl, with what hides a brace or a `fn` from the lexer: doc comments, strings,
+# lifetimes, chars, nested functions, struct literals and members without a body.
+_MEMBERS = ["fn a() {}", "fn b<'a>(x: &'a str) -> u8 { 0 }", "/// fn doc() {\n    fn c() {}",
+            "fn d() { fn inner() {} }", "fn e() -> char { '{' }", "const K: S = S {};", "type T = u8;",
+            "fn f() { let s = \"} fn g() {\"; }", "/* } */ fn h() {}", "fn i(x: u8) -> u8 { x / 2 }",
+            "#[cfg(x)]\n    fn j() {}", "fn k() where B: 'static {}", "m!(fn l);"]
+
+
+@st.composite
+def ops_impl_files(draw) -> bytes:
+    items = []
+    for _ in range(draw(st.integers(1, 3))):
+        head = draw(st.sampled_from(["impl<B: Backend> FloatTensorOps<Self> for Cube<B>", "impl IntTensorOps<B> for Nd",
+                                     "impl Other for X", "mod m"]))
+        members = draw(st.lists(st.sampled_from(_MEMBERS), max_size=5))
+        items.append(head + " {\n" + "".join(f"    {m}\n" for m in members) + "}\n")
+    return "\n".join(items).encode()
+
+
+def _methods_at_depth_one(source: bytes, open_at: int, close: int) -> list[str]:
+    """ops_impls' definition of an impl's methods: every `fn NAME` in code one brace deep."""
+    from analyzer.facts import lexer
+    from analyzer.facts.impls import _FN
+    braces = list(lexer.marks(source, lexer.BRACES))
+    cursor = lexer.CodeCursor(source)
+    out = []
+    for f in _FN.finditer(source, open_at, close):
+        depth = sum(1 if source[b] == 0x7B else -1 for b in braces if b < f.start())
+        if cursor.in_code(f.start()) and depth == 1:
+            out.append(f.group(1).decode())
+    return out
+
+
+@_FAST
+@given(ops_impl_files())
+def test_ops_impl_methods_are_the_functions_one_brace_deep(src):
+    """ops_impls reads each member's signature, lexing it only when it holds a quote, comment or
+    slash: the same methods as every `fn` in code at depth one of the impl."""
+    from analyzer.facts import regions
+    from analyzer.facts.impls import ops_impls
+    lexed = regions.braces(src)
+    assert lexed is not None
+    found = ops_impls(src)
+    heads = [(o, e - 1, src[src.rfind(b"\n", 0, o) + 1:o]) for o, e in zip(lexed.opens, lexed.ends)]
+    impls = [(o, c) for o, c, head in heads if b"Ops" in head and b" for " in head]
+    assert len(found) == len(impls)
+    assert [ms for _, _, ms in found] == [_methods_at_depth_one(src, o, c) for o, c in impls]

@@ -19,6 +19,7 @@ from analyzer.profiles import current
 # `impl<..> path::NameOps<..> for Type<..> where ..`, after the attributes and `;` items before it.
 _NAME = rb"[A-Za-z_][A-Za-z0-9_]*"
 _FN = re.compile(rb"\bfn\s+(" + _NAME + rb")")
+_HIDERS = frozenset(b"\"'/")
 
 
 @cache
@@ -45,6 +46,7 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
     if lexed is None:
         return []
     header_rx = _impl_header()
+    first_mark = lexer._scanner(lexer.BRACES)  # a brace, or a byte that may open a literal or comment
     out: list[tuple[str, str, list[str]]] = []
     start = 0
     for open_at, end in zip(lexed.opens, lexed.ends):
@@ -64,10 +66,17 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
         try:
             for s, e in zip(bounds, [*bounds[1:], close]):
                 # A member's signature runs to its body's `{`; what follows is its body, whose
-                # nested items (a `fn` inside a method) are not the impl's.
-                brace = next(lexer.marks(source, lexer.BRACES, s, e), e)
+                # nested items (a `fn` inside a method) are not the impl's. Most signatures hold
+                # no quote, comment or slash: then the first brace is in code, and so is every
+                # `fn` before it, with no lexing.
+                first = first_mark.search(source, s, e)
+                plain = first is None or source[first.start()] not in _HIDERS
+                if plain:
+                    brace = e if first is None else first.start()
+                else:
+                    brace = next(lexer.marks(source, lexer.BRACES, s, e), e)
                 for f in _FN.finditer(source, s, brace):
-                    if cursor.in_code(f.start()):
+                    if plain or cursor.in_code(f.start()):
                         methods.append(f.group(1).decode())
                 cursor.resume(e)
         except lexer.LexError:

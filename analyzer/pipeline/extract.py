@@ -225,13 +225,20 @@ def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
     impls, built = ops_impls(data), built_from(data)
     traits = trait_names(data)
     if impls or built:
-        return _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses, ops_impls=impls,
-                                        built_from=built, trait_names=traits), code))
+        return _direct(FileFacts([], [], False, bad, aliases, variant_uses=uses, ops_impls=impls,
+                                 built_from=built, trait_names=traits), code)
     key = (bad, tuple(aliases), tuple(uses), tuple(traits))
     if key not in shared:
-        shared[key] = _parsed(*_rows(FileFacts([], [], False, bad, aliases, variant_uses=uses,
-                                               trait_names=traits), code))
+        shared[key] = _direct(FileFacts([], [], False, bad, aliases, variant_uses=uses, trait_names=traits), code)
     return shared[key]
+
+
+def _direct(facts: FileFacts, code: bool) -> Parsed:
+    """The rows of facts read without a parse, and the facts themselves: their fields are lists of
+    strings and tuples, the very values FileFacts.from_json gives back from the rows, so the rows
+    need not be decoded."""
+    site_row, code_row = _rows(facts, code)
+    return Parsed(facts.site_part(), site_row, facts.code_part() if code else None, code_row)
 
 
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
