@@ -240,3 +240,18 @@ def one_record(root: Path) -> Path:
                   env={"BURN_ERRORS_CACHE": str(root / "cache")})
     assert res.code == 0, res.stderr
     return root / "o" / "records.jsonl"
+
+
+# A cubecl-shaped element-type enum, for the tests of runtimes and of dependency repositories.
+ELEM_RS = """\
+pub enum FloatKind {
+    F16,
+    F32,
+    F64,
+}
+
+pub enum ElemType {
+    Float(FloatKind),
+    Bool,
+}
+"""

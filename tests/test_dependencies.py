@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import GitRepo, read_records
+from conftest import ELEM_RS, GitRepo, read_records
 
 from analyzer import profiles
 from analyzer.pipeline import dependencies
@@ -25,19 +25,6 @@ impl ModuleOps<Flex> for Flex {
     }
 }
 '''
-
-ELEM_RS = """\
-pub enum FloatKind {
-    F16,
-    F32,
-    F64,
-}
-
-pub enum ElemType {
-    Float(FloatKind),
-    Bool,
-}
-"""
 
 DIALECT_RS = """\
 pub fn compile_elem(elem: ElemType) -> &'static str {

@@ -8,20 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import GitRepo
-
-ELEM_RS = """\
-pub enum FloatKind {
-    F16,
-    F32,
-    F64,
-}
-
-pub enum ElemType {
-    Float(FloatKind),
-    Bool,
-}
-"""
+from conftest import ELEM_RS, GitRepo
 
 # The C++ compiler's Metal dialect rejects f64; its shared code (every dialect's) rejects bool.
 METAL_RS = """\

@@ -61,17 +61,23 @@ def _unreachable(c: Call) -> bool:
     return c.site.macro == "unreachable" or _catch_all_unreachable(c) or _uninhabited_arm(c) or _foreign_exhausted(c)
 
 
+def _catch_all_enum(c: Call) -> str | None:
+    """The one enum the other arms name, when the call is an ungated catch-all after them."""
+    arm, others = c.arm, c.others
+    if arm is None or not arm.catch_all or not others or arm.gated:
+        return None
+    enums = {r.enum for o in others for r in o.refs}
+    return enums.pop() if len(enums) == 1 else None
+
+
 def _foreign_exhausted(c: Call) -> bool:
     """A catch-all after arms that name every variant of a `#[non_exhaustive]` enum of another
     crate, as the target profile declares them (image's ColorType): the compiler demands the
     arm, no value of today's versions reaches it."""
-    arm, others = c.arm, c.others
-    if arm is None or not arm.catch_all or not others or arm.gated:
+    others = c.others
+    enum = _catch_all_enum(c)
+    if enum is None:
         return False
-    enums = {r.enum for o in others for r in o.refs}
-    if len(enums) != 1:
-        return False
-    enum = enums.pop()
     variants = dict(current().dtypes.foreign_non_exhaustive).get(enum)
     if variants is None or c.catalog.is_defined_anywhere(enum):
         return False  # not declared, or the tree's own enum of that name
@@ -103,13 +109,10 @@ def _catch_all_unreachable(c: Call) -> bool:
     one enum of the tree that can hold a value; what is left holds only uninhabited types
     (`Infallible`, `!`, an empty enum), or nothing is left. A `#[cfg]`-gated arm or a gated
     variant left over can make the catch-all reachable in some builds: then it stays a site."""
-    arm, others = c.arm, c.others
-    if arm is None or not arm.catch_all or not others or arm.gated:
+    others = c.others
+    written = _catch_all_enum(c)
+    if written is None:
         return False
-    enums = {r.enum for o in others for r in o.refs}
-    if len(enums) != 1:
-        return False
-    written = enums.pop()
     enum = _self_type(c.site.impl) if written == "Self" else written
     covered: set[str] = set()
     for o in others:
