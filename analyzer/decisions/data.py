@@ -24,6 +24,8 @@ class Patterns(NamedTuple):
     transient_state: re.Pattern
     element_format: re.Pattern
     internal_enum: re.Pattern
+    validation: re.Pattern
+    inferred_output: re.Pattern
 
 
 @cache
@@ -33,4 +35,5 @@ def patterns() -> Patterns:
     return Patterns(re.compile(d["dtype"]["enum_name"]), re.compile(d["dtype"]["scrutinee_ident"]),
                      re.compile(d["mode"]["unsupported"]), re.compile(d["mode"]["variant_cannot"]),
                      re.compile(d["mode"]["transient_state"]), re.compile(d["dtype"]["element_format"]),
-                     re.compile(d["mode"]["internal_enum"]))
+                     re.compile(d["mode"]["internal_enum"]), re.compile(d["dtype"]["validation"]),
+                     re.compile(d["mode"]["inferred_output"]))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_foreign_kind
 from analyzer.decisions.catalog import canonical_dtype
@@ -233,12 +232,7 @@ def _dtype_validation(c: Call) -> bool:
     unimplemented!/todo!, is left to the dtype rules."""
     if _mode_macro(c) or c.says_unsupported:
         return False
-    return _validation().search(c.site.message) is not None
-
-
-@cache
-def _validation() -> re.Pattern:
-    return re.compile(rule_data()["dtype"]["validation"])
+    return patterns().validation.search(c.site.message) is not None
 
 
 def _dtype_scrutinee(c: Call) -> bool:
@@ -348,13 +342,8 @@ def _inferred_output(c: Call) -> bool:
     output stays (the dtype rules come first): an output's dtype follows its inputs'."""
     if not c.body.catch_all or not c.others or not any(o.refs for o in c.others):
         return False
-    output = _output_ident()
+    output = patterns().inferred_output
     return any(output.match(tok) for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", c.site.scrutinee))
-
-
-@cache
-def _output_ident() -> re.Pattern:
-    return re.compile(rule_data()["mode"]["inferred_output"])
 
 
 def _foreign_protocol(c: Call) -> bool:
