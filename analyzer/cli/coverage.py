@@ -174,9 +174,7 @@ def _operations_matrix(git_repo, sha: str, cache, collapse: bool):
     if matrix is not None:
         return matrix, source, True
     ex = analyse(git_repo, sha, cache, code=True)
-    matrix = audit.tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), collapse=collapse)
-    audit.keep_matrix(cache, key, matrix)
-    return matrix, f"{ex.repo}@{ex.sha[:12]}", False
+    return audit.build_and_keep(cache, key, ex, git_repo, collapse), f"{ex.repo}@{ex.sha[:12]}", False
 
 
 def _resolve_backends(matrix, wanted: tuple[str, ...], source: str) -> list[str]:

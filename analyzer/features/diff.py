@@ -350,8 +350,7 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
         matrix, _ = audit.kept_matrix(cache, key, git_repo.name, shas[which])
         ex = extract(git_repo, shas[which], cache=cache, now=now, jobs=jobs, progress=say, code=matrix is None)
         if matrix is None:
-            matrix = audit.tree_matrix(ex, lambda paths, sha=shas[which]: git_repo.read_files(sha, paths))
-            audit.keep_matrix(cache, key, matrix)
+            matrix = audit.build_and_keep(cache, key, ex, git_repo)
         lines[which], matrices[which] = ex.lines, matrix
         # Per distinct blob, whichever facets this side needed (the site facts, and the coverage
         # audit's code facts when its matrix was not kept).

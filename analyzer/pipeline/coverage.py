@@ -142,3 +142,11 @@ def kept_matrix(cache, key: str, repo: str, sha: str) -> tuple[Matrix | None, st
 def keep_matrix(cache, key: str, matrix: Matrix) -> None:
     if cache is not None:
         cache.put_result(key, _encode(matrix))
+
+
+def build_and_keep(cache, key: str, ex, git_repo, collapse: bool = True) -> Matrix:
+    """The operations matrix of extraction `ex` (made with `code=True`) of `git_repo`, kept under
+    `key` for the next audit of that commit: what `coverage --repo` and `diff` do on a miss."""
+    matrix = tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), collapse=collapse)
+    keep_matrix(cache, key, matrix)
+    return matrix
