@@ -11,9 +11,7 @@ import pytest
 from analyzer.facts import parse, regions, syntax
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
-from analyzer.facts.impls import ops_impls
-from analyzer.facts.inputs import built_from
-from analyzer.facts.prefilter import has_panic_hint, plain_aliases, trait_names, variant_uses
+from analyzer.facts.prefilter import has_panic_hint, plain_aliases
 
 RULES = Path(__file__).parent / "rules"
 
@@ -25,12 +23,7 @@ def _whole(src: bytes) -> FileFacts:
     if has_errors:
         tree = parse._repaired(src, tree)
     facts = parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), has_panic_hint(src))
-    # Read off the bytes, however the file is parsed.
-    facts.variant_uses = variant_uses(src)
-    facts.ops_impls = ops_impls(src)
-    facts.built_from = built_from(src)
-    facts.trait_names = trait_names(src)
-    return facts
+    return parse.read_off_bytes(facts, src)
 
 
 def _planned(src: bytes):

@@ -55,6 +55,13 @@ def parse_file(source: bytes, code: bool = False) -> FileFacts:
         return FileFacts([], [], False, facts.not_utf8, [],
                          skipped=f"its matches hold more than {MAX_ARM_FACTS:,} arm facts "
                                  f"(a generated or crafted file)")
+    return read_off_bytes(facts, source)
+
+
+def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
+    """`facts` with what is read off the file's raw bytes, however the file is parsed or whether it
+    is: the variant uses, the ops impls' method names, the types built from text and the trait
+    names, which the catalog and the inherited-default reader need of every file."""
     facts.variant_uses = variant_uses(source)
     facts.ops_impls = ops_impls(source)
     facts.built_from = built_from(source)

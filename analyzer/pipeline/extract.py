@@ -22,10 +22,8 @@ from analyzer.decisions.rules import EXCLUSIONS
 from analyzer.core.errors import UserError
 from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
-from analyzer.facts.parse import parse_file
-from analyzer.facts.impls import ops_impls
-from analyzer.facts.inputs import built_from
-from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases, trait_names, variant_uses
+from analyzer.facts.parse import parse_file, read_off_bytes
+from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
 from analyzer.profiles import current, select
 from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
@@ -219,17 +217,12 @@ def _exit_with_parent(parent: int) -> None:
 def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
     """The facts of a file with nothing to parse for: its plain aliases, variant uses, ops impls
     and the types it builds from text, read without a parse. Most such files have none and share one row."""
-    bad = _not_utf8(data)
-    aliases = plain_aliases(data)
-    uses = variant_uses(data)
-    impls, built = ops_impls(data), built_from(data)
-    traits = trait_names(data)
-    if impls or built:
-        return _direct(FileFacts([], [], False, bad, aliases, variant_uses=uses, ops_impls=impls,
-                                 built_from=built, trait_names=traits), code)
-    key = (bad, tuple(aliases), tuple(uses), tuple(traits))
+    facts = read_off_bytes(FileFacts([], [], False, _not_utf8(data), plain_aliases(data)), data)
+    if facts.ops_impls or facts.built_from:
+        return _direct(facts, code)
+    key = (facts.not_utf8, tuple(facts.aliases), tuple(facts.variant_uses), tuple(facts.trait_names))
     if key not in shared:
-        shared[key] = _direct(FileFacts([], [], False, bad, aliases, variant_uses=uses, trait_names=traits), code)
+        shared[key] = _direct(facts, code)
     return shared[key]
 
 
