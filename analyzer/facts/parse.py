@@ -16,7 +16,7 @@ from functools import cache
 
 from tree_sitter import Node, Parser, Range
 
-from analyzer.facts import regions
+from analyzer.facts import regions, skeleton
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.impls import ops_impls
@@ -77,17 +77,44 @@ def _parse_file(source: bytes, code: bool) -> FileFacts:
         not_utf8 = True
     aliases = plain_aliases(source)
     has_panic = has_panic_hint(source)
-    if not code or not (has_panic or current().wants_code(source)):
-        return _site_facts_alone(source, not_utf8, aliases, has_panic)
-    whole, parse_errors = _whole_tree(source)
-    if not parse_errors:
-        # A file that parses cleanly whole gives, from the whole tree, the very site facts its
-        # planned items give (each item parses alike alone): no second parse.
-        facts = _site_facts(whole.root_node, source, False, not_utf8, aliases, has_panic)
-    else:
-        facts = _site_facts_alone(source, not_utf8, aliases, has_panic, (whole, parse_errors))
-    _code_facts(whole.root_node, source, facts)
+    facts = _site_facts_alone(source, not_utf8, aliases, has_panic)
+    if code and (has_panic or current().wants_code(source)):
+        _code_facts(_code_tree(source).root_node, source, facts)
     return facts
+
+
+def _code_tree(source: bytes):
+    """The tree the code facts are read from: the file less its function bodies' insides
+    (analyzer/facts/skeleton.py) when that parses cleanly into the items planned, else the whole
+    file's."""
+    plan = skeleton.skeleton(source)
+    if plan is not None:
+        parser = _ranged_parser()
+        parser.included_ranges = _points(source, plan.ranges)
+        tree = parser.parse(source)
+        if not tree.root_node.has_error and _bodies_fit(tree.root_node, plan):
+            return tree
+    return _whole_tree(source)[0]
+
+
+_LEVELS = ("impl_item", "mod_item", "trait_item")
+
+
+def _bodies_fit(root: Node, plan: skeleton.Skeleton) -> bool:
+    """Whether every body the skeleton left out is the body of a function at a level of items the
+    code facts walk (the top, and module, impl and trait bodies)."""
+    found: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        for item in stack.pop().named_children:
+            body = item.child_by_field_name("body")
+            if body is None:
+                continue
+            if item.type == "function_item":
+                found.add((body.start_byte, body.end_byte - 1))
+            elif item.type in _LEVELS:
+                stack.append(body)
+    return all(b in found for b in plan.bodies)
 
 
 def _whole_tree(source: bytes):

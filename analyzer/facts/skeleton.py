@@ -1,0 +1,88 @@
+"""The bytes the coverage audit's code facts need parsed: a file without its function bodies.
+
+The code facts (analyzer/facts/code.py) walk items only: the top level and the bodies of
+modules, impls and traits. Of a function they read its name, attributes and signature from the
+tree, and of its body only where it starts and ends (the calls in it are found by a regex over
+its bytes). So the parser is given the file with the inside of every function body left out:
+`fn f(x: u8) -> u8 {` and the closing `}`, in the file's own offsets, rows and columns
+(`Parser.included_ranges`), and reads an empty block where the body was.
+
+The bodies are found with the braces lexer.py finds in code, at each level of items: a brace
+pair whose header (the text since the previous item at that level, less attributes, comments
+and `;`-ended items) names an impl, module or trait is a level of its own; one whose header
+names a function is left out; any other (a struct, an enum, a macro call or definition, a const)
+is kept whole. A file that does not lex gives no skeleton. The caller checks that the parse has
+no error and that every body left out is the body of a function at a level the walk reads, and
+else parses the file whole: a skeleton can only save work, never change a fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from analyzer.facts import lexer
+from analyzer.facts.regions import _HEADER_NOISE, _is_container, _past_semicolon
+
+# A function's header once the noise is skipped: visibility, qualifiers, an ABI, then `fn`.
+_FUNCTION = re.compile(rb'(?:pub(?:\s*\([^)]*\))?\s+)?(?:(?:default|const|async|unsafe|safe)\s+)*'
+                       rb'(?:extern\s+(?:"[^"\\]*"\s*)?)?fn\b')
+
+
+def _is_function(header: bytes) -> bool:
+    at = 0
+    while (m := _HEADER_NOISE.match(header, at)) is not None and m.end() > at:
+        at = m.end()
+    return _FUNCTION.match(header, at) is not None
+
+
+@dataclass
+class Skeleton:
+    """Byte ranges to parse, in order; and the function bodies left out, as (`{` offset, `}` offset)."""
+
+    ranges: list[tuple[int, int]]
+    bodies: list[tuple[int, int]]
+
+
+_LEVEL, _KEPT, _LEFT_OUT = 0, 1, 2
+
+
+def skeleton(source: bytes) -> Skeleton | None:
+    """The file less the inside of its function bodies, or None when it does not lex or has no
+    function body to leave out."""
+    # One frame per open brace pair: [kind, `{` offset, start of the next header (levels only)].
+    # Inside a kept or left-out pair nothing is a level, so only its depth is counted.
+    stack: list[list[int]] = [[_LEVEL, -1, 0]]
+    depth_inside = 0
+    bodies: list[tuple[int, int]] = []
+    try:
+        for at in lexer.marks(source, lexer.BRACES):
+            top = stack[-1]
+            if source[at] == 0x7B:  # {
+                if top[0] != _LEVEL:
+                    depth_inside += 1
+                    continue
+                header = source[top[2]:at]
+                kind = _LEVEL if _is_container(header) else _LEFT_OUT if _is_function(header) else _KEPT
+                stack.append([kind, at, at + 1])
+                continue
+            if top[0] != _LEVEL and depth_inside:
+                depth_inside -= 1
+                continue
+            if len(stack) == 1:
+                return None  # a `}` that closes nothing
+            kind, open_at, _ = stack.pop()
+            if kind == _LEFT_OUT and at > open_at + 1:
+                bodies.append((open_at, at))
+            stack[-1][2] = _past_semicolon(source, at + 1)
+    except lexer.LexError:
+        return None
+    if len(stack) != 1 or not bodies:
+        return None
+    ranges = []
+    start = 0
+    for open_at, close in bodies:
+        ranges.append((start, open_at + 1))
+        start = close
+    ranges.append((start, len(source)))
+    return Skeleton(ranges, bodies)
