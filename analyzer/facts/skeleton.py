@@ -44,37 +44,46 @@ class Skeleton:
     bodies: list[tuple[int, int]]
 
 
-_LEVEL, _KEPT, _LEFT_OUT = 0, 1, 2
+def _close(source: bytes, marks) -> int:
+    """The offset of the `}` that closes the `{` just read from `marks`, or -1 when none does."""
+    depth = 1
+    for at in marks:
+        if source[at] == 0x7B:
+            depth += 1
+        else:
+            depth -= 1
+            if not depth:
+                return at
+    return -1
 
 
 def skeleton(source: bytes) -> Skeleton | None:
     """The file less the inside of its function bodies, or None when it does not lex or has no
     function body to leave out."""
-    # One frame per open brace pair: [kind, `{` offset, start of the next header (levels only)].
-    # Inside a kept or left-out pair nothing is a level, so only its depth is counted.
-    stack: list[list[int]] = [[_LEVEL, -1, 0]]
-    depth_inside = 0
+    # Per open level (the file, and each impl, module or trait body): where the next item's
+    # header starts. A pair that is not a level is run through to its closing brace at once:
+    # nothing inside it is a level.
+    stack: list[int] = [0]
     bodies: list[tuple[int, int]] = []
     try:
-        for at in lexer.marks(source, lexer.BRACES):
-            top = stack[-1]
-            if source[at] == 0x7B:  # {
-                if top[0] != _LEVEL:
-                    depth_inside += 1
-                    continue
-                header = source[top[2]:at]
-                kind = _LEVEL if _is_container(header) else _LEFT_OUT if _is_function(header) else _KEPT
-                stack.append([kind, at, at + 1])
+        marks = lexer.marks(source, lexer.BRACES)
+        for at in marks:
+            if source[at] == 0x7D:  # }
+                if len(stack) == 1:
+                    return None  # a `}` that closes nothing
+                stack.pop()
+                stack[-1] = _past_semicolon(source, at + 1)
                 continue
-            if top[0] != _LEVEL and depth_inside:
-                depth_inside -= 1
+            header = source[stack[-1]:at]
+            if _is_container(header):
+                stack.append(at + 1)
                 continue
-            if len(stack) == 1:
-                return None  # a `}` that closes nothing
-            kind, open_at, _ = stack.pop()
-            if kind == _LEFT_OUT and at > open_at + 1:
-                bodies.append((open_at, at))
-            stack[-1][2] = _past_semicolon(source, at + 1)
+            close = _close(source, marks)
+            if close < 0:
+                return None
+            if close > at + 1 and _is_function(header):
+                bodies.append((at, close))
+            stack[-1] = _past_semicolon(source, close + 1)
     except lexer.LexError:
         return None
     if len(stack) != 1 or not bodies:

@@ -264,12 +264,15 @@ def _read_paths(graph: CallGraph, functions: list[int], enums: set[str], read_fi
         return {}
     wanted = sorted(set(functions))
     texts = read_files(sorted({graph.fns[i].path for i in wanted}))
+    lines_of: dict[str, list[bytes]] = {}  # each file split once, however many functions it holds
     out: dict[int, FnPaths] = {}
     for i in wanted:
         f = graph.fns[i]
         data = texts.get(f.path)
         if data is not None:
-            lines = data.split(b"\n")[f.facts.line - 1:f.facts.end_line]
+            if f.path not in lines_of:
+                lines_of[f.path] = data.split(b"\n")
+            lines = lines_of[f.path][f.facts.line - 1:f.facts.end_line]
             out[i] = read_paths(b"\n".join(lines), f.facts.line, enums)
     return out
 
