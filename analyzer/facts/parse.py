@@ -4,8 +4,9 @@ The facts (every panic-family call with the syntax around it, and every enum def
 pure function of the file's bytes, so they are what the cache stores per git blob. Deciding which
 calls are records happens later, in `classify`, because it needs the dtype enums of the whole tree.
 
-This module decides what to parse: the whole file, the items that hold a site (regions.py), or
-each enum item alone (enums.py); sites.py, enums.py and code.py read the facts off the tree.
+This module decides what to parse: the whole file, the items that hold a site (regions.py),
+each enum item alone (enums.py), or for the coverage audit's code facts the file less its
+function bodies (skeleton.py); sites.py, enums.py and code.py read the facts off the tree.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def parse_file(source: bytes, code: bool = False) -> FileFacts:
 
     Without `code`, its site facts: the panic-family calls, the enums and plain aliases, read from
     the items that hold them (analyzer/regions.py). With `code`, also what the coverage audit's call
-    graph needs of every function, ops trait and impl (FileFacts.code_part), which takes a parse of
-    the whole file; the site facts are the same either way."""
+    graph needs of every function, ops trait and impl (FileFacts.code_part), read from a parse of
+    the file less its function bodies (analyzer/facts/skeleton.py); the site facts are the same
+    either way."""
     if len(source) > MAX_FILE_BYTES:
         return FileFacts([], [], False, False, [], skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
     try:
@@ -125,13 +127,11 @@ def _whole_tree(source: bytes):
     return (_repaired(source, tree) if parse_errors else tree), parse_errors
 
 
-def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, str]], has_panic: bool,
-                      whole=None) -> FileFacts:
+def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, str]], has_panic: bool) -> FileFacts:
     """Site facts from as little parsing as gives them exactly. A file with no panic-family call
     is read only for its enums, each `enum` item parsed on its own; one with calls, as the items
     that hold a call or an enum (analyzer/regions.py). Either falls back to the whole file when its
-    cut cannot be trusted, and only then does a parse error elsewhere in the file count. `whole`
-    is the file's _whole_tree when the caller has it already."""
+    cut cannot be trusted, and only then does a parse error elsewhere in the file count."""
     if not has_panic:
         items = _enum_items(source)
         if items is not None:
@@ -141,7 +141,7 @@ def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, st
         planned = _planned_tree(source, hits)
         if planned is not None:
             return _site_facts(planned.root_node, source, False, not_utf8, aliases, has_panic)
-    tree, parse_errors = whole if whole is not None else _whole_tree(source)
+    tree, parse_errors = _whole_tree(source)
     return _site_facts(tree.root_node, source, parse_errors, not_utf8, aliases, has_panic)
 
 

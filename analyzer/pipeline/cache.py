@@ -34,7 +34,7 @@ _TABLES = (
 _MISSING = object()
 # A blob's facts are kept as two rows, told apart by a suffix of the tag: its site facts, which
 # every command reads, and the code facts only the coverage audit reads (FileFacts.code_part),
-# which take a whole-file parse that extract does without.
+# which take a parse of each file's items (less its function bodies) that extract does without.
 SITES = ""
 CODE = "+code"
 

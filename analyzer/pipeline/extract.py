@@ -312,8 +312,9 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
             now: str | None = None, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, code: bool = False) -> Extraction:
     """The records at `sha`. With `code`, also the code facts the coverage audit's call graph
-    reads (`Extraction.code`), which cost a whole-file parse of every file with a panic-family
-    call or an ops trait or impl; extract itself parses only the items that hold its sites."""
+    reads (`Extraction.code`), which cost a parse of every file with a panic-family call or an
+    ops trait or impl, less its function bodies; extract itself parses only the items that hold
+    its sites."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     now = now or utc_now()
