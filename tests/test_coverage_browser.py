@@ -198,3 +198,51 @@ def test_the_page_grows_by_a_few_hundred_bytes_an_operation(cli, git_repo, tmp_p
         sizes.append(len(out.read_bytes()))
     per_operation = (sizes[1] - sizes[0]) / 200
     assert per_operation < 700, per_operation
+
+
+def test_runtime_limits_beside_the_backends_that_run_on_them(cli, git_repo, tmp_path, browser):
+    """--with-dependencies: each backend's section ends with what the runtimes it runs on reject,
+    linked to the dependency's pinned lines; a backend with no operations of its own is a section
+    of its limits alone, which an operation filter hides."""
+    from test_runtimes import make_burn, make_cubecl
+
+    cubecl = make_cubecl(tmp_path)
+    burn = make_burn(git_repo, cubecl)
+    page = tmp_path / "limits.html"
+    r = cli("coverage", "--repo", str(burn.path), "--sha", "HEAD", "--with-dependencies", "--format", "html",
+            "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}", "--out", str(page))
+    assert r.code == 0, r.stderr
+    browser.get(page.as_uri())
+
+    def limits(crate: str) -> list[tuple[str, str, str, list[str]]]:
+        rows = browser.find_elements("css selector", f"section.backend[data-crate='{crate}'] .runtime-limits tr.limit")
+        return [(*(" ".join(td.text.split()) for td in r.find_elements("css selector", "td")[:3]),
+                 [a.get_attribute("href") for a in r.find_elements("css selector", "a.loc")]) for r in rows]
+
+    pinned = f"https://github.com/tracel-ai/cubecl/blob/{cubecl.pinned}/crates/"
+    wgpu = limits("burn-wgpu")
+    assert [row[:3] for row in wgpu] == [("cpp/metal", "Float", "◐ partial"), ("cpp/metal", "Bool", "◐ partial"),
+                                         ("wgpu", "tensor maps", "✗ panics")]
+    assert wgpu[2][3] == [pinned + "cubecl-wgpu/src/server.rs#L1-L6"]  # the record's pinned lines
+    assert all(href.startswith(pinned) for row in wgpu for href in row[3])
+    # burn-cubecl runs on every runtime: its own table first, then the limits.
+    section = browser.find_element("css selector", "section.backend[data-crate='burn-cubecl']")
+    assert section.find_element("css selector", "table.heat tr.row[data-op='conv2d']").is_displayed()
+    assert {row[0] for row in limits("burn-cubecl")} == {"cpp/cuda", "cpp/hip", "cpp/metal", "wgpu"}
+    assert section.find_element("css selector", ".runtime-limits h3").text == (
+        "Runtime limits: what the runtimes burn-cubecl runs on reject (tracel-ai/cubecl)")
+    # burn-cuda: the CUDA dialect's Bool only, a section with no table of operations.
+    cuda = browser.find_element("id", "b-burn-cuda")
+    assert cuda.is_displayed() and not cuda.find_elements("css selector", "table.heat")
+    assert [row[:3] for row in limits("burn-cuda")] == [("cpp/cuda", "Bool", "✗ panics")]
+    assert "burn-cuda" in {a.text for a in browser.find_elements("css selector", ".toolbar nav a")}
+
+    # An operation filter leaves the sections with operations only; clearing it brings them back.
+    box = browser.find_element("id", "filter")
+    box.send_keys("conv")
+    assert section.is_displayed() and not cuda.is_displayed()
+    box.clear()
+    box.send_keys(" ")
+    assert cuda.is_displayed()
+    browser.find_element("css selector", "#backend-filter input[value='burn-cuda']").click()
+    assert not cuda.is_displayed() and section.is_displayed()

@@ -91,3 +91,42 @@ def test_a_tampered_or_damaged_row_is_warned_about_and_made_again(repo, change, 
     assert res.stdout == genuine and "javascript:" not in res.stdout
     again = coverage(repo, "--format", "html")  # the row made again serves the next run
     assert SERVED in again.stderr and again.stdout == genuine
+
+
+def _poison_kept_matrices(value):
+    """A coverage row's links pointed elsewhere; other rows (an extraction's) left alone."""
+    from analyzer.pipeline.cache import encode
+    if isinstance(value, dict) and "matrix" in value:
+        value["matrix"] = value["matrix"].replace("https://github.com/", "https://example.com/")
+    return encode(value)
+
+
+def test_diff_warns_about_a_kept_matrix_it_drops_as_coverage_does(repo):
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.crate("burn-fix", {"src/ops.rs": FIX_OPS_RS.replace("F64 => f64, ", "")})
+    head = repo.commit("float_add drops F64")
+    for sha in (base, head):
+        run_cli("coverage", "--repo", str(repo.path), "--sha", sha, "--format", "json")
+    genuine = run_cli("diff", base, head, "--repo", str(repo.path), "--format", "json")
+    assert genuine.code == 0 and "was not used" not in genuine.stderr
+    rewrite_results(_poison_kept_matrices)
+    res = run_cli("diff", base, head, "--repo", str(repo.path), "--format", "json")
+    assert res.code == 0, res.stderr
+    said = [line for line in res.stderr.splitlines() if "was not used" in line]
+    # One line per side, worded as coverage words it: which revision, why, and that it was rebuilt.
+    assert said == [f"warning: the results cache's coverage of tracel-ai/burn@{sha[:12]} was not used: it links "
+                    f"outside tracel-ai/burn@{sha[:12]}; it was built again" for sha in (base, head)]
+    assert json.loads(res.stdout)["flipped"] == json.loads(genuine.stdout)["flipped"]
+    # The rebuilt matrices were kept again: coverage is served them without a word.
+    again = coverage(repo, "--format", "json")
+    assert "was not used" not in again.stderr
+
+
+def test_coverage_words_the_dropped_row_as_diff_does(repo):
+    coverage(repo, "--format", "json")
+    rewrite_results(_poison_kept_matrices)
+    res = coverage(repo, "--format", "json")
+    sha = repo.git("rev-parse", "HEAD").strip()
+    assert [line for line in res.stderr.splitlines() if "was not used" in line] == [
+        f"warning: the results cache's coverage of tracel-ai/burn@{sha[:12]} was not used: it links outside "
+        f"tracel-ai/burn@{sha[:12]}; it was built again"]

@@ -405,3 +405,112 @@ def test_claims_set_the_backends_dtype_usage_against_the_cells(cli, git_repo):
     table = coverage(cli, git_repo)
     assert "burn-torchy advertises F16 (src/backend.rs:4); panics in float_exp" in table
     assert "burn-remote F64: its answer depends on the device at run time (src/backend.rs:2)" in table
+
+
+# Bool storages: the dtype enum's Bool carries its storage, and an alias of the storage enum is
+# what bool creations take. Flexy makes bools through one helper that rejects U32; every bool
+# operation reads the storage through a contiguous copy that panics on U32 only.
+BOOL_TRAITS_RS = """\
+pub trait Backend {}
+
+pub type BoolDType = BoolStore;
+
+pub trait BoolTensorOps<B: Backend> {
+    fn bool_from_data(data: TensorData) -> B::Bool;
+    fn bool_ones(shape: Shape, dtype: BoolDType) -> B::Bool;
+    fn bool_all(tensor: B::Bool) -> B::Bool;
+    fn bool_reshape(tensor: B::Bool, shape: Shape) -> B::Bool;
+}
+"""
+
+FLEXY_BOOL_RS = """\
+use burn_backend::{Backend, BoolTensorOps};
+
+impl BoolTensorOps<Self> for Flexy {
+    fn bool_from_data(data: TensorData) -> FlexyTensor {
+        FlexyTensor::from_data(data)
+    }
+
+    fn bool_ones(shape: Shape, dtype: BoolDType) -> FlexyTensor {
+        make_bool(vec![1u8; shape.num_elements()], shape, dtype)
+    }
+
+    fn bool_all(tensor: FlexyTensor) -> FlexyTensor {
+        all_of(tensor.to_contiguous())
+    }
+
+    fn bool_reshape(tensor: FlexyTensor, shape: Shape) -> FlexyTensor {
+        tensor.reshape(shape)
+    }
+}
+
+fn make_bool(data: Vec<u8>, shape: Shape, dtype: BoolDType) -> FlexyTensor {
+    let store = match dtype {
+        BoolDType::Native => BoolStore::Native,
+        BoolDType::U8 => BoolStore::U8,
+        BoolDType::U32 => panic!("flexy does not support Bool(U32) storage"),
+    };
+    FlexyTensor::new(data, shape, DType::Bool(store))
+}
+
+impl FlexyTensor {
+    fn to_contiguous(&self) -> FlexyTensor {
+        match self.dtype {
+            DType::F32 => self.copy::<f32>(),
+            DType::Bool(BoolStore::Native | BoolStore::U8) => self.copy::<u8>(),
+            DType::Bool(BoolStore::U32) => panic!("flexy: Bool(U32) storage is not yet supported"),
+            other => panic!("unsupported dtype for a contiguous copy: {other:?}"),
+        }
+    }
+}
+"""
+
+
+@pytest.fixture
+def flexy(git_repo):
+    from conftest import DTYPE_RS
+    git_repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    git_repo.crate("burn-backend", {"src/ops.rs": BOOL_TRAITS_RS})
+    git_repo.crate("burn-flexy", {"src/ops.rs": FLEXY_BOOL_RS})
+    # The same backend, but its bool creation makes every storage: Bool(U32) is held there.
+    git_repo.crate("burn-wide", {"src/ops.rs": FLEXY_BOOL_RS.replace(
+        'BoolDType::U32 => panic!("flexy does not support Bool(U32) storage")', "BoolDType::U32 => BoolStore::U32")})
+    # A backend in tch's shape: its creations take the native storage only.
+    git_repo.crate("burn-narrow", {"src/ops.rs": FLEXY_BOOL_RS.replace(
+        "BoolDType::U8 => BoolStore::U8,", 'BoolDType::U8 => panic!("narrow does not support Bool(U8) storage"),').replace(
+        "        FlexyTensor::from_data(data)\n",
+        "        match data.dtype {\n            DType::Bool(BoolStore::Native) => FlexyTensor::from_data(data),\n"
+        "            _ => unimplemented!(\"Unsupported dtype for `bool_from_data`\"),\n        }\n")})
+    git_repo.commit("bool storages")
+    return git_repo
+
+
+def test_a_bool_storage_only_one_the_backend_cannot_create_reaches_does_not_make_a_cell_partial(cli, flexy):
+    doc = doc_of(cli, flexy)
+    flexy_all, wide_all = cells(doc, "burn-flexy", "bool_all")["Bool"], cells(doc, "burn-wide", "bool_all")["Bool"]
+    # Where bool creation rejects U32, the copy's U32 arm is on no path a tensor takes.
+    assert flexy_all["status"] == "handled" and "reason" not in flexy_all
+    assert flexy_all["parts"] == {"Bool(Native)": "handled", "Bool(U8)": "handled", "Bool(U32)": "cannot hold"}
+    # Where it makes U32, the same arm makes the cell partial.
+    assert wide_all["status"] == "partial" and wide_all["reason"] == "handled: Bool(Native), Bool(U8); panics: Bool(U32)"
+    backend = {b["crate"]: b for b in doc["backends"]}
+    held = {h["dtype"]: [r["operation"] for r in h["rejectedBy"]] for h in backend["burn-flexy"]["cannotHold"]}
+    assert held == {"Bool(U32)": ["bool_ones"]}
+    assert backend["burn-wide"]["cannotHold"] == []
+    # Two storages it cannot hold: the one left decides the cell.
+    narrow = cells(doc, "burn-narrow", "bool_all")["Bool"]
+    assert narrow["status"] == "handled"
+    assert narrow["parts"] == {"Bool(Native)": "handled", "Bool(U8)": "cannot hold", "Bool(U32)": "cannot hold"}
+    # The creation that rejects them keeps its own cell.
+    assert cells(doc, "burn-narrow", "bool_from_data")["Bool"]["status"] == "partial"
+
+
+def test_with_expand_the_storage_a_backend_cannot_create_is_a_cannot_hold_column(cli, flexy):
+    doc = doc_of(cli, flexy, "--expand")
+    flexy_all = cells(doc, "burn-flexy", "bool_all")
+    assert flexy_all["Bool(U32)"]["status"] == "panics" and flexy_all["Bool(U32)"]["reason"] == "cannot hold"
+    assert flexy_all["Bool(U8)"]["status"] == "handled"
+    # An operation with no dispatch panics on it at creation too; the wide backend's U32 arm is its own.
+    assert cells(doc, "burn-flexy", "bool_reshape")["Bool(U32)"]["reason"] == "cannot hold"
+    wide = cells(doc, "burn-wide", "bool_all")["Bool(U32)"]
+    assert wide["status"] == "panics" and "reason" not in wide

@@ -74,3 +74,22 @@ def test_a_choice_nothing_matches_says_so_in_every_format():
     assert said in coverage_table.dumps(empty)
     doc = coverage_json.build(empty)
     assert doc["cells"] == [] and doc["backends"] == []
+
+
+def test_runtime_limits_in_the_page_are_escaped_and_link_only_https():
+    from analyzer.features.coverage.model import Site
+    from analyzer.features.coverage.runtimes import RuntimeLimit
+
+    hostile = Site("1", "crates/x/<b>.rs", 3, "f", "javascript:alert(1)", message="<script>alert(1)</script>")
+    fine = Site("2", "crates/x/ok.rs", 7, "f", "https://github.com/acme/dep/blob/abc/crates/x/ok.rs#L7", message="no")
+    matrix = Matrix(cells={}, dtypes=[], repo="acme/app", sha="a" * 40)
+    matrix.runtime_limits = [RuntimeLimit("app-gpu", "acme/dep", "<i>rt</i>", "feature::<img src=x>", PANICS,
+                                          (hostile, fine))]
+    page = coverage_html.dumps(matrix)
+    body = page.split("<main>", 1)[1].split("<script", 1)[0]
+    assert "<script>alert" not in page and "<i>rt</i>" not in body and "<img" not in body and "<b>" not in body
+    assert "&lt;i&gt;rt&lt;/i&gt;" in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "javascript:" not in page
+    assert 'href="https://github.com/acme/dep/blob/abc/crates/x/ok.rs#L7"' in body
+    # The backend has no operations of its own: its section holds its limits alone.
+    assert 'id="b-app-gpu"' in body and "no backend operations of its own" in body

@@ -69,6 +69,16 @@ impl ModuleOps<Fusion> for Fusion {
 
 @pytest.fixture
 def cubecl(tmp_path):
+    return make_cubecl(tmp_path)
+
+
+@pytest.fixture
+def burn(git_repo, cubecl):
+    return make_burn(git_repo, cubecl)
+
+
+def make_cubecl(tmp_path) -> GitRepo:
+    """A cubecl-like repository of four runtimes and dialects, its commit in `.pinned`."""
     repo = GitRepo(tmp_path / "cubecl")
     repo.git("remote", "set-url", "origin", "https://github.com/tracel-ai/cubecl.git")
     repo.crate("cubecl-ir", {"src/elem.rs": ELEM_RS})
@@ -79,8 +89,9 @@ def cubecl(tmp_path):
     return repo
 
 
-@pytest.fixture
-def burn(git_repo, cubecl):
+def make_burn(git_repo: GitRepo, cubecl: GitRepo) -> GitRepo:
+    """A burn-like repository whose Cargo.lock pins `cubecl` by git revision: burn-cubecl with an
+    operation of its own, burn-wgpu and burn-cuda with none."""
     git_repo.crate("burn-cubecl", {"src/ops/module.rs": BURN_OPS})
     git_repo.crate("burn-wgpu", {"src/lib.rs": "pub struct Wgpu;\n"})
     git_repo.crate("burn-cuda", {"src/lib.rs": "pub struct Cuda;\n"})

@@ -166,11 +166,7 @@ def _operations_matrix(git_repo, sha: str, cache, collapse: bool):
 
     source = f"{git_repo.name}@{sha[:12]}"
     key = audit.matrix_key(current().name, git_repo.name, sha, collapse)
-    matrix, bad = audit.kept_matrix(cache, key, git_repo.name, sha)
-    if bad is not None:
-        from analyzer.core.safe import terminal_text
-        warn(terminal_text(f"warning: the results cache's coverage of {source} was not used: {bad}; it was "
-                           f"built again", one_line=True))
+    matrix, _ = audit.kept_matrix(cache, key, git_repo.name, sha, warn=warn)
     if matrix is not None:
         return matrix, source, True
     ex = analyse(git_repo, sha, cache, code=True)

@@ -12,7 +12,9 @@ from analyzer.core.config import FAIL_ON
 from analyzer.core.errors import CheckFailed, UserError
 from analyzer.core.wording import plural
 from analyzer.sinks import DIFF
-from analyzer.cli.common import FormatChoice, debug_option, echo_document, open_cache, open_repo, repo_options
+from analyzer.cli.common import (
+    FormatChoice, debug_option, echo_document, open_cache, open_repo, repo_options, warn,
+)
 
 
 @click.command()
@@ -92,7 +94,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
         try:
             with status(f"Diffing {git_repo.name} {base}..{head}") as say:
                 result = diff_revisions(git_repo, base, head, cache=cache, jobs=jobs,
-                                        progress=lambda which, text: say(f"{which}: {text}"))
+                                        progress=lambda which, text: say(f"{which}: {text}"), warn=warn)
         finally:
             if cache is not None:
                 cache.close()

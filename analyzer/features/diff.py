@@ -329,10 +329,12 @@ def diff_records(base_path: str, head_path: str, git_repo=None) -> DiffResult:
 
 
 def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int | None = None,
-                   progress: Callable[[str, str], None] | None = None) -> DiffResult:
+                   progress: Callable[[str, str], None] | None = None,
+                   warn: Callable[[str], None] | None = None) -> DiffResult:
     """Analyse two revisions of one repository from git objects, sharing one cache: the second
     revision reads and parses only the blobs the first did not have. Cells flip between the two
-    operations matrices `coverage --repo` shows."""
+    operations matrices `coverage --repo` shows (a kept one that fails its checks is said through
+    `warn`, as coverage says it, and built again)."""
     from analyzer.pipeline import coverage as audit
     from analyzer.pipeline.extract import extract
     from analyzer.profiles import current
@@ -347,7 +349,7 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
     for which, rev in (("base", base_rev), ("head", head_rev)):
         say = (lambda text, w=which: progress(w, text)) if progress else None
         key = audit.matrix_key(current().name, git_repo.name, shas[which], collapse=True)
-        matrix, _ = audit.kept_matrix(cache, key, git_repo.name, shas[which])
+        matrix, _ = audit.kept_matrix(cache, key, git_repo.name, shas[which], warn=warn)
         ex = extract(git_repo, shas[which], cache=cache, now=now, jobs=jobs, progress=say, code=matrix is None)
         if matrix is None:
             matrix = audit.build_and_keep(cache, key, ex, git_repo)

@@ -7,7 +7,8 @@ options neither extracts nor builds; every format renders from the matrix served
 A kept row is never trusted blindly: it is validated against the matrix's own dataclasses
 (pydantic), must be of the repository and commit asked for, and every link in it must point at
 that commit on GitHub (a row must never put in a page what the builders would not write). A row
-that fails is dropped with a warning and the matrix is built again.
+that fails is dropped with a warning (`kept_matrix` words it, for `coverage` and `diff` alike) and
+the matrix is built again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import typing
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -116,9 +118,11 @@ def _links_pinned(matrix: Matrix, repo: str, sha: str) -> bool:
     return all(not url or (https_url(url) == url and url.startswith(prefix)) for url in urls)
 
 
-def kept_matrix(cache, key: str, repo: str, sha: str) -> tuple[Matrix | None, str | None]:
+def kept_matrix(cache, key: str, repo: str, sha: str,
+                warn: Callable[[str], None] | None = None) -> tuple[Matrix | None, str | None]:
     """(the matrix kept under `key`, None) on a hit; (None, why) for a row that does not pass the
-    checks (dropped, so the next run makes it again); (None, None) when there is none."""
+    checks (dropped, so the next run makes it again, and said through `warn`: the caller builds
+    the matrix again); (None, None) when there is none."""
     row = cache.get_result(key) if cache is not None else None
     if row is None:
         return None, None
@@ -136,6 +140,10 @@ def kept_matrix(cache, key: str, repo: str, sha: str) -> tuple[Matrix | None, st
         else:
             return matrix, None
     cache.drop_result(key)
+    if warn is not None:
+        from analyzer.core.safe import terminal_text
+        warn(terminal_text(f"warning: the results cache's coverage of {repo}@{sha[:12]} was not used: {why}; "
+                           "it was built again", one_line=True))
     return None, why
 
 

@@ -1,7 +1,8 @@
 """The coverage matrix as one self-contained HTML page (jinja2, templates/coverage.html.j2): an
 overview of backends by dtypes, the operations several backends share side by side, and a heatmap of
-operations by dtypes per backend. Every cell links the pinned source line of the record behind it
-and names path:line in its tooltip. Inline CSS and JS only: no network assets, works offline."""
+operations by dtypes per backend (with --with-dependencies, then the limits of the runtimes it runs
+on). Every cell links the pinned source line of the record behind it and names path:line in its
+tooltip. Inline CSS and JS only: no network assets, works offline."""
 
 from __future__ import annotations
 
@@ -41,7 +42,11 @@ def view(matrix: Matrix) -> dict:
     groups = shown_groups(matrix, full)
     lookup = Lookup()
     shared = _shared(matrix, lookup, full, groups)
-    backends = [_backend(matrix, lookup, crate) for crate in full]
+    on_runtimes = _runtime_limits(matrix)
+    backends = [_backend(matrix, lookup, crate, on_runtimes.get(crate, [])) for crate in full]
+    # A backend with no operations of its own (burn-wgpu on cubecl) is a section of its limits only.
+    limits_only = [c for c in on_runtimes if c not in crates]
+    backends += [_limits_only(crate, on_runtimes[crate]) for crate in limits_only]
     return {
         "title": f"dtype coverage · {matrix.repo}@{matrix.sha[:12]}" if matrix.sha else "dtype coverage",
         "repo": matrix.repo,
@@ -62,8 +67,9 @@ def view(matrix: Matrix) -> dict:
         "folded": [{"crate": f.crate, "anchor": _anchor(f.crate), "summary": f.summary(),
                     "stubs": [{"op": op, "where": f"{short_path(site.path, f.crate)}:{site.line}",
                                "url": https_url(site.url) or "", "title": site.message} for op, site in f.stubs],
-                    "cannot_hold": [label(d) for d in f.cannot_hold]} for f in folded.values()],
-        "nav": [{"crate": c, "anchor": _anchor(c)} for c in crates],
+                    "cannot_hold": [label(d) for d in f.cannot_hold],
+                    "runtime_limits": on_runtimes.get(f.crate, [])} for f in folded.values()],
+        "nav": [{"crate": c, "anchor": _anchor(c)} for c in crates + limits_only],
         "empty": nothing_to_show(matrix),
         "by_operation": matrix.by_operation,
         "settings": _settings(matrix),
@@ -172,7 +178,31 @@ def _shared(matrix: Matrix, lookup: Lookup, crates: list[str], groups: list[Grou
     return out
 
 
-def _backend(matrix: Matrix, lookup: Lookup, crate: str) -> dict:
+# The sources a runtime limit names (the first few: a limit is one type or feature).
+RUNTIME_SITES = 5
+
+
+def _runtime_limits(matrix: Matrix) -> dict[str, list[dict]]:
+    """Per backend crate, the cells of the runtimes it runs on that panic or partly panic
+    (--with-dependencies), each with its dependency's pinned source lines."""
+    out: dict[str, list[dict]] = {}
+    for lim in matrix.runtime_limits:
+        sites = [{"where": f"{s.path}:{s.line}", "url": https_url(s.url) or "", "title": s.message}
+                 for s in lim.sites[:RUNTIME_SITES]]
+        out.setdefault(lim.crate, []).append({
+            "repo": lim.repo, "runtime": lim.runtime, "what": label(lim.dtype), "status": lim.status,
+            "cls": CSS[lim.status], "glyph": GLYPH[lim.status], "sites": sites,
+            "more": max(0, len(lim.sites) - RUNTIME_SITES),
+            "title": f"{lim.crate} on {lim.runtime} ({lim.repo}) · {label(lim.dtype)}: {lim.status}"})
+    return out
+
+
+def _limits_only(crate: str, runtime_limits: list[dict]) -> dict:
+    return {"crate": crate, "anchor": _anchor(crate), "limits_only": True, "runtime_limits": runtime_limits,
+            "tables": [], "limits": []}
+
+
+def _backend(matrix: Matrix, lookup: Lookup, crate: str, runtime_limits: list[dict]) -> dict:
     counts = matrix.counts(crate)
     total = sum(counts.values()) or 1
     tables = []
@@ -194,6 +224,8 @@ def _backend(matrix: Matrix, lookup: Lookup, crate: str) -> dict:
                     "by": [{"op": op, "where": f"{short_path(site.path, crate)}:{site.line}",
                             "url": https_url(site.url) or ""} for op, site in lim.rejected_by]}
                    for lim in matrix.limits_of(crate)],
+        "limits_only": False,
+        "runtime_limits": runtime_limits,
     }
 
 

@@ -1,7 +1,13 @@
 """Storage limits of the operations view: a dtype a backend cannot hold at all. Its creation
-operations (`*from_data`, `*empty`) panic on it and no creation operation or cast handles it, so
-no tensor of it ever exists on the backend: every operation of the dtype's kind panics there,
-at the tensor's creation (cells `panics`, reason `cannot hold`)."""
+operations (`*from_data`, `*empty`, `*zeros`, `*ones`, `*full`) panic on it and no creation operation
+or cast handles it, so no tensor of it ever exists on the backend: every operation of the dtype's
+kind panics there, at the tensor's creation (cells `panics`, reason `cannot hold`).
+
+The same holds for a storage of a dtype, a payload variant such as `Bool(U32)`: a creation operation
+rejects it in a dispatch on the dtype (`DType::Bool(BoolStore::U32)`) or on the enum of its storages
+(`BoolDType::U32`, an enum whose variants are the dtype's payloads). A collapsed column folds the
+storages (`Bool`): the paths only such a storage reaches no longer make the column partial or
+panicking; its part says `cannot hold`."""
 
 from __future__ import annotations
 
@@ -9,28 +15,66 @@ import re
 
 from analyzer.features.coverage.model import (
     CANNOT_HOLD, HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, Cell, Evidence, Group, Limit, Operation,
+    base_variant, fold, label,
 )
 
 # burn's creation operations (a tensor from host data, an uninitialised one) and casts (another
 # dtype's tensor made into this one), by their names in the ops traits.
-_CREATES = re.compile(r"(?:^|_)(?:from_data|empty)$")
+_CREATES = re.compile(r"(?:^|_)(?:from_data|empty|zeros|ones|full)$")
 _CASTS = re.compile(r"(?:^|_)cast$")
 
 
-def storage_limits(cells: dict[tuple[str, str, str], Cell], kind_of) -> list[Limit]:
+def storage_limits(cells: dict[tuple[str, str, str], Cell], kind_of, groups: list[Group] | None = None) -> list[Limit]:
     """The (crate, dtype) pairs a creation operation panics on and none handles (dtypes of a
-    known kind only: a foreign enum's `*` is no one dtype)."""
+    known kind only: a foreign enum's `*` is no one dtype), and the (crate, storage) pairs so
+    (`Bool(U32)`), read from the storages each creation cell decides."""
     rejected: dict[tuple[str, str], list] = {}
     held: set[tuple[str, str]] = set()
+    storages = storage_enums(groups or [], cells)
     for (crate, op, col), cell in cells.items():
         creates = bool(_CREATES.search(op))
         if (not creates and not _CASTS.search(op)) or not kind_of(col):
             continue
-        if cell.status in (HANDLED, PARTIAL):
-            held.add((crate, col))
-        elif cell.status == PANICS and creates:
-            rejected.setdefault((crate, col), []).append((op, cell.sites[0]))
+        if "(" not in col:
+            if cell.status in (HANDLED, PARTIAL):
+                held.add((crate, col))
+            elif cell.status == PANICS and creates:
+                rejected.setdefault((crate, col), []).append((op, cell.sites[0]))
+        for part, status in _storage_parts(cell, storages):
+            if status in (HANDLED, PARTIAL):
+                held.add((crate, part))
+            elif status == PANICS and creates:
+                site = next((e.site for e in cell.evidence if e.status == PANICS), None) or next(iter(cell.sites), None)
+                if site is not None:
+                    rejected.setdefault((crate, part), []).append((op, site))
     return [Limit(crate, col, by) for (crate, col), by in rejected.items() if (crate, col) not in held]
+
+
+def storage_enums(groups: list[Group], cells: dict[tuple[str, str, str], Cell]) -> dict[str, str]:
+    """Enums whose variants are the storages of one dtype (`BoolDType` -> `Bool`): their variants
+    are exactly the payloads that dtype's cells name (`Bool(Native)`, `Bool(U8)`, `Bool(U32)`)."""
+    payloads: dict[str, set[str]] = {}
+    for col in {d for g in groups for d in g.dtypes} | {p for c in cells.values() for p in c.parts}:
+        if "(" in col and "::" not in col.split("(", 1)[0]:
+            payloads.setdefault(base_variant(col), set()).add(col.split("(", 1)[1].rstrip(")"))
+    out = {}
+    for g in groups:
+        variants = {label(d) for d in g.dtypes}
+        owner = [base for base, names in payloads.items() if names == variants]
+        if len(owner) == 1 and g.dtypes and "::" in g.dtypes[0]:
+            out[g.enum] = owner[0]
+    return out
+
+
+def _storage_parts(cell: Cell, storages: dict[str, str]) -> list[tuple[str, str]]:
+    """(storage, status) for each storage the cell decides: `Bool(U32)` of a payload part, or of
+    a column of the storages' enum (`BoolDType::U32`)."""
+    if cell.enum in storages:
+        base = storages[cell.enum]
+        return [(f"{base}({label(part)})", status) for part, status in cell.parts.items()]
+    if cell.status == NA:
+        return []
+    return [(part, status) for part, status in cell.parts.items() if "(" in part]
 
 
 def apply_limits(cells: dict[tuple[str, str, str], Cell], limits: list[Limit],
@@ -41,9 +85,13 @@ def apply_limits(cells: dict[tuple[str, str, str], Cell], limits: list[Limit],
     for lim in limits:
         by_crate.setdefault(lim.crate, []).append(lim)
     enum_of = {d: g.enum for g in groups for d in g.dtypes}
+    columns = set(enum_of)
     for (crate, op), operation in ops.items():
         for lim in by_crate.get(crate, ()):
             if any(op == name for name, _ in lim.rejected_by):
+                continue
+            if lim.dtype not in columns:  # a storage folded into its dtype's column (`Bool`)
+                _fold_out(cells.get((crate, op, base_variant(lim.dtype))), lim.dtype)
                 continue
             key = (crate, op, lim.dtype)
             cell = cells.get(key)
@@ -58,3 +106,23 @@ def apply_limits(cells: dict[tuple[str, str, str], Cell], limits: list[Limit],
                 cell.status = PANICS
                 cell.reason = CANNOT_HOLD
                 cell.sites = [site] + [s for s in cell.sites if s.record_id != site.record_id]
+
+
+def _fold_out(cell: Cell | None, storage: str) -> None:
+    """A collapsed cell without the paths only a storage the backend cannot hold reaches: the
+    other storages decide it; the storage's part says `cannot hold`."""
+    if cell is None or storage not in cell.parts or cell.status == NA or cell.reason == NOT_IMPLEMENTED:
+        return
+    parts = cell.parts
+    others = {k: v for k, v in parts.items() if k != storage and v != CANNOT_HOLD}
+    if not others:
+        return
+    cell.status = fold(list(others.values()))
+    ways: dict[str, list[str]] = {}
+    for dtype, st in others.items():
+        ways.setdefault(st, []).append(label(dtype))
+    cell.reason = "; ".join(f"{st}: {', '.join(ds)}" for st, ds in ways.items()) if cell.status == PARTIAL else ""
+    cell.decided = {k: others.get(k, CANNOT_HOLD) for k in parts}
+    gone = {e.site.record_id for e in cell.evidence if e.dtype == storage} - {
+        e.site.record_id for e in cell.evidence if e.dtype != storage}
+    cell.sites = [s for s in cell.sites if s.record_id not in gone] + [s for s in cell.sites if s.record_id in gone]

@@ -179,7 +179,7 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
                                       g.enum, ev, reason=reason, decided=parts)
     settings = build_settings(ex, graph, read_files)
     apply_schemes(cells, settings, ops, base.groups, dtype_kind)
-    limits = storage_limits(cells, dtype_kind)
+    limits = storage_limits(cells, dtype_kind, base.groups)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
     position = {d: i for i, d in enumerate(base.dtypes)}
     cells = dict(sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], position.get(kv[0][2], len(position)))))
