@@ -4,12 +4,13 @@ records behind each panicking cell. The whole matrix (dispatches, evidence, clai
 dropped once this is taken from it, so a history holds one small table per revision in flight.
 
 A revision's table is built from the operations matrix `coverage --repo` shows
-(analyzer/pipeline/coverage.py: served from the results cache when `coverage`, `diff` or an
-earlier history kept it, else built from an extraction with the code facts, then kept), and is
-kept in the results cache itself, so a repeated history neither extracts nor decodes a matrix."""
+(analyzer/pipeline/coverage.py: served from the results cache when `coverage` or `diff` kept it,
+else built from an extraction with the code facts, claims left out, and not kept), and is kept in
+the results cache itself, so a repeated history neither extracts nor builds a matrix."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,20 +50,43 @@ class Cells:
         return self.enums.get(dtype, "")
 
     def row(self) -> dict:
-        return {"shown": [[*k, s] for k, s in self.shown.items()], "dtypes": list(self.dtypes),
-                "enums": self.enums, "sites": [[*k, list(ids)] for k, ids in self.sites.items()]}
+        """Nested by backend and operation, so the row's decoder reads each name once per row
+        (JSON object keys are shared) rather than once per cell."""
+        return {"shown": _nested(self.shown), "dtypes": list(self.dtypes), "enums": self.enums,
+                "sites": _nested({k: list(ids) for k, ids in self.sites.items()})}
 
     @classmethod
     def from_row(cls, row: dict) -> Cells:
         """The table kept in a results-cache row; ValueError for a row of another shape."""
+        statuses: dict[str, str] = {}  # one object per distinct status, not one per cell
         try:
-            cells = {(str(c), str(o), str(d)): str(s) for c, o, d, s in row["shown"]}
-            sites = {(str(c), str(o), str(d)): tuple(str(i) for i in ids) for c, o, d, ids in row["sites"]}
+            cells = {k: statuses.setdefault(s, s) for k, s in _flat(row["shown"], str)}
+            sites = {k: tuple(ids) for k, ids in _flat(row["sites"], list)}
             enums = {str(k): str(v) for k, v in row["enums"].items()}
             dtypes = tuple(str(d) for d in row["dtypes"])
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ValueError("not a table of shown cells") from e
+        if not all(isinstance(i, str) for ids in sites.values() for i in ids):
+            raise ValueError("not a table of shown cells")
         return cls(cells, dtypes, enums, sites)
+
+
+def _nested(flat: Mapping[Key, object]) -> dict[str, dict[str, dict[str, object]]]:
+    out: dict[str, dict[str, dict[str, object]]] = {}
+    for (crate, op, dtype), value in flat.items():
+        out.setdefault(crate, {}).setdefault(op, {})[dtype] = value
+    return out
+
+
+def _flat(nested: dict, kind: type):
+    """(crate, operation, dtype), value for each value of type `kind` in a `_nested` mapping;
+    TypeError for anything else."""
+    for crate, ops in nested.items():
+        for op, cells in ops.items():
+            for dtype, value in cells.items():
+                if not isinstance(value, kind):
+                    raise TypeError(f"a cell value of type {type(value).__name__}")
+                yield (crate, op, dtype), value
 
 
 def key(git_repo: GitRepository, sha: str) -> str:
@@ -81,23 +105,22 @@ def kept(cache, row_key: str) -> Cells | None:
         return None  # a row of another shape: built again and overwritten
 
 
-def kept_matrix(git_repo: GitRepository, sha: str, cache) -> tuple[Matrix | None, str]:
-    """(the operations matrix of `sha` kept in the results cache or None, the key it is kept under)."""
+def kept_matrix(git_repo: GitRepository, sha: str, cache) -> Matrix | None:
+    """The operations matrix of `sha` that `coverage` or `diff` kept in the results cache, or None."""
     from analyzer.pipeline import coverage as audit
     from analyzer.profiles import current
 
     matrix_key = audit.matrix_key(current().name, git_repo.name, sha, collapse=True)
-    return audit.kept_matrix(cache, matrix_key, git_repo.name, sha)[0], matrix_key
+    return audit.kept_matrix(cache, matrix_key, git_repo.name, sha)[0]
 
 
-def build_matrix(git_repo: GitRepository, sha: str, cache, ex, matrix_key: str) -> Matrix:
-    """The operations matrix of `ex` (an extraction of `sha` made with `code=True`), kept for
-    `coverage`, `diff` and the next history."""
+def built(git_repo: GitRepository, ex) -> Cells:
+    """The table of `ex` (an extraction made with `code=True`): its operations matrix built
+    without the claims view (no shown cell depends on it) and dropped once the table is taken.
+    The matrix is not kept: encoding it whole costs about as much memory again as building it."""
     from analyzer.pipeline import coverage as audit
 
-    matrix = audit.tree_matrix(ex, lambda paths: git_repo.read_files(sha, paths))
-    audit.keep_matrix(cache, matrix_key, matrix)
-    return matrix
+    return Cells.of(audit.tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), claims=False))
 
 
 def keep(cache, row_key: str, cells: Cells) -> Cells:

@@ -52,7 +52,7 @@ def revision_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None 
 
     cells_key = shown_cells.key(git_repo, sha)
     table = shown_cells.kept(cache, cells_key)
-    matrix, matrix_key = shown_cells.kept_matrix(git_repo, sha, cache) if table is None else (None, "")
+    matrix = shown_cells.kept_matrix(git_repo, sha, cache) if table is None else None
     if table is None and matrix is not None:
         table = shown_cells.keep(cache, cells_key, shown_cells.Cells.of(matrix))
     if table is not None:
@@ -63,9 +63,8 @@ def revision_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None 
 
     ex = extract(git_repo, sha, cache=cache, jobs=jobs, progress=progress, code=True)
     _keep_records(cache, git_repo, sha, ex)
-    matrix = shown_cells.build_matrix(git_repo, sha, cache, ex, matrix_key)
-    return Analysed(ex.lines, ex.files_scanned, ex.cache_misses, False,
-                    cells=shown_cells.keep(cache, cells_key, shown_cells.Cells.of(matrix)))
+    table = shown_cells.keep(cache, cells_key, shown_cells.built(git_repo, ex))
+    return Analysed(ex.lines, ex.files_scanned, ex.cache_misses, False, cells=table)
 
 
 def _keep_records(cache, git_repo: GitRepository, sha: str, ex) -> None:
