@@ -56,3 +56,21 @@ def test_a_regression_names_the_sites_behind_it(revisions):  # noqa: F811
     result = build_history(git_repo, plan(git_repo, revs=[base, head]))
     (flip,) = [f for f in result.flips if (f.operation, f.dtype) == ("float_exp", "F64")]
     assert [ln.state.message for ln in result.sites_of(flip)] == ["float_exp: unsupported dtype {other:?}"]
+
+
+def test_a_kept_table_of_another_shape_is_built_again(revisions):  # noqa: F811
+    import os
+    import sqlite3
+    from pathlib import Path
+
+    from analyzer.pipeline.cache import encode
+
+    repo, base, head = revisions
+    first = history(repo, base, head)["cells"]
+    flat = {"shown": [["burn-fix", "float_exp", "F64", "handled"]], "dtypes": ["F64"], "enums": {}, "sites": []}
+    db = sqlite3.connect(Path(os.environ["BURN_ERRORS_CACHE"]) / "facts.sqlite3")
+    with db:
+        changed = db.execute("UPDATE results SET data = ? WHERE key LIKE 'history-cells|%'", (encode(flat),)).rowcount
+    db.close()
+    assert changed == 2
+    assert history(repo, base, head)["cells"] == first
