@@ -87,11 +87,20 @@ class Flip:
     @property
     def worse(self) -> bool:
         """True when head panics, or partly panics, more than base did."""
-        return _RANK.get(self.head, 0) > _RANK.get(self.base, 0)
+        return rank(self.head) > rank(self.base)
 
 
 BLANK = "blank"
 _RANK = {"partial": 1, "panics": 2, "not implemented": 2, "cannot hold": 2}  # others: 0
+
+
+_CALM = {"handled", "n/a", "unknown", BLANK}
+
+
+def rank(status: str) -> int:
+    """How much a shown cell panics: 2 (panics, for any reason), 1 (partial: any other reason is a
+    partial cell's, such as the schemes it handles), 0 (handled, n/a, unknown, blank)."""
+    return _RANK.get(status, 0 if status in _CALM else 1)
 
 
 @dataclass(frozen=True)
@@ -256,8 +265,13 @@ def shown(matrix: Matrix) -> dict[tuple[str, str, str], str]:
 def flips(base: Matrix, head: Matrix) -> list[Flip]:
     """The cells shown at both revisions whose status differs, per backend and operation with
     their dtypes in coverage's column order (head's columns, then any only base has)."""
-    before, after = shown(base), shown(head)
-    column = {d: i for i, d in enumerate(dict.fromkeys(head.dtypes + base.dtypes))}
+    return flips_shown(shown(base), shown(head), head.dtypes + base.dtypes)
+
+
+def flips_shown(before: dict[tuple[str, str, str], str], after: dict[tuple[str, str, str], str],
+                columns: Iterable[str]) -> list[Flip]:
+    """The flips between two revisions' shown cells (`shown`), dtypes in the order of `columns`."""
+    column = {d: i for i, d in enumerate(dict.fromkeys(columns))}
     out = [Flip(*key, before[key], status) for key, status in after.items()
            if key in before and before[key] != status]
     return sorted(out, key=lambda f: (f.crate, f.operation, column.get(f.dtype, len(column)), f.dtype))

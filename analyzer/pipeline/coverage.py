@@ -28,15 +28,16 @@ if TYPE_CHECKING:
 _KIND = "coverage"
 
 
-def tree_matrix(ex, read_files, collapse: bool = True) -> Matrix:
+def tree_matrix(ex, read_files, collapse: bool = True, claims: bool = True) -> Matrix:
     """The operations matrix `coverage --repo` shows for an extraction made with `code=True`;
     `read_files(paths)` -> {path: bytes} at the extraction's commit (the claims view reads the
-    backends' `dtype_usage`)."""
+    backends' `dtype_usage`). Without `claims`, the cells alone (what `diff.shown` reads)."""
     from analyzer.features.coverage.claims import build_claims
     from analyzer.features.coverage.operations import build_operations
 
     matrix = build_operations(ex, collapse=collapse, read_files=read_files)
-    matrix.claims = build_claims(matrix, ex.code, read_files)
+    if claims:
+        matrix.claims = build_claims(matrix, ex.code, read_files)
     matrix.repo = matrix.repo or ex.repo
     matrix.sha = matrix.sha or ex.sha
     return matrix

@@ -113,8 +113,8 @@ def _regressions(history: History, anchors: list[str]) -> list[dict]:
     rows = []
     for f in history.regressions():
         rows.append({"revision": history.revisions[f.revision].label, "anchor": anchors[f.revision],
-                     "crate": f.crate, "operation": f.operation, "dtype": f.dtype, "before": f.before or "no cell",
-                     "after": f.after or "no cell",
+                     "crate": f.crate, "operation": f.operation, "dtype": f.dtype, "before": f.before,
+                     "after": f.after,
                      "sites": [{"anchor": lineage_anchor(ln.key), "key": ln.key} for ln in history.sites_of(f)]})
     return rows
 

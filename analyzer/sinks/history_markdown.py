@@ -63,7 +63,7 @@ def flip_rows(flips: list[Flip]) -> list[dict]:
     groups: dict[tuple, list[Flip]] = {}
     for f in flips:
         groups.setdefault((f.crate, f.operation, f.before, f.after), []).append(f)
-    return [{"crate": c, "operation": o, "before": b or "no cell", "after": a or "no cell",
+    return [{"crate": c, "operation": o, "before": b, "after": a,
              "dtypes": [f.dtype for f in fs]} for (c, o, b, a), fs in sorted(groups.items(), key=lambda kv: kv[0][:2])]
 
 

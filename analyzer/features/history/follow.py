@@ -2,8 +2,8 @@
 in one at a time, linking each revision's records to the previous one's through one seam
 (`_link`), telling what each disappearance looks like, and which cells flipped.
 
-Memory stays bounded: only the previous revision's record lines and coverage matrix are alive at a
-time, and each lineage keeps small `State` summaries, not records."""
+Memory stays bounded: only the previous revision's record lines and table of shown cells are alive
+at a time, and each lineage keeps small `State` summaries, not records."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from analyzer.features.coverage import model as coverage
 from analyzer.features.coverage.matches import build as build_matrix
+from analyzer.features.diff import BLANK, flips_shown, rank
+from analyzer.features.history.cells import Cells
 from analyzer.features.history.model import (
     FIXED, REMOVED_FROM_TREE, REWRITTEN, Analysed, Event, Flip, History, Lineage, Removal, Revision, Skipped, State,
 )
@@ -24,8 +26,6 @@ from analyzer.records.model import RecordLine, content_changes
 if TYPE_CHECKING:
     from analyzer.source.repository import GitRepository
 
-# The order of a cell's statuses, from best to worst.
-_RANK = {coverage.HANDLED: 0, coverage.PARTIAL: 1, coverage.PANICS: 2}
 # Results-cache rows (analyzer/pipeline/results_cache.py: keyed by the code that made them; the
 # cache's tag holds the tool version and the rules hash): the links between the records of two commits.
 _LINKS_KIND = "history-links"
@@ -95,7 +95,8 @@ class Builder:
         self._keys: set[str] = set()
         self._open: dict[str, Lineage] = {}  # record id at the previous revision -> its lineage
         self._prev_lines: list[RecordLine] = []
-        self._prev_matrix: coverage.Matrix | None = None
+        # The previous revision's shown cells per repository ("": this one; a dependency's by name).
+        self._prev_cells: dict[str, Cells] = {}
 
     def add(self, planned: Planned, analysed: Analysed, seconds: float) -> Revision | None:
         lines = analysed.lines
@@ -119,13 +120,17 @@ class Builder:
                             analysed.files_scanned, analysed.parsed, analysed.cached, round(seconds, 3),
                             analysed.dependencies)
         self.revisions.append(revision)
+        # Removals are judged by the records' own operations (the matrix `coverage --records`
+        # builds); cells flip between the tables coverage shows.
         matrix = build_matrix(lines, collapse=True)
+        cells = _tables(lines, analysed)
         if index == 0:
             opened = {ln.record.id: self._start(ln, 0) for ln in lines}
         else:
             opened = self._follow(index, planned.sha, lines, matrix)
+            self.flips += _flips(index, self._prev_cells, cells)
         self._open = opened
-        self._prev_lines, self._prev_matrix, self._prev_sha = lines, matrix, planned.sha
+        self._prev_lines, self._prev_cells, self._prev_sha = lines, cells, planned.sha
         return revision
 
     def _removals(self, sha: str, gone: list[State], matrix: coverage.Matrix) -> dict[str, Removal]:
@@ -182,9 +187,6 @@ class Builder:
         for ln in lines:
             if ln.record.id not in linked_heads:
                 opened[ln.record.id] = self._start(ln, index)
-        assert self._prev_matrix is not None
-        fixed_sites = {lin.state.id for lin in gone if lin.removal and lin.removal.kind == FIXED}
-        self.flips += _flips(index, self._prev_matrix, matrix, fixed_sites)
         return opened
 
     def result(self, skipped: list[Skipped], seconds: float) -> History:
@@ -192,26 +194,47 @@ class Builder:
                        round(seconds, 3))
 
 
-def _flips(index: int, base: coverage.Matrix, head: coverage.Matrix, fixed_sites: set[str]) -> list[Flip]:
-    """The cells whose status differs between two neighbouring revisions, each with its kind."""
-    out = []
-    for (crate, op, dtype), b, h in coverage.flipped(base, head):
-        cell = head.get(crate, op, dtype) or base.get(crate, op, dtype)
-        enum = cell.enum if cell is not None else ""
-        if b is None:
-            kind = "new"
-        elif h is None:
-            # The cell left the matrix: fixed when the arms that panicked for it were fixed (a
-            # match with no panicking arm left gives no cell), else gone with its code.
-            old = base.get(crate, op, dtype)
-            panicking = {e.site.record_id for e in (old.evidence if old else []) if e.status == coverage.PANICS}
-            kind = "fixed" if b != coverage.HANDLED and panicking and panicking <= fixed_sites else "gone"
-        elif _RANK[h] < _RANK[b]:
-            kind = "fixed" if h == coverage.HANDLED else "improved"
-        else:
-            kind = "regressed"
-        out.append(Flip(index, crate, op, dtype, enum, b, h, kind))
+def _tables(lines: list[RecordLine], analysed: Analysed) -> dict[str, Cells]:
+    """The cells coverage shows at one revision per repository: this repository's from its tree
+    (analysed.cells), a dependency's from its records, as `diff --with-dependencies` compares them."""
+    deps = {d["repo"] for d in analysed.dependencies}
+    by_repo: dict[str, list[RecordLine]] = {}
+    for ln in lines:
+        by_repo.setdefault(ln.record.repo if ln.record.repo in deps else "", []).append(ln)
+    out = {repo: Cells.of(build_matrix(got, collapse=True)) for repo, got in by_repo.items() if repo}
+    own = analysed.cells
+    out[""] = own if isinstance(own, Cells) else Cells.of(build_matrix(by_repo.get("", []), collapse=True))
     return out
+
+
+def _flips(index: int, base: dict[str, Cells], head: dict[str, Cells]) -> list[Flip]:
+    """The cells coverage shows at both revisions whose status differs (diff's definition), each
+    with its kind; a repository only one revision has flips nothing (its sites are added or
+    removed)."""
+    out = []
+    for repo, after in head.items():
+        before = base.get(repo)
+        if before is None:
+            continue
+        for f in flips_shown(before.shown, after.shown, after.dtypes + before.dtypes):
+            key = (f.crate, f.operation, f.dtype)
+            out.append(Flip(index, *key, after.enum_of(f.dtype) or before.enum_of(f.dtype), f.base, f.head,
+                            flip_kind(f.base, f.head), after.sites.get(key, ())))
+    return out
+
+
+def flip_kind(before: str, after: str) -> str:
+    """fixed (it no longer panics: handled, or no dtype panic found), improved (it panics less,
+    still partly), regressed (it panics more), changed (anything else: a reason, handled <->
+    blank, a cell turning n/a or unknown)."""
+    if rank(after) > rank(before):
+        return "regressed"
+    if rank(after) < rank(before):
+        if after in (coverage.HANDLED, BLANK):
+            return "fixed"
+        if rank(after) == 1:
+            return "improved"
+    return "changed"
 
 
 def _classify_removals(git_repo: GitRepository, sha: str, gone: list[State],

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from analyzer.features.coverage import model as coverage
+from analyzer.features.diff import rank
 
 if TYPE_CHECKING:  # pydantic is imported when records are built
     from analyzer.records.model import RecordLine
@@ -20,8 +20,10 @@ REMOVAL_KINDS = (FIXED, REMOVED_FROM_TREE, REWRITTEN)
 
 EVENT_KINDS = ("added", "changed", "moved", "removed")
 
-# What a coverage cell did between two neighbouring revisions.
-FLIP_KINDS = ("fixed", "improved", "regressed", "new", "gone")
+# What a coverage cell did between two neighbouring revisions: it panics less and no longer at all
+# (fixed), it panics less but still partly (improved), it panics more (regressed), or its status
+# changed otherwise (a reason, handled <-> blank, a cell turning n/a or unknown).
+FLIP_KINDS = ("fixed", "improved", "regressed", "changed")
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,10 @@ class Flip:
     operation: str
     dtype: str
     enum: str
-    before: str | None  # handled | panics | partial | None (no cell)
-    after: str | None
+    before: str  # the status coverage shows (diff.shown): handled, panics, partial, n/a, unknown, blank, a reason
+    after: str
     kind: str  # FLIP_KINDS
+    sites: tuple[str, ...] = ()  # the record ids behind the cell at this revision, when it panics there
 
 
 @dataclass
@@ -191,24 +194,22 @@ class History:
         return out
 
     def sites_of(self, flip: Flip) -> list[Lineage]:
-        """The lineages whose record, at the flip's revision, panics for the flip's cell (the
+        """The lineages whose record, at the flip's revision, is behind the flip's cell there (the
         arms behind a regression)."""
         found = []
-        for lineage in self._by_operation.get((flip.crate, flip.operation), []):
-            state = lineage.state_at(flip.revision)
-            if state is None or state.crate != flip.crate or state.operation != flip.operation:
-                continue
-            enum = state.enum or coverage.primary_enum()
-            if any(coverage.qualify(enum, v.split("(", 1)[0]) == flip.dtype for v in state.rejected):
-                found.append(lineage)
+        for rid in flip.sites:
+            for lineage in self._by_id.get(rid, []):
+                state = lineage.state_at(flip.revision)
+                if state is not None and state.id == rid and lineage not in found:
+                    found.append(lineage)
         return found
 
     @cached_property
-    def _by_operation(self) -> dict[tuple[str, str], list[Lineage]]:
-        out: dict[tuple[str, str], list[Lineage]] = {}
+    def _by_id(self) -> dict[str, list[Lineage]]:
+        out: dict[str, list[Lineage]] = {}
         for lineage in self.lineages:
-            for key in dict.fromkeys((e.state.crate, e.state.operation) for e in lineage.events):
-                out.setdefault(key, []).append(lineage)
+            for rid in lineage.ids:
+                out.setdefault(rid, []).append(lineage)
         return out
 
     def regressions(self) -> list[Flip]:
@@ -243,7 +244,7 @@ class History:
 
 
 def _panics_after(flips: list[Flip], fixed: Flip) -> bool:
-    return any(f.revision > fixed.revision and f.after in (coverage.PANICS, coverage.PARTIAL) for f in flips)
+    return any(f.revision > fixed.revision and rank(f.after) > 0 for f in flips)
 
 
 @dataclass
@@ -257,4 +258,7 @@ class Analysed:
     cached: bool
     # With dependencies: each one's repository, commit and how the revision's Cargo.lock pins it.
     dependencies: list[dict] = field(default_factory=list)
+    # The cells coverage shows at the revision (history/cells.py Cells); None: built from the
+    # records (a dependency's, as `diff --with-dependencies` compares them).
+    cells: object = None
 

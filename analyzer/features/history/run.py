@@ -39,9 +39,38 @@ def records_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None =
     from analyzer.pipeline.extract import extract
 
     ex = extract(git_repo, sha, cache=cache, jobs=jobs, progress=progress)
-    if cache is not None:
-        cache.put_result(key, {"records": [ln.to_json_line() for ln in ex.lines], "filesScanned": ex.files_scanned})
+    _keep_records(cache, git_repo, sha, ex)
     return Analysed(ex.lines, ex.files_scanned, ex.cache_misses, False)
+
+
+def revision_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None = None,
+                progress: Callable[[str], None] | None = None) -> Analysed:
+    """The records of one revision and the cells coverage shows there (history/cells.py): each
+    one results-cache row when kept, else from one extraction (with the code facts when the
+    operations matrix has to be built), parsing only the blobs the cache lacks."""
+    from analyzer.features.history import cells as shown_cells
+
+    cells_key = shown_cells.key(git_repo, sha)
+    table = shown_cells.kept(cache, cells_key)
+    matrix = shown_cells.kept_matrix(git_repo, sha, cache) if table is None else None
+    if table is None and matrix is not None:
+        table = shown_cells.keep(cache, cells_key, shown_cells.Cells.of(matrix))
+    if table is not None:
+        analysed = records_at(git_repo, sha, cache=cache, jobs=jobs, progress=progress)
+        analysed.cells = table
+        return analysed
+    from analyzer.pipeline.extract import extract
+
+    ex = extract(git_repo, sha, cache=cache, jobs=jobs, progress=progress, code=True)
+    _keep_records(cache, git_repo, sha, ex)
+    table = shown_cells.keep(cache, cells_key, shown_cells.built(git_repo, ex))
+    return Analysed(ex.lines, ex.files_scanned, ex.cache_misses, False, cells=table)
+
+
+def _keep_records(cache, git_repo: GitRepository, sha: str, ex) -> None:
+    if cache is not None:
+        cache.put_result(results_cache.key(_RESULT_KIND, git_repo.name, sha),
+                         {"records": [ln.to_json_line() for ln in ex.lines], "filesScanned": ex.files_scanned})
 
 
 def build_history(git_repo: GitRepository, the_plan: Plan, *, cache=None, jobs: int | None = None,
@@ -69,9 +98,11 @@ def build_history(git_repo: GitRepository, the_plan: Plan, *, cache=None, jobs: 
         else:
             t1 = time.perf_counter()
             try:
-                analysed = records_at(git_repo, planned.sha, cache=cache, jobs=jobs, progress=on_status)
+                analysed = revision_at(git_repo, planned.sha, cache=cache, jobs=jobs, progress=on_status)
                 if extend is not None:
+                    cells = analysed.cells  # this repository's; a dependency's come from its records
                     analysed = extend(planned.sha, analysed)
+                    analysed.cells = cells
             except (UserError, subprocess.CalledProcessError, OSError, UnicodeDecodeError) as e:
                 if debug:
                     raise
