@@ -2,18 +2,23 @@
 `tree_matrix` builds the operations matrix of an extraction (with the claims view), and
 `kept_matrix` / `keep_matrix` serve and keep that matrix whole in the results cache
 (analyzer/pipeline/results_cache.py), so a repeated audit of one revision with the same rules and
-options neither extracts nor builds; every format renders from the matrix served.
+options neither extracts nor builds; every format renders from the matrix served. The rendered
+document itself is kept too, per format and filters (`kept_document` / `keep_document`), so a
+repeated run of one command neither decodes the matrix nor renders.
 
 A kept row is never trusted blindly: it is validated against the matrix's own dataclasses
 (pydantic), must be of the repository and commit asked for, and every link in it must point at
 that commit on GitHub (a row must never put in a page what the builders would not write). A row
-that fails is dropped with a warning and the matrix is built again.
+that fails is dropped with a warning and the matrix is built again. A kept document is checked
+with a few linear scans of its text instead (`document_fault`), the same at keeping and at
+serving: its digest, the revision its opening names, and every link in it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gc
+import json
 import typing
 from functools import cache
 from typing import TYPE_CHECKING
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
     from analyzer.features.coverage.model import Matrix
 
 _KIND = "coverage"
+_DOCUMENT_KIND = "coverage-document"
 
 
 def tree_matrix(ex, read_files, collapse: bool = True) -> Matrix:
@@ -150,3 +156,97 @@ def build_and_keep(cache, key: str, ex, git_repo, collapse: bool = True) -> Matr
     matrix = tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), collapse=collapse)
     keep_matrix(cache, key, matrix)
     return matrix
+
+
+def document_key(target: str, repo_name: str, sha: str, collapse: bool, fmt: str,
+                 backends: tuple[str, ...], op_patterns: tuple[str, ...]) -> str:
+    """The row of one rendered document: the matrix's key parts and every option that changes
+    the text (the format, and the filters as given: their order is the order shown)."""
+    return results_cache.key(_DOCUMENT_KIND, target, repo_name, sha, int(collapse), fmt,
+                             json.dumps([list(backends), list(op_patterns)]))
+
+
+# Where a document of each format opens a link. What follows each must be a place in the page,
+# the commit's files on GitHub, or nothing: so a link without `//` (`javascript:`) is caught as
+# well. A format not listed here is never kept.
+_LINK_OPENERS: dict[str, tuple[str, ...]] = {
+    "html": ('href="', 'src="'), "markdown": ("](",), "json": ('"url": "',), "table": (),
+}
+# Every format names the repository and the commit (short or full) before its first row.
+_HEAD = 4096
+
+
+def document_fault(text: str, fmt: str, repo: str, sha: str) -> str | None:
+    """Why `text` may not be served as the `fmt` document of `repo` at `sha`, or None: it must
+    name that revision in its opening, and every absolute link in it must be https to that
+    commit's files on GitHub. Each check is one scan of the text in C (str.count, str.find)."""
+    openers = _LINK_OPENERS.get(fmt)
+    if openers is None:
+        return f"no check is known for the {fmt} format"
+    head = text[:_HEAD]
+    if repo not in head or sha[:12] not in head:
+        return f"it is of another revision than {repo}@{sha[:12]}"
+    prefix = f"https://github.com/{repo}/blob/{sha}/"
+    outside = f"it links outside {repo}@{sha[:12]}"
+    if text.count("://") != text.count(prefix):
+        return outside
+    for opener in openers:
+        # After the opener: the commit's files, a place in the page, or (a quoted value) nothing.
+        allowed = (prefix, "#", '"') if opener.endswith('"') else (prefix, "#")
+        at = text.find(opener)
+        while at >= 0:
+            at += len(opener)
+            if not text.startswith(allowed, at):
+                return outside
+            at = text.find(opener, at)
+    return None
+
+
+def _facts(text: bytes) -> dict:
+    """What a kept document's row holds beside it, so a row cut short or damaged is a miss."""
+    import zlib
+    return {"length": len(text), "crc32": zlib.crc32(text)}
+
+
+def kept_document(cache, key: str, fmt: str, repo: str, sha: str) -> tuple[dict | None, str | None]:
+    """({"text", "operations", "backends"}, None) for the document kept under `key`; (None, why)
+    for a row that does not pass the checks (dropped, so this run makes it again); (None, None)
+    when there is none."""
+    data = cache.get_raw_result(key) if cache is not None else None
+    if data is None:
+        return None, None
+    # The row: one line of JSON (what the document is of, and its length and checksum), then the
+    # document's bytes.
+    line, _, body = data.partition(b"\n")
+    try:
+        row = json.loads(line)
+        text = body.decode("utf-8")
+    except (ValueError, RecursionError):
+        row, text = None, ""
+    if not isinstance(row, dict) or not _whole(row, fmt, body):
+        why: str | None = "it does not hold a whole coverage document"
+    elif row.get("repo") != repo or row.get("sha") != sha:
+        why = f"it is of another revision than {repo}@{sha[:12]}"
+    else:
+        why = document_fault(text, fmt, repo, sha)
+        if why is None:
+            return {"text": text, "operations": row["operations"], "backends": row["backends"]}, None
+    cache.drop_result(key)
+    return None, why
+
+
+def _whole(row: dict, fmt: str, body: bytes) -> bool:
+    return (row.get("format") == fmt and {k: row.get(k) for k in ("length", "crc32")} == _facts(body)
+            and isinstance(row.get("operations"), int) and isinstance(row.get("backends"), int))
+
+
+def keep_document(cache, key: str, fmt: str, text: str, repo: str, sha: str, operations: int,
+                  backends: int) -> None:
+    """Keep a rendered document for the next identical run, when it passes the checks a served
+    one must (one that would not is not kept, rather than warned about at every run)."""
+    if cache is None or document_fault(text, fmt, repo, sha) is not None:
+        return
+    body = text.encode("utf-8")
+    line = json.dumps({"format": fmt, "repo": repo, "sha": sha, "operations": operations, "backends": backends,
+                       **_facts(body)})
+    cache.put_raw_result(key, line.encode() + b"\n" + body)
