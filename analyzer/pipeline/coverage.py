@@ -202,7 +202,7 @@ def document_fault(text: str, fmt: str, repo: str, sha: str) -> str | None:
     return None
 
 
-def _facts(text: bytes) -> dict:
+def _facts(text: bytes | memoryview) -> dict:
     """What a kept document's row holds beside it, so a row cut short or damaged is a miss."""
     import zlib
     return {"length": len(text), "crc32": zlib.crc32(text)}
@@ -217,10 +217,12 @@ def kept_document(cache, key: str, fmt: str, repo: str, sha: str) -> tuple[dict 
         return None, None
     # The row: one line of JSON (what the document is of, and its length and checksum), then the
     # document's bytes.
-    line, _, body = data.partition(b"\n")
+    # A view, not a slice: the document is decoded and checksummed without another copy of it.
+    cut = data.find(b"\n")
+    body = memoryview(data)[cut + 1:]
     try:
-        row = json.loads(line)
-        text = body.decode("utf-8")
+        row = json.loads(data[:cut]) if cut >= 0 else None
+        text = str(body, "utf-8")
     except (ValueError, RecursionError):
         row, text = None, ""
     if not isinstance(row, dict) or not _whole(row, fmt, body):
@@ -235,7 +237,7 @@ def kept_document(cache, key: str, fmt: str, repo: str, sha: str) -> tuple[dict 
     return None, why
 
 
-def _whole(row: dict, fmt: str, body: bytes) -> bool:
+def _whole(row: dict, fmt: str, body: memoryview) -> bool:
     return (row.get("format") == fmt and {k: row.get(k) for k in ("length", "crc32")} == _facts(body)
             and isinstance(row.get("operations"), int) and isinstance(row.get("backends"), int))
 
