@@ -166,3 +166,50 @@ def test_no_document_is_kept_without_a_cache_or_for_a_terminal_table(repo):
     coverage(repo, "--format", "json", "--no-cache")
     coverage(repo, "--format", "table")
     assert document_rows() == 0
+
+
+def test_a_raw_result_row_cut_short_is_a_miss_and_dropped(tmp_path):
+    import zlib
+
+    from analyzer.pipeline.cache import FactsCache
+
+    cache = FactsCache(tmp_path / "cache", "rules", "0")
+    data = b"header\n" + bytes(range(256)) * 64
+    cache.put_raw_result("k", data)
+    assert cache.get_raw_result("k") == data
+    cut = zlib.compress(data, 1)[:-40]
+    with cache.db:
+        cache.db.execute("UPDATE results SET data = ? WHERE key = 'k'", (cut,))
+    assert cache.get_raw_result("k") is None
+    assert cache.db.execute("SELECT count(*) FROM results").fetchone() == (0,)
+    cache.close()
+
+
+def test_a_cut_document_row_is_not_served(repo):
+    genuine = coverage(repo, "--format", "markdown").stdout
+    drop_matrices()
+    db = _db()
+    (data,) = db.execute("SELECT data FROM results WHERE key LIKE 'coverage-document|%'").fetchone()
+    db.execute("UPDATE results SET data = ? WHERE key LIKE 'coverage-document|%'", (data[: len(data) // 2],))
+    db.commit()
+    db.close()
+    res = coverage(repo, "--format", "markdown")
+    assert SERVED not in res.stderr and res.stdout == genuine
+    assert document_rows() == 1
+    assert SERVED in coverage(repo, "--format", "markdown").stderr
+
+
+def test_only_a_document_that_passes_the_checks_is_kept(tmp_path):
+    from analyzer.pipeline.cache import FactsCache
+    from analyzer.pipeline.coverage import keep_document, kept_document
+
+    sha = "ab" * 20
+    good = f"# dtype coverage of `o/r` at `{sha[:12]}`\n\n[a.rs:3](https://github.com/o/r/blob/{sha}/a.rs#L3)\n"
+    cache = FactsCache(tmp_path / "cache", "rules", "0")
+    keep_document(cache, "good", "markdown", good, "o/r", sha, 1, 1)
+    assert kept_document(cache, "good", "markdown", "o/r", sha) == ({"text": good, "operations": 1, "backends": 1},
+                                                                    None)
+    keep_document(cache, "bad", "markdown", good.replace("https://github.com/o/r", "https://example.com/o/r"), "o/r",
+                  sha, 1, 1)
+    assert cache.get_raw_result("bad") is None
+    cache.close()

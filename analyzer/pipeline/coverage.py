@@ -215,8 +215,8 @@ def kept_document(cache, key: str, fmt: str, repo: str, sha: str) -> tuple[dict 
     data = cache.get_raw_result(key) if cache is not None else None
     if data is None:
         return None, None
-    # The row: one line of JSON (what the document is of, and its length and checksum), then the
-    # document's bytes.
+    # The row: one line of JSON (the counts the closing line says, the document's length and
+    # checksum), then the document's bytes. What it is of is in the key, and checked in the text.
     # A view, not a slice: the document is decoded and checksummed without another copy of it.
     cut = data.find(b"\n")
     body = memoryview(data)[cut + 1:]
@@ -225,10 +225,8 @@ def kept_document(cache, key: str, fmt: str, repo: str, sha: str) -> tuple[dict 
         text = str(body, "utf-8")
     except (ValueError, RecursionError):
         row, text = None, ""
-    if not isinstance(row, dict) or not _whole(row, fmt, body):
+    if not isinstance(row, dict) or not _whole(row, body):
         why: str | None = "it does not hold a whole coverage document"
-    elif row.get("repo") != repo or row.get("sha") != sha:
-        why = f"it is of another revision than {repo}@{sha[:12]}"
     else:
         why = document_fault(text, fmt, repo, sha)
         if why is None:
@@ -237,8 +235,8 @@ def kept_document(cache, key: str, fmt: str, repo: str, sha: str) -> tuple[dict 
     return None, why
 
 
-def _whole(row: dict, fmt: str, body: memoryview) -> bool:
-    return (row.get("format") == fmt and {k: row.get(k) for k in ("length", "crc32")} == _facts(body)
+def _whole(row: dict, body: memoryview) -> bool:
+    return ({k: row.get(k) for k in ("length", "crc32")} == _facts(body)
             and isinstance(row.get("operations"), int) and isinstance(row.get("backends"), int))
 
 
@@ -249,6 +247,5 @@ def keep_document(cache, key: str, fmt: str, text: str, repo: str, sha: str, ope
     if cache is None or document_fault(text, fmt, repo, sha) is not None:
         return
     body = text.encode("utf-8")
-    line = json.dumps({"format": fmt, "repo": repo, "sha": sha, "operations": operations, "backends": backends,
-                       **_facts(body)})
+    line = json.dumps({"operations": operations, "backends": backends, **_facts(body)})
     cache.put_raw_result(key, line.encode() + b"\n" + body)
