@@ -5,11 +5,12 @@ another option bypass it, and a damaged or tampered row is dropped with a warnin
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 from conftest import DTYPE_RS, GitRepo, run_cli
 from test_coverage import FIX_OPS_RS, FIX_TENSOR_RS, OPS_TRAITS_RS
-from test_hostile_cache import rewrite_results
+from test_hostile_cache import cache_dir, rewrite_results
 
 SERVED = "unchanged since the last run (results cache)"
 
@@ -22,6 +23,14 @@ def repo(tmp_path) -> GitRepo:
     repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
     repo.commit("backend ops")
     return repo
+
+
+def drop_documents() -> None:
+    """Forget the rendered documents kept, so the next run is served the matrix."""
+    db = sqlite3.connect(cache_dir() / "facts.sqlite3")
+    db.execute("DELETE FROM results WHERE key LIKE 'coverage-document|%'")
+    db.commit()
+    db.close()
 
 
 def coverage(repo: GitRepo, *args: str):
@@ -84,11 +93,13 @@ def _not_json(value):
 def test_a_tampered_or_damaged_row_is_warned_about_and_made_again(repo, change, why):
     genuine = coverage(repo, "--format", "html").stdout
     assert "https://github.com/" in genuine
+    drop_documents()  # the matrix row's own checks, not the rendered page's
     rewrite_results(change)
     res = coverage(repo, "--format", "html")
     assert why in res.stderr and "was not used" in res.stderr
     assert SERVED not in res.stderr
     assert res.stdout == genuine and "javascript:" not in res.stdout
+    drop_documents()
     again = coverage(repo, "--format", "html")  # the row made again serves the next run
     assert SERVED in again.stderr and again.stdout == genuine
 
@@ -109,6 +120,7 @@ def test_diff_warns_about_a_kept_matrix_it_drops_as_coverage_does(repo):
         run_cli("coverage", "--repo", str(repo.path), "--sha", sha, "--format", "json")
     genuine = run_cli("diff", base, head, "--repo", str(repo.path), "--format", "json")
     assert genuine.code == 0 and "was not used" not in genuine.stderr
+    drop_documents()  # diff reads the matrices; coverage's rendered documents are rows of another shape
     rewrite_results(_poison_kept_matrices)
     res = run_cli("diff", base, head, "--repo", str(repo.path), "--format", "json")
     assert res.code == 0, res.stderr
@@ -124,6 +136,7 @@ def test_diff_warns_about_a_kept_matrix_it_drops_as_coverage_does(repo):
 
 def test_coverage_words_the_dropped_row_as_diff_does(repo):
     coverage(repo, "--format", "json")
+    drop_documents()  # else the rendered document is served, and the matrix row never read
     rewrite_results(_poison_kept_matrices)
     res = coverage(repo, "--format", "json")
     sha = repo.git("rev-parse", "HEAD").strip()

@@ -68,7 +68,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
       burn-errors coverage --records output/records.jsonl --format json --out coverage.json
     """
     from analyzer.profiles import current
-    from analyzer.core.outputs import ensure_writable_file, write_file
+    from analyzer.core.outputs import ensure_writable_file
 
     ctx = click.get_current_context()
     out = Path(out_file) if out_file else None
@@ -99,14 +99,39 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
                             f"say nothing of the dtypes each arm handles; give the records.jsonl of "
                             f"`burn-errors extract`, or drop --records to analyse a revision")
         matrix = build_runtimes(lines, collapse=not expand) if runtimes else build(lines, collapse=not expand)
-        source, served = records_path, False
-    else:
-        matrix, source, served = _tree_matrix(repo, rev, repo_name, no_cache, not expand, runtimes,
-                                              dependency_repos if with_dependencies else None)
-    # The matrix lives until the command ends: the collections that filtering and rendering
-    # trigger need not walk its objects again.
-    gc.freeze()
+        gc.freeze()  # as below
+        _show(_filtered(matrix, backends, op_patterns, records_path), fmt, out)
+        return
+    from analyzer.pipeline import coverage as audit
 
+    with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
+        doc_key = None
+        # A document is kept for the revision's operations matrix only: the runtimes view and a
+        # dependency's limits are built at every run, and a terminal table is drawn for its width.
+        terminal = out is None and fmt in COVERAGE_TERMINAL
+        if cache is not None and not runtimes and not with_dependencies and not terminal:
+            source = f"{git_repo.name}@{sha[:12]}"
+            doc_key = audit.document_key(current().name, git_repo.name, sha, not expand, fmt, backends, op_patterns)
+            row, _ = audit.kept_document(cache, doc_key, fmt, git_repo.name, sha, warn=warn)
+            if row is not None:
+                _emit(row["text"], fmt, out, True, source, row["operations"], row["backends"])
+                return
+        matrix, source, served = _tree_matrix(git_repo, sha, cache, no_cache, not expand, runtimes,
+                                              dependency_repos if with_dependencies else None)
+        # The matrix lives until the command ends: the collections that filtering and rendering
+        # trigger need not walk its objects again.
+        gc.freeze()
+        matrix = _filtered(matrix, backends, op_patterns, source)
+        if doc_key is None:
+            _show(matrix, fmt, out, served, source)
+            return
+        text = COVERAGE[fmt](matrix)
+        n_ops, n_crates = _counts(matrix)
+        audit.keep_document(cache, doc_key, fmt, text, git_repo.name, sha, n_ops, n_crates)
+    _emit(text, fmt, out, served, source, n_ops, n_crates)
+
+
+def _filtered(matrix, backends: tuple[str, ...], op_patterns: tuple[str, ...], source: str):
     if backends:
         matrix = matrix.only(_resolve_backends(matrix, backends, source))
     if op_patterns:
@@ -114,20 +139,32 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         if not matrix.crates():
             raise UserError(f"--op {' --op '.join(op_patterns)}: no operation of the chosen backends matches in "
                             f"{source}; a pattern is a substring (conv) or a glob (conv*d)")
+    return matrix
 
-    if out is None:
-        if fmt in COVERAGE_TERMINAL:
-            COVERAGE_TERMINAL[fmt](matrix)
-        else:
-            text = COVERAGE[fmt](matrix)
-            echo_document(text, fmt, nl=not text.endswith("\n"))
+
+def _counts(matrix) -> tuple[int, int]:
+    return sum(len(matrix.operations(crate)) for crate in matrix.crates()), len(matrix.crates())
+
+
+def _show(matrix, fmt: str, out: Path | None, served: bool = False, source: str = "") -> None:
+    if out is None and fmt in COVERAGE_TERMINAL:
+        COVERAGE_TERMINAL[fmt](matrix)
         _say_served(served, source)
         return
-    write_file(out, COVERAGE[fmt](matrix))
+    _emit(COVERAGE[fmt](matrix), fmt, out, served, source, *_counts(matrix))
+
+
+def _emit(text: str, fmt: str, out: Path | None, served: bool, source: str, n_ops: int, n_crates: int) -> None:
+    """The document on stdout or into `out` (whole or not at all), then what was said of it."""
+    if out is None:
+        echo_document(text, fmt, nl=not text.endswith("\n"))
+        _say_served(served, source)
+        return
+    from analyzer.core.outputs import write_file
+
+    write_file(out, text)
     _say_served(served, source)
-    n_ops = sum(len(matrix.operations(crate)) for crate in matrix.crates())
-    click.echo(f"Wrote {out} ({fmt}: {plural(n_ops, 'operation')} in {plural(len(matrix.crates()), 'backend')}).",
-               err=True)
+    click.echo(f"Wrote {out} ({fmt}: {plural(n_ops, 'operation')} in {plural(n_crates, 'backend')}).", err=True)
 
 
 def _say_served(served: bool, source: str) -> None:
@@ -138,25 +175,24 @@ def _say_served(served: bool, source: str) -> None:
                                  one_line=True), err=True)
 
 
-def _tree_matrix(repo, rev, repo_name, no_cache, collapse: bool, runtimes: bool = False,
+def _tree_matrix(git_repo, sha: str, cache, no_cache: bool, collapse: bool, runtimes: bool = False,
                  dependency_repos: tuple[str, ...] | None = None):
     """(matrix, source, served) of a revision: from the results cache when an earlier run with the
     same rules and options kept it (said on stderr), else analysed and built, then kept. The
     runtimes view is built each time; a dependency's runtime limits (`dependency_repos` not None:
     --with-dependencies) are added after the matrix is kept, so a run without them is never
     served them."""
-    with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
-        if runtimes:
-            from analyzer.features.coverage.runtimes import build_runtimes
-            ex = analyse(git_repo, sha, cache, code=True)
-            matrix = build_runtimes(ex.lines, collapse=collapse)
-            matrix.repo, matrix.sha = matrix.repo or ex.repo, matrix.sha or ex.sha
-            return matrix, f"{ex.repo}@{ex.sha[:12]}", False
-        matrix, source, served = _operations_matrix(git_repo, sha, cache, collapse)
-        if dependency_repos is not None:
-            from analyzer.cli.coverage_dependencies import dependency_limits
-            matrix.runtime_limits = dependency_limits(git_repo, sha, dependency_repos, no_cache, collapse)
-        return matrix, source, served
+    if runtimes:
+        from analyzer.features.coverage.runtimes import build_runtimes
+        ex = analyse(git_repo, sha, cache, code=True)
+        matrix = build_runtimes(ex.lines, collapse=collapse)
+        matrix.repo, matrix.sha = matrix.repo or ex.repo, matrix.sha or ex.sha
+        return matrix, f"{ex.repo}@{ex.sha[:12]}", False
+    matrix, source, served = _operations_matrix(git_repo, sha, cache, collapse)
+    if dependency_repos is not None:
+        from analyzer.cli.coverage_dependencies import dependency_limits
+        matrix.runtime_limits = dependency_limits(git_repo, sha, dependency_repos, no_cache, collapse)
+    return matrix, source, served
 
 
 def _operations_matrix(git_repo, sha: str, cache, collapse: bool):

@@ -233,10 +233,38 @@ class FactsCache:
             pass
 
     def put_result(self, key: str, value: dict) -> None:
+        self._put_result_row(key, encode(value))
+
+    def get_raw_result(self, key: str) -> bytes | None:
+        """The bytes `put_raw_result` kept under `key`, for a result that is a document rather
+        than facts (decoding it as a JSON string would cost more than the rest of a hit). A row
+        that does not inflate whole, to the end of its stream, is dropped: a miss."""
+        try:
+            row = self.db.execute("SELECT data FROM results WHERE key = ? AND tag = ?", (key, self.tag)).fetchone()
+        except sqlite3.DatabaseError as e:
+            self._rebuild(e)
+            return None
+        if row is None:
+            return None
+        inflate = zlib.decompressobj()
+        try:
+            data = inflate.decompress(row[0], MAX_ROW_BYTES)
+            whole = inflate.eof and not inflate.unconsumed_tail and not inflate.unused_data
+        except (zlib.error, TypeError):
+            whole = False
+        if not whole:
+            self.drop_result(key)
+            return None
+        return data
+
+    def put_raw_result(self, key: str, data: bytes) -> None:
+        self._put_result_row(key, zlib.compress(data, 1))
+
+    def _put_result_row(self, key: str, data: bytes) -> None:
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
-                self.db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", (key, self.tag, encode(value)))
+                self.db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", (key, self.tag, data))
         except sqlite3.DatabaseError:
             pass  # an optimisation only
 

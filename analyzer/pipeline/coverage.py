@@ -2,19 +2,24 @@
 `tree_matrix` builds the operations matrix of an extraction (with the claims view), and
 `kept_matrix` / `keep_matrix` serve and keep that matrix whole in the results cache
 (analyzer/pipeline/results_cache.py), so a repeated audit of one revision with the same rules and
-options neither extracts nor builds; every format renders from the matrix served.
+options neither extracts nor builds; every format renders from the matrix served. The rendered
+document itself is kept too, per format and filters (`kept_document` / `keep_document`), so a
+repeated run of one command neither decodes the matrix nor renders.
 
 A kept row is never trusted blindly: it is validated against the matrix's own dataclasses
 (pydantic), must be of the repository and commit asked for, and every link in it must point at
 that commit on GitHub (a row must never put in a page what the builders would not write). A row
 that fails is dropped with a warning (`kept_matrix` words it, for `coverage` and `diff` alike) and
-the matrix is built again.
+the matrix is built again. A kept document is checked with a few linear scans of its text instead
+(`document_fault`), the same at keeping and at serving: its digest, the revision its opening
+names, and every link in it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gc
+import json
 import typing
 from collections.abc import Callable
 from functools import cache
@@ -26,6 +31,7 @@ if TYPE_CHECKING:
     from analyzer.features.coverage.model import Matrix
 
 _KIND = "coverage"
+_DOCUMENT_KIND = "coverage-document"
 
 
 def tree_matrix(ex, read_files, collapse: bool = True, claims: bool = True) -> Matrix:
@@ -141,11 +147,16 @@ def kept_matrix(cache, key: str, repo: str, sha: str,
         else:
             return matrix, None
     cache.drop_result(key)
+    _say_not_used(warn, repo, sha, why)
+    return None, why
+
+
+def _say_not_used(warn: Callable[[str], None] | None, repo: str, sha: str, why: str) -> None:
+    """The one warning for a kept row (matrix or document) that is dropped and made again."""
     if warn is not None:
         from analyzer.core.safe import terminal_text
         warn(terminal_text(f"warning: the results cache's coverage of {repo}@{sha[:12]} was not used: {why}; "
                            "it was built again", one_line=True))
-    return None, why
 
 
 def keep_matrix(cache, key: str, matrix: Matrix) -> None:
@@ -159,3 +170,99 @@ def build_and_keep(cache, key: str, ex, git_repo, collapse: bool = True) -> Matr
     matrix = tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), collapse=collapse)
     keep_matrix(cache, key, matrix)
     return matrix
+
+
+def document_key(target: str, repo_name: str, sha: str, collapse: bool, fmt: str,
+                 backends: tuple[str, ...], op_patterns: tuple[str, ...]) -> str:
+    """The row of one rendered document: the matrix's key parts and every option that changes
+    the text (the format, and the filters as given: their order is the order shown)."""
+    return results_cache.key(_DOCUMENT_KIND, target, repo_name, sha, int(collapse), fmt,
+                             json.dumps([list(backends), list(op_patterns)]))
+
+
+# Where a document of each format opens a link. What follows each must be a place in the page,
+# the commit's files on GitHub, or nothing: so a link without `//` (`javascript:`) is caught as
+# well. A format not listed here is never kept.
+_LINK_OPENERS: dict[str, tuple[str, ...]] = {
+    "html": ('href="', 'src="'), "markdown": ("](",), "json": ('"url": "',), "table": (),
+}
+# Every format names the repository and the commit (short or full) before its first row.
+_HEAD = 4096
+
+
+def document_fault(text: str, fmt: str, repo: str, sha: str) -> str | None:
+    """Why `text` may not be served as the `fmt` document of `repo` at `sha`, or None: it must
+    name that revision in its opening, and every absolute link in it must be https to that
+    commit's files on GitHub. Each check is one scan of the text in C (str.count, str.find)."""
+    openers = _LINK_OPENERS.get(fmt)
+    if openers is None:
+        return f"no check is known for the {fmt} format"
+    head = text[:_HEAD]
+    if repo not in head or sha[:12] not in head:
+        return f"it is of another revision than {repo}@{sha[:12]}"
+    prefix = f"https://github.com/{repo}/blob/{sha}/"
+    outside = f"it links outside {repo}@{sha[:12]}"
+    if text.count("://") != text.count(prefix):
+        return outside
+    for opener in openers:
+        # After the opener: the commit's files, a place in the page, or (a quoted value) nothing.
+        allowed = (prefix, "#", '"') if opener.endswith('"') else (prefix, "#")
+        at = text.find(opener)
+        while at >= 0:
+            at += len(opener)
+            if not text.startswith(allowed, at):
+                return outside
+            at = text.find(opener, at)
+    return None
+
+
+def _facts(text: bytes | memoryview) -> dict:
+    """What a kept document's row holds beside it, so a row cut short or damaged is a miss."""
+    import zlib
+    return {"length": len(text), "crc32": zlib.crc32(text)}
+
+
+def kept_document(cache, key: str, fmt: str, repo: str, sha: str,
+                  warn: Callable[[str], None] | None = None) -> tuple[dict | None, str | None]:
+    """({"text", "operations", "backends"}, None) for the document kept under `key`; (None, why)
+    for a row that does not pass the checks (dropped, so this run makes it again, and said through
+    `warn` as `kept_matrix` says it); (None, None) when there is none."""
+    data = cache.get_raw_result(key) if cache is not None else None
+    if data is None:
+        return None, None
+    # The row: one line of JSON (the counts the closing line says, the document's length and
+    # checksum), then the document's bytes. What it is of is in the key, and checked in the text.
+    # A view, not a slice: the document is decoded and checksummed without another copy of it.
+    cut = data.find(b"\n")
+    body = memoryview(data)[cut + 1:]
+    try:
+        row = json.loads(data[:cut]) if cut >= 0 else None
+        text = str(body, "utf-8")
+    except (ValueError, RecursionError):
+        row, text = None, ""
+    if not isinstance(row, dict) or not _whole(row, body):
+        why = "it does not hold a whole coverage document"
+    else:
+        fault = document_fault(text, fmt, repo, sha)
+        if fault is None:
+            return {"text": text, "operations": row["operations"], "backends": row["backends"]}, None
+        why = fault
+    cache.drop_result(key)
+    _say_not_used(warn, repo, sha, why)
+    return None, why
+
+
+def _whole(row: dict, body: memoryview) -> bool:
+    return ({k: row.get(k) for k in ("length", "crc32")} == _facts(body)
+            and isinstance(row.get("operations"), int) and isinstance(row.get("backends"), int))
+
+
+def keep_document(cache, key: str, fmt: str, text: str, repo: str, sha: str, operations: int,
+                  backends: int) -> None:
+    """Keep a rendered document for the next identical run, when it passes the checks a served
+    one must (one that would not is not kept, rather than warned about at every run)."""
+    if cache is None or document_fault(text, fmt, repo, sha) is not None:
+        return
+    body = text.encode("utf-8")
+    line = json.dumps({"operations": operations, "backends": backends, **_facts(body)})
+    cache.put_raw_result(key, line.encode() + b"\n" + body)

@@ -1,0 +1,215 @@
+"""`coverage --repo` keeps each rendered document in the results cache, per format and filters: a
+repeated run of one command is served the very bytes it would write, a changed option is an entry
+of its own, and a document that is not whole, names another revision or links outside the commit
+is dropped with a warning and made again."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from conftest import DTYPE_RS, GitRepo, run_cli
+from test_coverage import FIX_OPS_RS, FIX_TENSOR_RS, OPS_TRAITS_RS
+from test_hostile_cache import cache_dir
+
+SERVED = "unchanged since the last run (results cache)"
+FORMATS = ("json", "markdown", "html", "table")
+
+
+@pytest.fixture
+def repo(tmp_path) -> GitRepo:
+    repo = GitRepo(tmp_path / "repo")
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS})
+    repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
+    repo.sha = repo.commit("backend ops")
+    return repo
+
+
+def coverage(repo: GitRepo, *args: str):
+    res = run_cli("coverage", "--repo", str(repo.path), "--sha", "HEAD", *args)
+    assert res.code == 0, res.stderr
+    return res
+
+
+def _db() -> sqlite3.Connection:
+    return sqlite3.connect(cache_dir() / "facts.sqlite3")
+
+
+def document_rows() -> int:
+    db = _db()
+    (n,) = db.execute("SELECT count(*) FROM results WHERE key LIKE 'coverage-document|%'").fetchone()
+    db.close()
+    return n
+
+
+def drop_matrices() -> None:
+    """Forget the kept matrices, so only a kept document can serve a run."""
+    db = _db()
+    db.execute("DELETE FROM results WHERE key LIKE 'coverage|%'")
+    db.commit()
+    db.close()
+
+
+def rewrite_documents(change, keep_facts: bool = False) -> None:
+    """Apply `change` to the text of every kept document, as someone with write access could; the
+    length and checksum beside it are made again to match unless `keep_facts`."""
+    import zlib
+
+    from analyzer.pipeline.coverage import _facts
+
+    db = _db()
+    rows = db.execute("SELECT key, tag, data FROM results WHERE key LIKE 'coverage-document|%'").fetchall()
+    assert rows
+    for key, tag, data in rows:
+        line, _, body = zlib.decompress(data).partition(b"\n")
+        value = json.loads(line)
+        body = change(body.decode()).encode()
+        if not keep_facts:
+            value.update(_facts(body))
+        db.execute("UPDATE results SET data = ? WHERE key = ? AND tag = ?",
+                   (zlib.compress(json.dumps(value).encode() + b"\n" + body), key, tag))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_served_document_is_the_built_one_byte_for_byte(repo, tmp_path, fmt):
+    built = tmp_path / f"built.{fmt}"
+    coverage(repo, "--format", fmt, "--out", str(built), "--no-cache")
+    first = tmp_path / f"first.{fmt}"
+    assert SERVED not in coverage(repo, "--format", fmt, "--out", str(first)).stderr
+    assert document_rows() == 1
+    drop_matrices()
+    served = tmp_path / f"served.{fmt}"
+    res = coverage(repo, "--format", fmt, "--out", str(served))
+    assert SERVED in res.stderr and "was not used" not in res.stderr
+    assert served.read_bytes() == first.read_bytes() == built.read_bytes()
+    assert res.stderr.splitlines()[-1].startswith(f"Wrote {served} ({fmt}: ")
+    if fmt != "table":  # on stdout a table is drawn for the terminal, not kept
+        out = coverage(repo, "--format", fmt)
+        assert SERVED in out.stderr and out.stdout.encode() == built.read_bytes()
+
+
+def _wrong_sha(repo):
+    return lambda text: text.replace(repo.sha, "0" * 40).replace(repo.sha[:12], "0" * 12)
+
+
+def _javascript_link(repo, fmt):
+    opener = {"json": '"url": "', "markdown": "](", "html": 'href="'}.get(fmt, "")
+
+    def change(text):
+        link = f"{opener}https://github.com/"
+        assert link in text
+        return text.replace(link, f"{opener}javascript:alert(1)//github.com/", 1)
+    return change
+
+
+def _http_link(text):
+    assert "https://github.com/" in text
+    return text.replace("https://github.com/", "http://github.com/", 1)
+
+
+def _foreign_link(text):
+    return text.replace("\n", "\nsee https://example.com/\n", 1)
+
+
+WHY = {"wrong sha": "it is of another revision", "javascript": "it links outside", "http": "it links outside",
+       "foreign": "it links outside", "truncated": "it does not hold a whole coverage document"}
+# A table holds no links to turn into another: a foreign link added to it covers it.
+CASES = [(fmt, tamper) for fmt in FORMATS for tamper in WHY
+         if not (fmt == "table" and tamper in ("javascript", "http"))]
+
+
+@pytest.mark.parametrize("fmt, tamper", CASES)
+def test_a_tampered_document_is_not_served(repo, fmt, tamper):
+    why = WHY[tamper]
+    args = ("--format", fmt) if fmt != "table" else ("--format", fmt, "--out", str(repo.path.parent / "t.txt"))
+    res = coverage(repo, *args)
+    genuine = res.stdout if fmt != "table" else (repo.path.parent / "t.txt").read_text()
+    change = {"wrong sha": _wrong_sha(repo), "javascript": _javascript_link(repo, fmt),
+              "http": _http_link, "foreign": _foreign_link, "truncated": lambda text: text[:len(text) // 2]}[tamper]
+    rewrite_documents(change, keep_facts=tamper == "truncated")
+    res = coverage(repo, *args)
+    assert f"coverage of {repo_source(repo)} was not used: {why}" in res.stderr
+    out = res.stdout if fmt != "table" else (repo.path.parent / "t.txt").read_text()
+    assert out == genuine
+    assert document_rows() == 1  # dropped, and kept again from the build
+    again = coverage(repo, *args)
+    assert SERVED in again.stderr and "was not used" not in again.stderr
+
+
+def repo_source(repo: GitRepo) -> str:
+    return f"tracel-ai/burn@{repo.sha[:12]}"
+
+
+def test_a_changed_option_is_an_entry_of_its_own(repo):
+    whole = coverage(repo, "--format", "json").stdout
+    assert document_rows() == 1
+    seen = {whole}
+    # --backend fix names the fixture's one backend: the same text, still a key of its own.
+    for n, args in enumerate([("--op", "float_*"), ("--op", "float_*", "--op", "abs"), ("--expand",),
+                              ("--format", "markdown"), ("--backend", "fix")], start=2):
+        first = coverage(repo, "--format", "json", *args)
+        assert document_rows() == n
+        assert first.stdout not in seen or args == ("--backend", "fix")
+        seen.add(first.stdout)
+        drop_matrices()
+        again = coverage(repo, "--format", "json", *args)
+        assert SERVED in again.stderr and again.stdout == first.stdout
+        assert again.stdout == coverage(repo, "--format", "json", *args, "--no-cache").stdout
+    assert SERVED in (served := coverage(repo, "--format", "json")).stderr and served.stdout == whole
+
+
+def test_no_document_is_kept_without_a_cache_or_for_a_terminal_table(repo):
+    coverage(repo, "--format", "json", "--no-cache")
+    coverage(repo, "--format", "table")
+    assert document_rows() == 0
+
+
+def test_a_raw_result_row_cut_short_is_a_miss_and_dropped(tmp_path):
+    import zlib
+
+    from analyzer.pipeline.cache import FactsCache
+
+    cache = FactsCache(tmp_path / "cache", "rules", "0")
+    data = b"header\n" + bytes(range(256)) * 64
+    cache.put_raw_result("k", data)
+    assert cache.get_raw_result("k") == data
+    cut = zlib.compress(data, 1)[:-40]
+    with cache.db:
+        cache.db.execute("UPDATE results SET data = ? WHERE key = 'k'", (cut,))
+    assert cache.get_raw_result("k") is None
+    assert cache.db.execute("SELECT count(*) FROM results").fetchone() == (0,)
+    cache.close()
+
+
+def test_a_cut_document_row_is_not_served(repo):
+    genuine = coverage(repo, "--format", "markdown").stdout
+    drop_matrices()
+    db = _db()
+    (data,) = db.execute("SELECT data FROM results WHERE key LIKE 'coverage-document|%'").fetchone()
+    db.execute("UPDATE results SET data = ? WHERE key LIKE 'coverage-document|%'", (data[: len(data) // 2],))
+    db.commit()
+    db.close()
+    res = coverage(repo, "--format", "markdown")
+    assert SERVED not in res.stderr and res.stdout == genuine
+    assert document_rows() == 1
+    assert SERVED in coverage(repo, "--format", "markdown").stderr
+
+
+def test_only_a_document_that_passes_the_checks_is_kept(tmp_path):
+    from analyzer.pipeline.cache import FactsCache
+    from analyzer.pipeline.coverage import keep_document, kept_document
+
+    sha = "ab" * 20
+    good = f"# dtype coverage of `o/r` at `{sha[:12]}`\n\n[a.rs:3](https://github.com/o/r/blob/{sha}/a.rs#L3)\n"
+    cache = FactsCache(tmp_path / "cache", "rules", "0")
+    keep_document(cache, "good", "markdown", good, "o/r", sha, 1, 1)
+    assert kept_document(cache, "good", "markdown", "o/r", sha) == ({"text": good, "operations": 1, "backends": 1},
+                                                                    None)
+    keep_document(cache, "bad", "markdown", good.replace("https://github.com/o/r", "https://example.com/o/r"), "o/r",
+                  sha, 1, 1)
+    assert cache.get_raw_result("bad") is None
+    cache.close()
