@@ -1,4 +1,6 @@
-"""The variants a file remaps before passing a value on (facts/remaps.py)."""
+"""The variants a file remaps before passing a value on (facts/remaps.py), and what extract makes
+of them: a catch-all left with only a variant its crate remaps is no record, even when the remap
+stands in a file with no panic-family call (read without a parse)."""
 
 from __future__ import annotations
 
@@ -60,3 +62,23 @@ def test_the_remaps_survive_the_cache_rows():
     again = FileFacts.from_json(json.loads(json.dumps(facts.to_json())))
     assert again.remaps == facts.remaps
     assert facts.site_part().remaps == facts.remaps
+
+
+def test_extract_reads_a_remap_from_a_file_with_no_panic(cli, git_repo, tmp_path):
+    # The builder holds no panic and no enum: it is read without a parse. Another file read so,
+    # with the same variant uses but no remap, is read first (biggest first): the two must not
+    # share one row of facts.
+    plain = "fn bool_precision() -> Precision { Precision::Bool }\n" + "// a long comment\n" * 200
+    git_repo.crate("burn-fuse", {"src/a.rs": plain,
+                                 "src/builder.rs": REMAP_RS, "src/read.rs": READ_RS, "src/lib.rs": ENUM_RS})
+    git_repo.crate("burn-other", {"src/read.rs": READ_RS.replace("Precision", "Width")
+                                  + "pub enum Width { F32, I32, Bool }\n"})
+    git_repo.commit("a fuser")
+    out = tmp_path / "out"
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", str(out), "--all-sites", "--no-cache")
+    assert res.code == 0, res.stderr
+    sites = {(s["crate"], s["lineNumber"]): s for s in map(json.loads, (out / "sites.jsonl").read_text().splitlines())}
+    assert sites[("burn-fuse", 5)]["rule"] == "exclude/kind-fixed-catch-all"
+    assert sites[("burn-fuse", 5)]["record"] is False
+    # The same catch-all in a crate that remaps nothing stays a record.
+    assert sites[("burn-other", 5)]["category"] == "dtype-dispatch"
