@@ -69,6 +69,9 @@ class DtypeCatalog:
     from_input: set[tuple[str, str]] = field(default_factory=set)
     # The names of the traits the tree defines; None when unknown (a catalog built without them).
     traits: set[str] | None = None
+    # Per crate, the (enum, variant) pairs its files map to another value before passing a value
+    # on (`Precision::Bool => self.bool_precision, _ => precision`).
+    remapped: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
 
     def names(self, ref: VariantRef) -> bool:
         """The ref's enum name is a dtype enum somewhere in the tree and its path does not start
@@ -128,12 +131,14 @@ class DtypeCatalog:
               aliases: list[tuple[str, str, str, str]] | None = None,
               uses: list[tuple[str, list[str]]] | None = None,
               built: list[tuple[str, list[tuple[str, str]]]] | None = None,
-              traits: set[str] | None = None) -> DtypeCatalog:
+              traits: set[str] | None = None,
+              remaps: list[tuple[str, list[tuple[str, str]]]] | None = None) -> DtypeCatalog:
         """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
         (path, crate, alias, target) for every plain type alias; `uses` holds (crate, the type
         names a file writes before `::Variant`) for every file; `built` holds (crate, the (type,
         derive or parse trait) pairs of a file) for every file; `traits` the names of every trait
-        the tree defines."""
+        the tree defines; `remaps` holds (crate, the (enum, variant) pairs a file remaps) for every
+        file."""
         enum_name = patterns().enum_name
         rules = rule_data()["dtype"]
         aliases = aliases or []
@@ -182,7 +187,8 @@ class DtypeCatalog:
         derives = set(rule_data()["own_form"]["input_derives"])
         from_input = {(crate, typ) for crate, pairs in built or [] for typ, how in pairs if how in derives}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
-                            _users(uses or []), from_input, set(traits) if traits is not None else None)
+                            _users(uses or []), from_input, set(traits) if traits is not None else None,
+                            _remapped(remaps or []))
 
     def foreign_trait(self, name: str) -> bool:
         """No file of the tree defines a trait of that name: another library's (serde's
@@ -225,6 +231,15 @@ class DtypeCatalog:
     def to_json(self) -> dict:
         return {n: [{"crate": d.crate, "path": d.path, "variants": [v for v, _ in d.variants]}
                     for d in defs] for n, defs in self.enums.items()}
+
+
+def _remapped(remaps: list[tuple[str, list[tuple[str, str]]]]) -> dict[str, set[tuple[str, str]]]:
+    """Per crate, the (enum, variant) pairs its files remap."""
+    out: dict[str, set[tuple[str, str]]] = {}
+    for crate, pairs in remaps:
+        if pairs:
+            out.setdefault(crate, set()).update(pairs)
+    return out
 
 
 def _users(uses: list[tuple[str, list[str]]]) -> dict[str, set[str]]:

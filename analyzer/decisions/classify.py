@@ -12,7 +12,7 @@ from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.categories import DTYPE
 from analyzer.profiles import current
 from analyzer.decisions.model import Decision
-from analyzer.decisions.rules import NONE, RULE_ORDER, Rule
+from analyzer.decisions.rules import KIND_FIXED, NONE, RULE_ORDER, Rule
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
 
 
@@ -24,7 +24,13 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
             break
         if site.context in rule.positions and rule.applies(call):
             if rule.decides == NONE:
-                return Decision(False, None, rule.id, [r.id for r in fired] + [rule.id])
+                dec = Decision(False, None, rule.id, [r.id for r in fired] + [rule.id])
+                if rule.id == KIND_FIXED and call.arm is not None:
+                    # No user reaches the catch-all, but its arms still say which dtypes the
+                    # function handles: the coverage audit reads them.
+                    dec.pattern, dec.catch_all = call.arm.pattern, True
+                    _dtype_sets(dec, call)
+                return dec
             fired.append(rule)
     category = fired[0].decides
     if call.arm is None:

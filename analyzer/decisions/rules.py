@@ -10,6 +10,7 @@ from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_forei
 from analyzer.decisions.catalog import canonical_dtype
 from analyzer.decisions.categories import DTYPE, MODE, OP
 from analyzer.decisions.data import patterns, rule_data
+from analyzer.decisions.reach import kind_fixed_catch_all, unreachable
 from analyzer.profiles import current
 
 def is_test_path(path: str) -> bool:
@@ -48,99 +49,14 @@ class Rule:
 
 
 NONE = "none"
+# The exclusion whose decisions keep the dtypes their match handles (the coverage audit reads them).
+KIND_FIXED = "exclude/kind-fixed-catch-all"
 
 
 # --- exclusions checked before any category ---------------------------------------------------
 
 def _in_test_code(c: Call) -> bool:
     return c.site.in_test or is_test_path(c.path)
-
-
-def _unreachable(c: Call) -> bool:
-    return c.site.macro == "unreachable" or _catch_all_unreachable(c) or _uninhabited_arm(c) or _foreign_exhausted(c)
-
-
-def _catch_all_enum(c: Call) -> str | None:
-    """The one enum the other arms name, when the call is an ungated catch-all after them."""
-    arm, others = c.arm, c.others
-    if arm is None or not arm.catch_all or not others or arm.gated:
-        return None
-    enums = {r.enum for o in others for r in o.refs}
-    return enums.pop() if len(enums) == 1 else None
-
-
-def _foreign_exhausted(c: Call) -> bool:
-    """A catch-all after arms that name every variant of a `#[non_exhaustive]` enum of another
-    crate, as the target profile declares them (image's ColorType): the compiler demands the
-    arm, no value of today's versions reaches it."""
-    others = c.others
-    enum = _catch_all_enum(c)
-    if enum is None:
-        return False
-    variants = dict(current().dtypes.foreign_non_exhaustive).get(enum)
-    if variants is None or c.catalog.is_defined_anywhere(enum):
-        return False  # not declared, or the tree's own enum of that name
-    covered: set[str] = set()
-    for o in others:
-        if o.gated or o.catch_all or not o.refs or o.pattern.startswith(("(", "[")):
-            return False
-        if not (o.guard or o.error_handling or _PARTIAL.search(o.pattern)):
-            covered.update(r.variant for r in o.refs if r.sub is None)
-    return set(variants) <= covered
-
-
-def _uninhabited_arm(c: Call) -> bool:
-    """An explicit arm whose every variant holds an uninhabited type (`Never(Infallible)`): no
-    value takes it."""
-    arm = c.arm
-    if arm is None or arm.catch_all or not arm.refs or c.site.context != "match-arm":
-        return False
-    for r in arm.refs:
-        d = None if c.catalog.outside(r.root) else c.catalog.resolve(
-            _self_type(c.site.impl) if r.enum == "Self" else r.enum, {r.variant}, c.path, c.crate)
-        if d is None or not c.catalog.uninhabited(d, r.variant):
-            return False
-    return True
-
-
-def _catch_all_unreachable(c: Call) -> bool:
-    """A catch-all arm (or let-else) no value can reach: the other arms cover every variant of
-    one enum of the tree that can hold a value; what is left holds only uninhabited types
-    (`Infallible`, `!`, an empty enum), or nothing is left. A `#[cfg]`-gated arm or a gated
-    variant left over can make the catch-all reachable in some builds: then it stays a site."""
-    others = c.others
-    written = _catch_all_enum(c)
-    if written is None:
-        return False
-    enum = _self_type(c.site.impl) if written == "Self" else written
-    covered: set[str] = set()
-    for o in others:
-        if o.gated or o.catch_all:
-            return False
-        if not o.refs or o.pattern.startswith(("(", "[")):
-            return False  # a literal, a tuple or a slice: not a plain variant pattern
-        if o.guard or o.error_handling or _PARTIAL.search(o.pattern):
-            continue  # covers part of its variants only
-        covered.update(r.variant for r in o.refs if r.sub is None)
-    if any(c.catalog.outside(r.root) for o in others for r in o.refs):
-        return False
-    d = c.catalog.resolve(enum, c.named_variants.get(written, set()), c.path, c.crate)
-    if d is None or not d.fields:
-        return False
-    left = [v for v, _ in d.variants if v not in covered]
-    return all(c.catalog.uninhabited(d, v) for v in left)
-
-
-def _self_type(impl_header: str) -> str:
-    """The type `Self` names in an impl: `impl<P> Trait<P> for Op<P>` -> Op."""
-    typ = impl_header.split(" for ", 1)[1] if " for " in impl_header else impl_header.removeprefix("impl")
-    if typ.lstrip().startswith("<"):  # `impl<P> Op<P>`: skip the impl's own generics
-        typ = typ.split(">", 1)[-1]
-    return typ.strip().split("<")[0].split("::")[-1].strip()
-
-
-# A pattern that matches part of a variant only: a literal or a nested payload pattern.
-_PARTIAL = re.compile(r'["\']|\b\d|\btrue\b|\bfalse\b')
 
 
 def _compile_time(c: Call) -> bool:
@@ -453,7 +369,7 @@ RULE_ORDER: tuple[Rule, ...] = (
     Rule("exclude/unreachable", NONE, "unreachable! states an impossibility, not a missing feature; "
          "so does a catch-all arm no value can reach (after every variant of an enum of the tree, or of a "
          "declared non-exhaustive foreign one)",
-         "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", _unreachable,
+         "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", unreachable,
          reads=("target.foreign_non_exhaustive",)),
     Rule("exclude/compile-time", NONE,
          "in a proc-macro crate whose input is kernel source: it fires while a kernel's crate compiles",
@@ -477,6 +393,12 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a dtype arm whose message states a mismatch, an invalid value or the dtype it expected, not missing support",
          "`(DType::F32, DType::F64) => panic!(\"data type mismatch\")`; `_ => panic!(\"expected float, got {:?}\")`",
          _dtype_validation, ARM_POSITIONS, ("dtype.validation", "mode.unsupported", "mode.macros")),
+    Rule(KIND_FIXED, NONE,
+         "the catch-all of a dtype match whose arms take every dtype of the one kind the code around it allows "
+         "(the tensor of an ops method of that kind), or whose dtypes left its crate remaps away",
+         "`fn int_abs(t: IntTensor) { match t.dtype() { DType::I64 => .., /* every int */ _ => panic!() } }`",
+         kind_fixed_catch_all, ARM_POSITIONS,
+         ("target.kinds", "kind_fixed.outside_value")),
     Rule("dtype/scrutinee", DTYPE,
          "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "`match x.dtype() { DType::F32 => .., _ => panic!() }`", _dtype_scrutinee, ARM_POSITIONS,

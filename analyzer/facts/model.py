@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 9
+FACTS_VERSION = 10
 
 
 @dataclass
@@ -195,12 +195,15 @@ class FileFacts:
     # The names of the traits the file defines (`pub trait Recorder`): an impl of a trait no file of
     # the tree defines implements another library's protocol (serde's `Serializer`).
     trait_names: list[str] = field(default_factory=list)
+    # (enum, variant) of the variants the file maps to another value before passing a value on
+    # (facts/remaps.py): a crate that remaps a variant away never hands it further.
+    remaps: list[tuple[str, str]] = field(default_factory=list)
 
     def site_part(self) -> FileFacts:
         """What extract reads: the calls, enums and aliases, and how the file was read."""
         return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped,
                          variant_uses=self.variant_uses, ops_impls=self.ops_impls, built_from=self.built_from,
-                         trait_names=self.trait_names)
+                         trait_names=self.trait_names, remaps=self.remaps)
 
     def code_part(self) -> FileFacts:
         """What only the coverage audit reads: ops traits, their impls, every function's calls and
@@ -224,7 +227,8 @@ class FileFacts:
                 "variant_uses": self.variant_uses,
                 "ops_impls": [[t, typ, list(ms)] for t, typ, ms in self.ops_impls],
                 "built_from": [list(b) for b in self.built_from],
-                "trait_names": self.trait_names}
+                "trait_names": self.trait_names,
+                "remaps": [list(r) for r in self.remaps]}
 
     @staticmethod
     def from_json(d: dict) -> FileFacts:
@@ -247,7 +251,8 @@ class FileFacts:
                          d.get("skipped", ""), d.get("variant_uses", []),
                          [(t, typ, list(ms)) for t, typ, ms in d.get("ops_impls", [])],
                          [(t, n) for t, n in d.get("built_from", [])],
-                         d.get("trait_names", []))
+                         d.get("trait_names", []),
+                         [(e, v) for e, v in d.get("remaps", [])])
 
 
 def _ref_json(r: VariantRef) -> dict:

@@ -23,6 +23,7 @@ from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.impls import ops_impls
 from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
+from analyzer.facts.remaps import remaps
 from analyzer.facts.prefilter import (PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, trait_names,
                                       variant_uses)
 from analyzer.facts.sites import _collect_sites
@@ -63,11 +64,13 @@ def parse_file(source: bytes, code: bool = False) -> FileFacts:
 def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
     """`facts` with what is read off the file's raw bytes, however the file is parsed or whether it
     is: the variant uses, the ops impls' method names, the types built from text and the trait
-    names, which the catalog and the inherited-default reader need of every file."""
+    names and the variants it remaps, which the catalog and the inherited-default reader need of
+    every file."""
     facts.variant_uses = variant_uses(source)
     facts.ops_impls = ops_impls(source)
     facts.built_from = built_from(source)
     facts.trait_names = trait_names(source)
+    facts.remaps = remaps(source)
     return facts
 
 

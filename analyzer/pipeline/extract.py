@@ -218,7 +218,7 @@ def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
     """The facts of a file with nothing to parse for: its plain aliases, variant uses, ops impls
     and the types it builds from text, read without a parse. Most such files have none and share one row."""
     facts = read_off_bytes(FileFacts([], [], False, _not_utf8(data), plain_aliases(data)), data)
-    if facts.ops_impls or facts.built_from:
+    if facts.ops_impls or facts.built_from or facts.remaps:
         return _direct(facts, code)
     key = (facts.not_utf8, tuple(facts.aliases), tuple(facts.variant_uses), tuple(facts.trait_names))
     if key not in shared:
@@ -359,7 +359,8 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
                                  [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
                                  [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
                                  [(crates[b.path], facts[b.oid].built_from) for b in rust],
-                                 {t for b in rust for t in facts[b.oid].trait_names})
+                                 {t for b in rust for t in facts[b.oid].trait_names},
+                                 [(crates[b.path], facts[b.oid].remaps) for b in rust])
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:

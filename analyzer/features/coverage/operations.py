@@ -16,9 +16,10 @@ from analyzer.features.coverage.paths import Filter, FnPaths, enum_of, read_path
 from analyzer.features.coverage.settings import QUANTIZED, apply_schemes, build_settings
 from analyzer.features.coverage.model import (
     HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site,
-    base_variant, fold, label, short_path, unique_sites,
+    base_variant, fold, label, qualify, short_path, unique_sites,
 )
 from analyzer.decisions.categories import OP
+from analyzer.decisions.rules import KIND_FIXED
 from analyzer.records.model import github_url
 
 # An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
@@ -74,7 +75,7 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
     # Dispatches -> (function, dispatch) instances.
     instances: list[tuple[int, Dispatch]] = []
     helpers: list[Dispatch] = []
-    for d in base.dispatches:
+    for d in [*base.dispatches, *_kind_fixed_dispatches(ex)]:
         entry = audit_by_id.get(d.sites[0].record_id)
         site = entry.site if entry is not None else None
         in_macro = site.in_macro if site is not None else ""
@@ -188,6 +189,23 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
                   ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
                   unimplemented=unimplemented, limits=limits, settings=settings)
+
+
+def _kind_fixed_dispatches(ex) -> list[Dispatch]:
+    """The dtype matches whose catch-all only dtypes of another kind reach (no record: no user
+    reaches that panic), with the dtypes their arms handle: what the function does with each dtype
+    of its kind, and which arm a helper is called from."""
+    out = []
+    for a in ex.audit:
+        dec = a.decision
+        if dec.reason != KIND_FIXED or not dec.handled:
+            continue
+        s = a.site
+        site = Site("", a.path, s.line, s.function, github_url(ex.repo, ex.sha, a.path, s.line, s.line), dec.pattern,
+                    s.message)
+        out.append(Dispatch(a.crate, s.function, s.function, a.path, dec.enum or "", s.scrutinee, s.context,
+                            {qualify(dec.enum, v): HANDLED for v in dec.handled}, [], [site]))
+    return out
 
 
 def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
