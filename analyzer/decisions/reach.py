@@ -143,21 +143,64 @@ def _plain_variants(c: Call) -> set[str] | None:
     return covered
 
 
-def _kind_covered(c: Call) -> bool:
-    """Each value the scrutinee holds (one, or each of a tuple's) is fixed to a kind, and the
-    arms take every combination of dtypes of those kinds."""
+def _places(c: Call) -> tuple[list[str], list[list[str]]] | None:
+    """The scrutinee's places (one, or each of a tuple's) and, for each alternative of the other
+    arms' patterns, its item at each place; None when the patterns do not line up with them."""
     scrutinee = c.site.scrutinee.strip()
     parts = _split_top(scrutinee[1:-1]) if scrutinee.startswith("(") and scrutinee.endswith(")") else [scrutinee]
     if c.site.context != "match-arm" or not all(parts):
-        return False
+        return None
     alternatives: list[list[str]] = []
     for o in c.others:
         for alt in _split_top(o.pattern, "|"):
             alt = alt.strip().lstrip("&").strip()
             items = _split_top(alt[1:-1]) if len(parts) > 1 and alt.startswith("(") and alt.endswith(")") else [alt]
             if len(items) != len(parts):
-                return False
+                return None
             alternatives.append([i.strip() for i in items])
+    return parts, alternatives
+
+
+def leaves_kind_gap(c: Call) -> bool:
+    """The catch-all of a dtype match whose arms, at one place of the scrutinee, name two or more
+    dtypes, all of one kind, and no arm names another dtype of that kind (`float_cast`'s `(F32,
+    F64)` pairs with `F16` never named): the match dispatches over that kind and the dtype left
+    has no arm, so it is a dtype the code lacks, whatever the message calls it. When every dtype
+    of the kind has an arm, only mixed combinations are left: those are a mismatch."""
+    arm = c.arm
+    if arm is None or not arm.catch_all or arm.gated or not c.others or not c.dtype_enums:
+        return False
+    if any(o.gated or o.guard or o.catch_all for o in c.others):
+        return False  # a guarded or gated arm may take the dtypes no pattern names
+    places = _places(c)
+    if places is None:
+        return False
+    parts, alternatives = places
+    for i in range(len(parts)):
+        named: dict[str, set[str]] = {}
+        for a in alternatives:
+            for enum, variant in _choices(a[i]) or []:
+                if enum:
+                    named.setdefault(enum, set()).add(variant)
+        if len(named) != 1:
+            continue
+        enum, variants = named.popitem()
+        kinds = {_kind(v) for v in variants}
+        if len(variants) < 2 or len(kinds) != 1 or None in kinds:
+            continue
+        kind = kinds.pop()
+        if any(_kind(v) == kind and v not in variants for v in _variants(c, enum)):
+            return True
+    return False
+
+
+def _kind_covered(c: Call) -> bool:
+    """Each value the scrutinee holds (one, or each of a tuple's) is fixed to a kind, and the
+    arms take every combination of dtypes of those kinds."""
+    places = _places(c)
+    if places is None:
+        return False
+    parts, alternatives = places
     method = _method_kind(c.site.impl)
     wanted: list[list[str]] = []
     for i, expr in enumerate(parts):

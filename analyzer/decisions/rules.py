@@ -10,7 +10,7 @@ from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_forei
 from analyzer.decisions.catalog import canonical_dtype
 from analyzer.decisions.categories import DTYPE, MODE, OP
 from analyzer.decisions.data import patterns, rule_data
-from analyzer.decisions.reach import kind_fixed_catch_all, unreachable
+from analyzer.decisions.reach import kind_fixed_catch_all, leaves_kind_gap, unreachable
 from analyzer.profiles import current
 
 def is_test_path(path: str) -> bool:
@@ -144,9 +144,10 @@ _VALUE_ARM = re.compile(r"^&?\s*(?:\w+::)*(?:Some|Ok)\b")
 def _dtype_validation(c: Call) -> bool:
     """The arm checks what the caller passed against what the call requires (`"Data type mismatch
     (lhs: {:?}, rhs: {:?})"`, `"Invalid cast types"`, `"Expected float data type, got {value:?}"`):
-    misuse, not a dtype the library lacks. Only the message decides, so an arm that says the dtype is unsupported, or an
-    unimplemented!/todo!, is left to the dtype rules."""
-    if _mode_macro(c) or c.says_unsupported:
+    misuse, not a dtype the library lacks. An arm that says the dtype is unsupported, or an
+    unimplemented!/todo!, is left to the dtype rules; so is a catch-all left a dtype of the kind
+    its arms dispatch over (`F32`/`F64` arms, `F16` left): a dtype missing, not a mismatch."""
+    if _mode_macro(c) or c.says_unsupported or leaves_kind_gap(c):
         return False
     return patterns().validation.search(c.site.message) is not None
 
@@ -390,9 +391,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`ElemType::Index => panic!(\"Index not supported in NCCL\")`", _kernel_only_dtype, ARM_POSITIONS,
          ("target.kernel_dtypes",)),
     Rule("exclude/dtype-validation", NONE,
-         "a dtype arm whose message states a mismatch, an invalid value or the dtype it expected, not missing support",
+         "a dtype arm whose message states a mismatch, an invalid value or the dtype it expected, not missing support "
+         "(a catch-all its arms leave a dtype of the kind they dispatch over stays a record)",
          "`(DType::F32, DType::F64) => panic!(\"data type mismatch\")`; `_ => panic!(\"expected float, got {:?}\")`",
-         _dtype_validation, ARM_POSITIONS, ("dtype.validation", "mode.unsupported", "mode.macros")),
+         _dtype_validation, ARM_POSITIONS, ("dtype.validation", "mode.unsupported", "mode.macros", "target.kinds")),
     Rule(KIND_FIXED, NONE,
          "the catch-all of a dtype match whose arms take every dtype of the one kind the code around it allows "
          "(the tensor of an ops method of that kind), or whose dtypes left its crate remaps away",
