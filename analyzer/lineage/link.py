@@ -6,6 +6,7 @@ sees only what the earlier tiers left unmatched:
 
 - `id`       the same id (the structural id of ids.py or one of its alternates, or a published id
              that happens to agree), confirmed: the same file, else the same function and message;
+             sites sharing a key in one file pair by content first, never by a bare id;
 - `history`  the earlier record's `filePath:lineNumber` followed through git from its
              `analyzedSha` to the new revision, as `git log -L` would: renamed files, lines added
              or removed above; a rewritten stretch is aligned with what replaced it by message,
