@@ -35,9 +35,10 @@ def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineag
     address of its page) and its first-seen revision; when the content is unchanged, the rest of
     what it published (annotations, tags, PUBLISHED_FIELDS) as it was; when it changed, its tags
     then the tool's, and the record goes back to annotation. Every carried field passes
-    `_checked`. A new site never takes an id an earlier record keeps."""
+    `_checked`. A new site never takes an id an earlier record had, kept or dropped: an id is a
+    page's address, and a dropped record's page must not come to show another error."""
     links = lineage.of_current()
-    taken = {previous[k.previous].record.id for k in lineage.links}
+    taken = {line.record.id for line in previous}
     used: set[str] = set()
     out: list[RecordLine] = []
     counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": len(lineage.lost)}

@@ -6,6 +6,7 @@ sees only what the earlier tiers left unmatched:
 
 - `id`       the same id (the structural id of ids.py or one of its alternates, or a published id
              that happens to agree), confirmed: the same file, else the same function and message;
+             sites sharing a key in one file pair by content first, never by a bare id;
 - `history`  the earlier record's `filePath:lineNumber` followed through git from its
              `analyzedSha` to the new revision, as `git log -L` would: renamed files, lines added
              or removed above; a rewritten stretch is aligned with what replaced it by message,
@@ -142,9 +143,10 @@ def _by_id(st: _State) -> None:
     and taken only when the match is confirmed: in the same file, else the same function and
     message. An id alone is not enough: when the first of several sites sharing a key goes, the
     next takes the plain id, and a record linked by it alone would land on another error."""
+    held_prev, held_cur = _by_content_among_siblings(st)
     by_id: dict[str, list[int]] = defaultdict(list)
     by_alternate: dict[str, list[int]] = defaultdict(list)
-    for c in st.cur_left:
+    for c in st.cur_left - held_cur:
         r = st.current[c]
         by_id[r.record.id].append(c)
         for rid in r.facts.alternateIds:
@@ -157,12 +159,61 @@ def _by_id(st: _State) -> None:
         if len(found) == 1:
             st.take(p, found[0], "id")
 
-    for p in sorted(st.prev_left):
+    for p in sorted(st.prev_left - held_prev):
         candidates(p, by_alternate, lambda a, b: a.record.filePath == b.record.filePath)
-    for p in sorted(st.prev_left):
+    for p in sorted(st.prev_left - held_prev):
         candidates(p, {}, _same_function_and_message)
-    for p in sorted(st.prev_left):
+    for p in sorted(st.prev_left - held_prev):
         candidates(p, by_alternate, _same_function_and_message)
+
+
+def _sibling_key(r: RecordLine) -> tuple[str, str] | None:
+    """(the plain id of the site's structural key, its file), or None for a record without ids."""
+    ids = r.facts.alternateIds
+    return (ids[0], r.record.filePath) if ids else None
+
+
+def _content(r: RecordLine) -> tuple[Hashable, ...]:
+    a = r.facts
+    return (r.record.errorMessage, a.macro, a.scrutinee, a.pattern, _body(r))
+
+
+def _by_content_among_siblings(st: _State) -> tuple[set[int], set[int]]:
+    """Sites that share a structural key in one file are told apart by their order in the file
+    (records/ids.py), so when one of them stops being a record the ids of those after it shift,
+    and a bare id match would hand a continuing site the id of the sibling that left. Within such
+    a group (several on either side, in the same file on both), the earlier records and the new
+    sites pair by content first: the same message, macro, scrutinee, arm and lines around the
+    call, as many on both sides, in line order. Returns the group members left unpaired (earlier,
+    new): no bare id decides them; the history, key and window tiers do, and an earlier record
+    none of them pairs is dropped."""
+    prev_in: dict[tuple[str, str], list[int]] = defaultdict(list)
+    cur_in: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for p in st.prev_left:
+        if (g := _sibling_key(st.previous[p])) is not None:
+            prev_in[g].append(p)
+    for c in st.cur_left:
+        if (g := _sibling_key(st.current[c])) is not None:
+            cur_in[g].append(c)
+    held_prev: set[int] = set()
+    held_cur: set[int] = set()
+    for g in sorted(prev_in.keys() & cur_in.keys()):
+        ps, cs = prev_in[g], cur_in[g]
+        if len(ps) == 1 and len(cs) == 1:
+            continue  # a site alone in its file: its id does not hang on an order
+        prev_by: dict[Hashable, list[int]] = defaultdict(list)
+        cur_by: dict[Hashable, list[int]] = defaultdict(list)
+        for p in sorted(ps, key=lambda i: st.previous[i].record.lineNumber):
+            prev_by[_content(st.previous[p])].append(p)
+        for c in sorted(cs, key=lambda i: st.current[i].record.lineNumber):
+            cur_by[_content(st.current[c])].append(c)
+        for k, same in prev_by.items():
+            if len(same) == len(cur_by.get(k, ())):
+                for p, c in zip(same, cur_by[k]):
+                    st.take(p, c, "id")
+        held_prev.update(p for p in ps if p in st.prev_left)
+        held_cur.update(c for c in cs if c in st.cur_left)
+    return held_prev, held_cur
 
 
 def _same_function_and_message(old: RecordLine, new: RecordLine) -> bool:
