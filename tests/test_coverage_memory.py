@@ -1,6 +1,7 @@
 """How the operations matrix holds what several operations share: a helper's dispatch reached by
 several operations says the same of each, and the matrix keeps one object for it, not one per
-cell or per operation."""
+cell or per operation. And how a matrix is kept: its row, written in pieces, reads back as the
+matrix's JSON text whatever its messages hold."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ fn contiguous(tensor: TinyTensor) -> TinyTensor {
     match tensor.dtype() {
         DType::I64 => copy_wide(tensor),
         DType::I32 => copy_narrow(tensor),
-        _ => panic!("contiguous: unsupported dtype {:?}", tensor.dtype()),
+        _ => panic!("contiguous: \\"unsupported\\" dtype {:?} (\\\\ é 型)", tensor.dtype()),
     }
 }
 """
@@ -68,3 +69,21 @@ def test_a_dispatch_counted_in_each_operation_shares_its_maps(matrix):
     first, second = counted
     assert first.statuses is second.statuses and first.rejected_by is second.rejected_by
     assert first.statuses["I32"] == "handled" and first.statuses["U8"] == "panics"
+
+
+def test_a_kept_matrix_row_reads_back_as_its_text(matrix, monkeypatch):
+    from analyzer.cli.common import open_cache
+    from analyzer.pipeline import coverage as audit
+
+    message = matrix.cells[("burn-tiny", "int_abs", "U8")].sites[0].message
+    assert '"' in message and "\\" in message and "型" in message
+    monkeypatch.setattr(audit, "_PIECE", 7)  # many pieces, some cut inside a UTF-8 sequence
+    cache = open_cache(False)
+    try:
+        audit.keep_matrix(cache, "a-matrix", matrix)
+        assert cache.get_result("a-matrix") == {"matrix": audit._text(matrix).decode()}
+        served, why = audit.kept_matrix(cache, "a-matrix", matrix.repo, matrix.sha)
+    finally:
+        cache.close()
+    assert why is None and served is not None
+    assert served.cells == matrix.cells and served.dispatches == matrix.dispatches
