@@ -21,7 +21,7 @@ import dataclasses
 import gc
 import json
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -81,15 +81,29 @@ def _adapter():
     return pydantic.TypeAdapter(kept)
 
 
-def _encode(matrix: Matrix) -> dict:
-    """The row: the matrix as one JSON text (pydantic writes and reads it in its own compiled
-    code, which a walk over the matrix's objects in Python would take many times longer to)."""
+def _text(matrix: Matrix) -> bytes:
+    """The matrix as one JSON text (pydantic writes and reads it in its own compiled code, which
+    a walk over the matrix's objects in Python would take many times longer to)."""
     values = {f.name: getattr(matrix, f.name) for f in dataclasses.fields(matrix)}
     values.update(cells=list(matrix.cells.values()), ops=list(matrix.ops.values()),
                   unknown_reasons=[(*k, v) for k, v in matrix.unknown_reasons.items()],
                   unimplemented=[(*k, s) for k, s in matrix.unimplemented.items()])
     adapter = _adapter()
-    return {"matrix": adapter.dump_json(adapter.validate_python(values, from_attributes=True)).decode()}
+    return adapter.dump_json(adapter.validate_python(values, from_attributes=True))
+
+
+_PIECE = 1 << 20
+
+
+def _row_pieces(text: bytes) -> Iterator[bytes]:
+    """The row, `{"matrix": text}` as JSON, in pieces of the text's bytes escaped as a JSON
+    string: neither a str copy of the text nor a whole escaped copy is made (a matrix's text is
+    megabytes). A quote and a backslash are the only bytes to escape: pydantic's JSON holds no
+    raw control character, and no byte of a UTF-8 multi-byte sequence is either."""
+    yield b'{"matrix":"'
+    for at in range(0, len(text), _PIECE):
+        yield text[at:at + _PIECE].replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+    yield b'"}'
 
 
 def _decode(row: dict) -> Matrix:
@@ -161,13 +175,17 @@ def _say_not_used(warn: Callable[[str], None] | None, repo: str, sha: str, why: 
 
 def keep_matrix(cache, key: str, matrix: Matrix) -> None:
     if cache is not None:
-        cache.put_result(key, _encode(matrix))
+        cache.put_raw_pieces(key, _row_pieces(_text(matrix)))
 
 
 def build_and_keep(cache, key: str, ex, git_repo, collapse: bool = True) -> Matrix:
     """The operations matrix of extraction `ex` (made with `code=True`) of `git_repo`, kept under
-    `key` for the next audit of that commit: what `coverage --repo` and `diff` do on a miss."""
+    `key` for the next audit of that commit: what `coverage --repo` and `diff` do on a miss.
+    `ex.code` is emptied once the matrix is built."""
     matrix = tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), collapse=collapse)
+    # Nothing after the matrix reads the code facts, the larger part of an extraction: released
+    # before the matrix is encoded and its document rendered.
+    ex.code = []
     keep_matrix(cache, key, matrix)
     return matrix
 

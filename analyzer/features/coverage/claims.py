@@ -44,26 +44,30 @@ def build_claims(matrix: Matrix, code, read_files) -> list[Claim]:
         for e in cell.evidence:
             if "(" in e.dtype:
                 subs.setdefault(base_variant(e.dtype), set()).add(e.dtype)
+    ops_of: dict[str, list[str]] = {}  # each crate's operations in name order, sorted once
+    for crate, op in sorted(matrix.ops):
+        ops_of.setdefault(crate, []).append(op)
     for crate, (path, f) in sorted(found.items()):
         lines = texts.get(path, b"").split(b"\n")[f.line - 1:f.end_line]
         reading, arms = _read(b"\n".join(lines))
+        ops = ops_of.get(crate, [])
         if reading == "delegates":
             continue  # a wrapper's answer is its inner backend's: it claims nothing of its own
         for col in columns:
             if reading == "device":
-                out += _device_claims(matrix, crate, col, arms, path, f.line)
+                out += _device_claims(matrix, ops, crate, col, arms, path, f.line)
                 continue
             decided = _column_arms(col, arms, subs.get(col, set())) if reading == "match" else []
             values = {adv for _, adv, _ in decided}
             if len(values) > 1:  # sub-variants differ (Bool(Native) usable, Bool(U32) not): one row each
                 for d, adv, ln in decided:
-                    out.append(_claim(matrix, crate, col, d, adv, f"{path}:{f.line + ln}", "match"))
+                    out.append(_claim(matrix, ops, crate, col, d, adv, f"{path}:{f.line + ln}", "match"))
             elif decided:
                 adv, ln = decided[0][1], decided[0][2]
-                out.append(_claim(matrix, crate, col, col, adv, f"{path}:{f.line + ln}",
+                out.append(_claim(matrix, ops, crate, col, col, adv, f"{path}:{f.line + ln}",
                                   "match" if adv is not None else "guard or nested match"))
             else:
-                out.append(_claim(matrix, crate, col, col, None, f"{path}:{f.line}", reading))
+                out.append(_claim(matrix, ops, crate, col, col, None, f"{path}:{f.line}", reading))
     return out
 
 
@@ -80,13 +84,14 @@ def _claims_methods(code, backends: set[str]) -> dict[str, tuple[str, FnFacts]]:
     return found
 
 
-def _device_claims(matrix: Matrix, crate: str, col: str, arms: list, path: str, line: int) -> list[Claim]:
+def _device_claims(matrix: Matrix, ops: list[str], crate: str, col: str, arms: list, path: str,
+                   line: int) -> list[Claim]:
     """A column of an answer that asks the device: the dtypes answered before the device is asked
     (`if let DType::X = dtype { return false; }`) are static, the rest depends on the device."""
     early = [(d, adv, ln) for d, adv, ln in arms if d == col or base_variant(d) == col]
-    out = [_claim(matrix, crate, col, d, adv, f"{path}:{line + ln}", "match") for d, adv, ln in early]
+    out = [_claim(matrix, ops, crate, col, d, adv, f"{path}:{line + ln}", "match") for d, adv, ln in early]
     if not any(d == col for d, _, _ in early):
-        out.append(_claim(matrix, crate, col, col, None, f"{path}:{line}", "device"))
+        out.append(_claim(matrix, ops, crate, col, col, None, f"{path}:{line}", "device"))
     return out
 
 
@@ -100,12 +105,11 @@ def _column_arms(col: str, arms: list, subs: set[str]) -> list:
     return decided
 
 
-def _claim(matrix: Matrix, crate: str, col: str, dtype: str, advertised: bool | None, where: str,
+def _claim(matrix: Matrix, ops: list[str], crate: str, col: str, dtype: str, advertised: bool | None, where: str,
            reading: str) -> Claim:
+    """`ops`: the crate's operations in name order."""
     panics, handled = [], []
-    for (c, op), _ in sorted(matrix.ops.items()):
-        if c != crate:
-            continue
+    for op in ops:
         cell = matrix.get(crate, op, col)
         if cell is None:
             continue

@@ -50,7 +50,7 @@ def primary_enum() -> str:
 OTHER = "*"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Site:
     """A record behind a cell: one panicking arm, with the line and pinned link of its panic."""
 
@@ -63,7 +63,7 @@ class Site:
     message: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One dispatch's say on one (expanded) dtype of a cell: `status` (handled or panics) in the
     match whose panicking arm is `site`."""
@@ -73,7 +73,7 @@ class Evidence:
     site: Site
 
 
-@dataclass
+@dataclass(slots=True)
 class Cell:
     crate: str
     operation: str
@@ -105,7 +105,7 @@ class Cell:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class Dispatch:
     """One dtype-dispatch match: its panicking arms (records) and each dtype's status in it."""
 
@@ -139,7 +139,7 @@ class Dispatch:
         return [d for d, s in self.statuses.items() if s == PANICS]
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     """The columns of one dtype enum, in its variant order."""
 
@@ -147,7 +147,7 @@ class Group:
     dtypes: list[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Operation:
     """A backend operation: a method of an ops trait as one backend crate implements it."""
 
@@ -160,7 +160,7 @@ class Operation:
     url: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Limit:
     """A dtype a backend cannot hold: its creation operations (`float_from_data`, `int_empty`)
     panic on it and none of them, nor a cast, handles it."""

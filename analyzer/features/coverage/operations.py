@@ -120,6 +120,9 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
     every = frozenset(k for d in base.dispatches for k in d.statuses)
     edge = _edges(paths, every)
     reached_cache: dict[tuple[int, frozenset[str]], dict[str, frozenset[str]]] = {}
+    # One Evidence per (dtype, status, site): a helper's dispatch reached by many operations says
+    # the same of each, and the cells share the one (frozen) object.
+    said: dict[tuple[str, str, int], Evidence] = {}
     for at, d in instances:
         start = _start(paths.get(at), d, every)
         if (at, start) not in reached_cache:
@@ -146,12 +149,21 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
                     site = next((s for s in d.sites if dtype in d.rejected_by.get(s.record_id, ())), d.sites[0])
                 else:
                     site = d.sites[0]
-                evidence.setdefault((d.crate, op, column), []).append(Evidence(dtype, status, site))
+                said_key = (dtype, status, id(site))
+                one = said.get(said_key)
+                if one is None:
+                    one = said[said_key] = Evidence(dtype, status, site)
+                evidence.setdefault((d.crate, op, column), []).append(one)
                 if status == UNKNOWN:
                     reasons.setdefault((d.crate, op, column), []).append(d.unknown)
 
+    # The walks' memos, the read paths and the call graph are not needed for the cells: freed
+    # before the cells are made, the largest part of the matrix.
+    del reached_cache, edge, paths, said, instances
     unimplemented = _not_implemented(ex, graph, ops)
     _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
+    settings = build_settings(ex, graph, read_files)
+    del graph
 
     # A backend's columns: the first enum's, and those of the enums its own dispatches name.
     enums_of: dict[str, set[str]] = {}
@@ -178,12 +190,13 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
                     status, reason, parts = _fold_paths(ev)
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
-    settings = build_settings(ex, graph, read_files)
     apply_schemes(cells, settings, ops, base.groups, dtype_kind)
     limits = storage_limits(cells, dtype_kind, base.groups)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
     position = {d: i for i, d in enumerate(base.dtypes)}
-    cells = dict(sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], position.get(kv[0][2], len(position)))))
+    order = sorted(cells, key=lambda k: (k[0], k[1], position.get(k[2], len(position))))
+    cells = {k: cells[k] for k in order}
+    del order
     dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
@@ -384,10 +397,10 @@ def _instance(d: Dispatch, via: str) -> Dispatch:
 
 
 def _retarget(d: Dispatch, operation: str) -> Dispatch:
-    out = _instance(d, d.via)
-    out.operation = operation
-    out.unknown = d.unknown
-    return out
+    """The dispatch as counted in one operation it reaches: its maps are shared with `d`, not
+    copied (nothing changes a dispatch's maps in place; a changed one is a new map)."""
+    return Dispatch(d.crate, operation, d.function, d.path, d.enum, d.scrutinee, d.context, d.statuses, d.partial,
+                    d.sites, d.rejected_by, d.via, d.unknown)
 
 
 def _resolved(d: Dispatch, macro: str, invoked: str, where: str, lists: set[tuple]) -> Dispatch:

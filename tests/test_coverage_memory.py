@@ -1,0 +1,89 @@
+"""How the operations matrix holds what several operations share: a helper's dispatch reached by
+several operations says the same of each, and the matrix keeps one object for it, not one per
+cell or per operation. And how a matrix is kept: its row, written in pieces, reads back as the
+matrix's JSON text whatever its messages hold."""
+
+from __future__ import annotations
+
+import pytest
+
+TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait IntTensorOps<B: Backend> {
+    fn int_abs(tensor: B::Int) -> B::Int;
+    fn int_neg(tensor: B::Int) -> B::Int;
+}
+"""
+
+OPS_RS = """\
+use burn_backend::{Backend, IntTensorOps};
+
+impl IntTensorOps<Self> for Tiny {
+    fn int_abs(tensor: TinyTensor) -> TinyTensor {
+        contiguous(tensor)
+    }
+
+    fn int_neg(tensor: TinyTensor) -> TinyTensor {
+        contiguous(tensor)
+    }
+}
+
+fn contiguous(tensor: TinyTensor) -> TinyTensor {
+    match tensor.dtype() {
+        DType::I64 => copy_wide(tensor),
+        DType::I32 => copy_narrow(tensor),
+        _ => panic!("contiguous: \\"unsupported\\" dtype {:?} (\\\\ é 型)", tensor.dtype()),
+    }
+}
+"""
+
+
+@pytest.fixture
+def matrix(git_repo):
+    from analyzer.pipeline import extract as pipeline
+    from analyzer.pipeline.coverage import tree_matrix
+    from analyzer.source.repository import open_repository
+
+    git_repo.crate("burn-backend", {"src/ops.rs": TRAITS_RS})
+    git_repo.crate("burn-tiny", {"src/ops.rs": OPS_RS})
+    sha = git_repo.commit("a backend")
+    repo = open_repository(str(git_repo.path), None, "acme/tiny")
+    ex = pipeline.extract(repo, sha, jobs=1, code=True)
+    return tree_matrix(ex, lambda paths: repo.read_files(ex.sha, paths), claims=False)
+
+
+def test_operations_reaching_one_helper_share_its_evidence(matrix):
+    abs_i64, neg_i64 = matrix.cells[("burn-tiny", "int_abs", "I64")], matrix.cells[("burn-tiny", "int_neg", "I64")]
+    abs_u8, neg_u8 = matrix.cells[("burn-tiny", "int_abs", "U8")], matrix.cells[("burn-tiny", "int_neg", "U8")]
+    assert (abs_i64.status, neg_i64.status, abs_u8.status, neg_u8.status) == ("handled", "handled", "panics", "panics")
+    assert [e.status for e in abs_u8.evidence] == ["panics"]
+    assert abs_i64.evidence[0] is neg_i64.evidence[0]
+    assert abs_u8.evidence[0] is neg_u8.evidence[0]
+    assert abs_u8.sites[0].function == "contiguous"
+
+
+def test_a_dispatch_counted_in_each_operation_shares_its_maps(matrix):
+    counted = [d for d in matrix.dispatches if d.function == "contiguous"]
+    assert sorted(d.operation for d in counted) == ["int_abs", "int_neg"]
+    first, second = counted
+    assert first.statuses is second.statuses and first.rejected_by is second.rejected_by
+    assert first.statuses["I32"] == "handled" and first.statuses["U8"] == "panics"
+
+
+def test_a_kept_matrix_row_reads_back_as_its_text(matrix, monkeypatch):
+    from analyzer.cli.common import open_cache
+    from analyzer.pipeline import coverage as audit
+
+    message = matrix.cells[("burn-tiny", "int_abs", "U8")].sites[0].message
+    assert '"' in message and "\\" in message and "型" in message
+    monkeypatch.setattr(audit, "_PIECE", 7)  # many pieces, some cut inside a UTF-8 sequence
+    cache = open_cache(False)
+    try:
+        audit.keep_matrix(cache, "a-matrix", matrix)
+        assert cache.get_result("a-matrix") == {"matrix": audit._text(matrix).decode()}
+        served, why = audit.kept_matrix(cache, "a-matrix", matrix.repo, matrix.sha)
+    finally:
+        cache.close()
+    assert why is None and served is not None
+    assert served.cells == matrix.cells and served.dispatches == matrix.dispatches
