@@ -103,3 +103,19 @@ def test_a_served_coverage_imports_only_what_it_uses(repo, tmp_path):
     assert modules & COMMAND_MODULES == {"analyzer.cli.coverage"}
     assert [name for name in NOT_SERVED if loaded(modules, name)] == []
     assert not loaded(modules, "orjson")  # the kept document is written as it was kept
+
+
+def test_an_output_is_renamed_into_place_without_waiting_for_the_disk(tmp_path, monkeypatch):
+    import os
+
+    from analyzer.core import outputs
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    monkeypatch.setattr(os, "fdatasync", synced.append)
+    target = tmp_path / "coverage.json"
+    target.write_text("old", encoding="utf-8")
+    outputs.write_file(target, "new\n")
+    assert target.read_text(encoding="utf-8") == "new\n"
+    assert synced == []
+    assert [p.name for p in tmp_path.iterdir()] == ["coverage.json"]  # no temporary file left
