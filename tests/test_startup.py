@@ -70,6 +70,17 @@ def test_the_group_lists_each_command_with_the_start_of_its_own_help():
     assert main.get_command(ctx, "no-such-command") is None
 
 
+def test_a_mistyped_command_is_answered_as_by_a_group_holding_every_command():
+    ctx = click.Context(main)
+    eager = click.Group("burn-errors", commands=[main.get_command(ctx, name) for name in COMMANDS])
+    for typo in ("extrac", "covrage", "anotate", "nothing-like-it"):
+        with pytest.raises(click.UsageError) as lazy:
+            main.resolve_command(click.Context(main), [typo])
+        with pytest.raises(click.UsageError) as held:
+            eager.resolve_command(click.Context(eager), [typo])
+        assert lazy.value.format_message() == held.value.format_message()
+
+
 def test_help_of_the_group_imports_no_command(tmp_path):
     proc, modules = imported(tmp_path, "--help")
     assert proc.returncode == 0, proc.stderr

@@ -62,6 +62,17 @@ class LazyGroup(CliGroup):
         command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click's, with the names of the commands not imported to suggest one for a typo."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as e:
+            no_such = getattr(click.exceptions, "NoSuchCommand", None)  # click 8.4 and later
+            if no_such is None or not isinstance(e, no_such) or e.possibilities:
+                raise
+            raise no_such(e.command_name, possibilities=self.list_commands(ctx), ctx=ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands section of `--help` from the kept sentences, shortened as click shortens
         a command's own help."""
