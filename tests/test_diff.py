@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import click
 import pytest
 
 # A backend file at the base revision: two dtype dispatches and two unsupported modes.
@@ -660,7 +661,8 @@ def test_example_workflow_uses_real_options():
     from analyzer.cli import main
 
     workflow = (Path(__file__).resolve().parents[1] / "examples" / "burn-errors-pr.yml").read_text()
-    diff_cmd = main.commands["diff"]
+    diff_cmd = main.get_command(click.Context(main), "diff")
+    assert diff_cmd is not None
     known = {opt for p in diff_cmd.params for opt in p.opts}
     calls = re.findall(r"burn-errors diff ([^\n]+(?:\\\n[^\n]+)*)", workflow)
     assert calls, "the workflow runs burn-errors diff"

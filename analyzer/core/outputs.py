@@ -8,6 +8,12 @@ Every output goes through here, under one policy for what is already at the targ
   node or the link with a regular file;
 - anything else (a symlink to a file, a FIFO, a socket, a block device, a folder): refused with one
   line, since writing through a link writes wherever it points and a FIFO blocks.
+
+The rename is what makes an output whole against the run's own failures (an error, a full disk,
+a kill): the path holds the old file or the new one, never a part. The temporary file is not
+synced to the disk before it: the sync would only add survival of a machine crash to outputs a
+rerun makes again from the repository, and it waits for the disk (and for whatever else the
+system has to write) on every run.
 """
 
 from __future__ import annotations
@@ -179,8 +185,6 @@ def write_files(files: dict[Path, str]) -> None:
             temps.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
             # mkstemp makes the file private (0600); an output gets the permissions any new file would.
             os.chmod(tmp, 0o666 & ~_umask())
         hold = os.environ.get(HOLD_BEFORE_RENAME)
