@@ -43,7 +43,7 @@ def braces(source: bytes) -> Braces | None:
     member_ends: list[int] = []
     depth = 0
     try:
-        for at in lexer.marks(source, lexer.BRACES):
+        for at in lexer.code_braces(source):
             if source[at] == 0x7B:  # {
                 if depth == 0:
                     opens.append(at)
