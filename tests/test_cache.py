@@ -332,3 +332,11 @@ fn f() -> std::mem::Discriminant<u8> { todo_not_a_macro() }
     assert [(e.name, e.variants, e.line) for e in items] == [(e.name, e.variants, e.line) for e in whole]
     assert [e.name for e in items] == ["DType", "Inner"]
     assert parse.parse_file(src).enums == items
+
+
+def test_a_row_decodes_to_what_the_standard_library_reads():
+    """Rows are decoded by orjson where it can: values it refuses (a lone surrogate's escape, an
+    integer past 64 bits) still decode, to the values json.loads gives."""
+    from analyzer.pipeline.cache import decode, encode
+    for value in ({"message": "dtype \udcff", "line": 3}, {"n": 2 ** 70}, {"text": "é → ok", "xs": [1, 2.5, None]}):
+        assert decode(encode(value)) == json.loads(json.dumps(value)) == value
