@@ -332,3 +332,46 @@ fn f() -> std::mem::Discriminant<u8> { todo_not_a_macro() }
     assert [(e.name, e.variants, e.line) for e in items] == [(e.name, e.variants, e.line) for e in whole]
     assert [e.name for e in items] == ["DType", "Inner"]
     assert parse.parse_file(src).enums == items
+
+
+def test_a_row_decodes_to_what_the_standard_library_reads():
+    """Rows are written and read by orjson where it can: values it refuses (a lone surrogate, an
+    integer past 64 bits) are still written and read, and a row the standard library wrote (an
+    older cache) reads as json.loads reads it."""
+    import zlib
+
+    from analyzer.pipeline.cache import decode, encode
+    for value in ({"message": "dtype \udcff", "line": 3}, {"n": 2 ** 70}, {"text": "é → ok", "xs": [1, 2.5, None]}):
+        assert decode(encode(value)) == json.loads(json.dumps(value)) == value
+        assert decode(zlib.compress(json.dumps(value, separators=(",", ":")).encode())) == value
+
+
+
+_PARSE_CHUNK = ex._parse_chunk
+
+
+def _chunk_without_the_collector(items, code):
+    """A parser process's part, failing when the cycle collector runs there."""
+    import gc
+    assert not gc.isenabled(), "the cycle collector runs in a parser process"
+    return _PARSE_CHUNK(items, code)
+
+
+def test_an_extraction_pauses_the_cycle_collector_and_restores_it(many_files, monkeypatch):
+    """The cycle collector is off while an extraction builds its facts (they hold no cycles,
+    and each collection would walk them again), in the parser processes too, and back as it
+    was afterwards, also when the run fails."""
+    import gc
+
+    repo, sha = many_files
+    monkeypatch.setattr(ex, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(ex, "_parse_chunk", _chunk_without_the_collector)
+    seen: list[bool] = []
+    assert gc.isenabled()
+    result = extract(repo, sha, jobs=2, progress=lambda _: seen.append(gc.isenabled()))
+    assert len(result.lines) == 120
+    assert seen and not any(seen) and gc.isenabled()
+    monkeypatch.setattr(ex, "_parse_all", lambda *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        extract(repo, sha, jobs=2)
+    assert gc.isenabled()

@@ -263,3 +263,27 @@ def test_ops_impl_methods_are_the_functions_one_brace_deep(src):
     impls = [(o, c) for o, c, head in heads if b"Ops" in head and b" for " in head]
     assert len(found) == len(impls)
     assert [ms for _, _, ms in found] == [_methods_at_depth_one(src, o, c) for o, c in impls]
+
+
+# Bytes that open, close or hide a brace: quotes of every literal form, comment openers, a
+# lifetime, an identifier ending in `r` before a quote, escapes and line ends.
+_LEX_BITS = ["{", "}", '"', "'", "/", "*", "\\", "\n", "r", "#", "b", "a", " ", "'a", "'{'", "'\\''", "'\\u{7D}'",
+             "r#\"", "\"#", "br\"", "//", "/*", "*/", "é", "x/2"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_LEX_BITS), max_size=16).map("".join))
+def test_code_braces_are_the_brace_marks(text):
+    """The brace scan that reads plain strings, line comments and chars in its regex finds the
+    braces marks finds, and fails where marks fails."""
+    from analyzer.facts import lexer
+    source = text.encode()
+    try:
+        expected: list[int] | None = list(lexer.marks(source, lexer.BRACES))
+    except lexer.LexError:
+        expected = None
+    try:
+        got: list[int] | None = lexer.code_braces(source)
+    except lexer.LexError:
+        got = None
+    assert got == expected

@@ -105,6 +105,38 @@ def marks(source: bytes | bytearray, pattern: bytes, start: int = 0, end: int | 
             yield at
 
 
+# One token of a scan for braces: a brace, or a whole plain string, line comment or char literal
+# (most of what hides a brace), or else the single byte that may open a literal or comment, which
+# _past reads. Every alternative starts with a literal byte, so the regex engine skips to the next
+# of those bytes by a scan of its own.
+_BRACE_TOKEN = re.compile(rb"""\{|\}|"(?:[^"\\]|\\.)*"|//[^\n]*|""" + _CHAR.pattern + rb"""|"|'|/""", re.S)
+
+
+def code_braces(source: bytes | bytearray) -> list[int]:
+    """`list(marks(source, BRACES))`, with one Python step per brace or literal or comment and
+    no call for the plain ones. Raises LexError as marks does (with no marks yielded first)."""
+    out: list[int] = []
+    search = _BRACE_TOKEN.search
+    n = len(source)
+    pos = 0
+    while (m := search(source, pos)) is not None:
+        at = m.start()
+        c = source[at]
+        if c == 0x7B or c == 0x7D:  # { }
+            out.append(at)
+            pos = at + 1
+        elif c == 0x27:  # a char literal, or a lifetime's quote
+            pos = m.end()
+        elif c == 0x22:  # a string; a raw one, or one left open, is _past's to read
+            end = m.end()
+            plain = end - at > 1 and (at == 0 or source[at - 1] not in b"r#")
+            pos = end if plain else _past(source, at, 0, n)
+        else:  # a line comment, or a slash that may open a block comment
+            end = m.end()
+            pos = end if end - at > 1 or source[at + 1:at + 2] != b"*" else _past(source, at, 0, n)
+    return out
+
+
 class CodeCursor:
     """Whether offsets, asked in increasing order, lie in code, lexing each byte of the file once:
     for a few candidates found by a fast search (`enum Name`), where lexing every candidate byte

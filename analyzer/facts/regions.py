@@ -36,14 +36,30 @@ class Braces:
     member_ends: list[int]
 
 
+# The last file's braces: a parsed file is lexed for its plan and again for its ops impls
+# (impls.py) otherwise. Kept by identity, and only for bytes, which cannot change.
+_last: tuple[bytes, Braces | None] | None = None
+
+
 def braces(source: bytes) -> Braces | None:
-    """The item braces of a file, or None when it does not lex (then nothing is planned)."""
+    """The item braces of a file, or None when it does not lex (then nothing is planned). The
+    same object for the same bytes object asked twice in a row: callers must not change it."""
+    global _last
+    if _last is not None and _last[0] is source:
+        return _last[1]
+    lexed = _braces(source)
+    if type(source) is bytes:
+        _last = (source, lexed)
+    return lexed
+
+
+def _braces(source: bytes) -> Braces | None:
     opens: list[int] = []
     ends: list[int] = []
     member_ends: list[int] = []
     depth = 0
     try:
-        for at in lexer.marks(source, lexer.BRACES):
+        for at in lexer.code_braces(source):
             if source[at] == 0x7B:  # {
                 if depth == 0:
                     opens.append(at)

@@ -5,11 +5,12 @@ Sinks (jsonl, manifest, coverage, pages, diff) take the `Extraction` this return
 
 from __future__ import annotations
 
+import gc
 import os
 import posixpath
-import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 from collections.abc import Callable
@@ -24,7 +25,8 @@ from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file, read_off_bytes
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
-from analyzer.profiles import current, select
+from analyzer.pipeline.workers import HOLD_AFTER_POOL, start_pool  # noqa: F401 (tests hold the pool)
+from analyzer.profiles import current
 from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
 from analyzer.core.timestamps import utc_now
@@ -150,70 +152,6 @@ def _parse_chunk(items: list[tuple[str, bytes]], code: bool) -> list[tuple[str, 
     return [(oid, *_rows(parse_file(data, code), code)) for oid, data in items]
 
 
-def _pool(jobs: int):
-    """Parser processes, started before any pipe to git is open (a forked worker would hold the
-    pipe's write end and git would never see the end of its input)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # fork is cheap (the parent has imported tree-sitter and the analyzer); Python 3.14 defaults
-    # to forkserver on Linux, which imports all again per worker.
-    ctx = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
-                               initargs=(os.getpid(), current()))
-    for _ in range(jobs):
-        pool.submit(int)  # with fork, the first submit starts every worker now
-    hold = os.environ.get(HOLD_AFTER_POOL)
-    if hold:
-        _hold(pool, hold)
-    return pool
-
-
-# Test hook: with this variable set to a file name, the run writes its workers' process ids there
-# once they are started and then waits forever, so a test can kill it at a known point.
-HOLD_AFTER_POOL = "BURN_ERRORS_TEST_HOLD_AFTER_POOL"
-
-
-def _hold(pool, path: str) -> None:
-    pids = " ".join(str(p) for p in (pool._processes or {}))
-    with open(path + ".tmp", "w") as f:
-        f.write(pids)
-    os.replace(path + ".tmp", path)
-    threading.Event().wait()
-
-
-def _start_worker(parent: int, profile) -> None:
-    """Worker initializer: the parent's target profile current (a spawned worker starts with the
-    default one), and the worker's life tied to the parent's."""
-    select(profile)
-    _exit_with_parent(parent)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """Worker initializer: the worker ends when the process that started it does. Killed with
-    SIGKILL, the parent cannot shut its pool down, and its workers, blocked on the task queue,
-    would live on holding the caller's stdout and stderr (a CI step waiting for them hangs).
-    Linux delivers SIGKILL to the worker when its parent dies (PR_SET_PDEATHSIG); elsewhere, and
-    for the moment before that call, a daemon thread checks the parent once a second."""
-    if sys.platform == "linux":
-        try:
-            import ctypes
-            import signal
-            libc = ctypes.CDLL(None, use_errno=True)
-            PR_SET_PDEATHSIG = 1
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before the request above took effect
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
-
-
 def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
     """The facts of a file with nothing to parse for: its plain aliases, variant uses, ops impls
     and the types it builds from text, read without a parse. Most such files have none and share one row."""
@@ -242,7 +180,7 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
     are added to `prefiltered`."""
     order = sorted(oids, key=lambda o: (-sizes.get(o, 0), o))  # biggest first
     total = sum(sizes.get(o, 0) for o in oids)
-    pool = _pool(jobs) if jobs > 1 and total >= PARALLEL_MIN_BYTES else None
+    pool = start_pool(jobs) if jobs > 1 and total >= PARALLEL_MIN_BYTES else None
     if pool is not None:
         # The record stage needs pydantic (~0.1 s to import): import it on a thread while git and
         # the parsers work. Only after the fork: a child forked while a thread holds the import
@@ -315,6 +253,28 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     reads (`Extraction.code`), which cost a parse of every file with a panic-family call or an
     ops trait or impl, less its function bodies; extract itself parses only the items that hold
     its sites."""
+    with _no_cycle_collection():
+        return _extract(repo, sha, cache=cache, previous=previous, now=now, jobs=jobs, progress=progress,
+                        code=code)
+
+
+@contextmanager
+def _no_cycle_collection():
+    """The cycle collector paused for the block: the facts, decisions and records an extraction
+    builds hold no reference cycles, yet every collection while they pile up walks them and all
+    that was imported again. Refcounting still frees what is dropped; a cycle made inside waits
+    for the first collection after. Parser processes, forked inside, run without it too."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine] | None, now: str | None,
+             jobs: int | None, progress: Callable[[str], None] | None, code: bool) -> Extraction:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     now = now or utc_now()
