@@ -368,9 +368,14 @@ def test_an_extraction_pauses_the_cycle_collector_and_restores_it(many_files, mo
     monkeypatch.setattr(ex, "_parse_chunk", _chunk_without_the_collector)
     seen: list[bool] = []
     assert gc.isenabled()
+    gc.unfreeze()
     result = extract(repo, sha, jobs=2, progress=lambda _: seen.append(gc.isenabled()))
     assert len(result.lines) == 120
     assert seen and not any(seen) and gc.isenabled()
+    # What the extraction left alive is out of the collector's reach, so the caller's next
+    # collections do not walk it again.
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
     monkeypatch.setattr(ex, "_parse_all", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         extract(repo, sha, jobs=2)

@@ -263,13 +263,17 @@ def _no_cycle_collection():
     """The cycle collector paused for the block: the facts, decisions and records an extraction
     builds hold no reference cycles, yet every collection while they pile up walks them and all
     that was imported again. Refcounting still frees what is dropped; a cycle made inside waits
-    for the first collection after. Parser processes, forked inside, run without it too."""
+    for the first collection after. Parser processes, forked inside, run without it too. What
+    is alive at the end is moved out of the collector's reach (`gc.freeze`): else the first
+    collections after, in whatever the caller builds next (coverage's matrix), walk all of it
+    again; refcounting still frees it when it is dropped."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if collecting:
+            gc.freeze()
             gc.enable()
 
 
