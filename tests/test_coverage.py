@@ -14,7 +14,7 @@ import pytest
 from analyzer.features.coverage import matches, model
 from analyzer.records.model import RecordLine
 from analyzer.records import reader
-from conftest import read_records
+from conftest import DTYPE_RS, GitRepo, read_records
 
 # Every variant of the fixture's DType (conftest.DTYPE_RS), payloads expanded, in declaration order.
 ALL = ["F64", "F32", "F16", "BF16", "I64", "I32", "U8", "Bool(Native)", "Bool(U8)", "Bool(U32)", "QFloat"]
@@ -145,6 +145,17 @@ pub fn conv3d(x: Tensor) -> Tensor {
     }
 }
 '''
+
+
+def fix_backend_repo(path) -> GitRepo:
+    """A tree of the dtype enum, the ops traits and one backend (`burn-fix`) implementing them:
+    what the coverage-cache, document and start-up tests audit."""
+    repo = GitRepo(path)
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS})
+    repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
+    repo.sha = repo.commit("backend ops")
+    return repo
 
 
 @pytest.fixture

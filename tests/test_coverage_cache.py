@@ -8,8 +8,8 @@ import json
 import sqlite3
 
 import pytest
-from conftest import DTYPE_RS, GitRepo, run_cli
-from test_coverage import FIX_OPS_RS, FIX_TENSOR_RS, OPS_TRAITS_RS
+from conftest import GitRepo, run_cli
+from test_coverage import FIX_OPS_RS, fix_backend_repo
 from test_hostile_cache import cache_dir, rewrite_results
 
 SERVED = "unchanged since the last run (results cache)"
@@ -17,12 +17,7 @@ SERVED = "unchanged since the last run (results cache)"
 
 @pytest.fixture
 def repo(tmp_path) -> GitRepo:
-    repo = GitRepo(tmp_path / "repo")
-    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
-    repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS})
-    repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
-    repo.commit("backend ops")
-    return repo
+    return fix_backend_repo(tmp_path / "repo")
 
 
 def drop_documents() -> None:

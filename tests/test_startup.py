@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import DTYPE_RS, ROOT, GitRepo, run_cli, subprocess_env
-from test_coverage import FIX_OPS_RS, FIX_TENSOR_RS, OPS_TRAITS_RS
+from conftest import ROOT, GitRepo, run_cli, subprocess_env
+from test_coverage import fix_backend_repo
 
 from analyzer.cli import COMMANDS, main
 
@@ -50,12 +50,7 @@ def loaded(modules: set[str], name: str) -> bool:
 
 @pytest.fixture
 def repo(tmp_path) -> GitRepo:
-    repo = GitRepo(tmp_path / "repo")
-    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
-    repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS})
-    repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
-    repo.commit("backend ops")
-    return repo
+    return fix_backend_repo(tmp_path / "repo")
 
 
 def test_the_group_lists_each_command_with_the_start_of_its_own_help():

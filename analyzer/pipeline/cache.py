@@ -228,16 +228,21 @@ class FactsCache:
     # outputs but for the dates: they are kept whole (one row), so such a run neither reads
     # blobs nor parses nor classifies.
 
-    def get_result(self, key: str) -> dict | None:
+    def _result_row(self, key: str) -> bytes | None:
+        """The stored bytes of a results row, or None (a damaged database is rebuilt)."""
         try:
             row = self.db.execute("SELECT data FROM results WHERE key = ? AND tag = ?", (key, self.tag)).fetchone()
         except sqlite3.DatabaseError as e:
             self._rebuild(e)
             return None
-        if row is None:
+        return None if row is None else row[0]
+
+    def get_result(self, key: str) -> dict | None:
+        data = self._result_row(key)
+        if data is None:
             return None
         try:
-            return decode(row[0])
+            return decode(data)
         except (zlib.error, ValueError, TypeError, RecursionError):
             self.drop_result(key)  # damaged: made again by this run
             return None
@@ -258,16 +263,12 @@ class FactsCache:
         """The bytes `put_raw_result` kept under `key`, for a result that is a document rather
         than facts (decoding it as a JSON string would cost more than the rest of a hit). A row
         that does not inflate whole, to the end of its stream, is dropped: a miss."""
-        try:
-            row = self.db.execute("SELECT data FROM results WHERE key = ? AND tag = ?", (key, self.tag)).fetchone()
-        except sqlite3.DatabaseError as e:
-            self._rebuild(e)
-            return None
-        if row is None:
+        stored = self._result_row(key)
+        if stored is None:
             return None
         inflate = zlib.decompressobj()
         try:
-            data = inflate.decompress(row[0], MAX_ROW_BYTES)
+            data = inflate.decompress(stored, MAX_ROW_BYTES)
             whole = inflate.eof and not inflate.unconsumed_tail and not inflate.unused_data
         except (zlib.error, TypeError):
             whole = False
