@@ -26,6 +26,7 @@ class Patterns(NamedTuple):
     internal_enum: re.Pattern
     validation: re.Pattern
     inferred_output: re.Pattern
+    outside_value: re.Pattern
 
 
 @cache
@@ -36,4 +37,4 @@ def patterns() -> Patterns:
                      re.compile(d["mode"]["unsupported"]), re.compile(d["mode"]["variant_cannot"]),
                      re.compile(d["mode"]["transient_state"]), re.compile(d["dtype"]["element_format"]),
                      re.compile(d["mode"]["internal_enum"]), re.compile(d["dtype"]["validation"]),
-                     re.compile(d["mode"]["inferred_output"]))
+                     re.compile(d["mode"]["inferred_output"]), re.compile(d["kind_fixed"]["outside_value"]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from analyzer.decisions.call import Call
-from analyzer.decisions.data import rule_data
+from analyzer.decisions.data import patterns
 from analyzer.profiles import current
 
 
@@ -36,13 +36,8 @@ def _foreign_exhausted(c: Call) -> bool:
     variants = dict(current().dtypes.foreign_non_exhaustive).get(enum)
     if variants is None or c.catalog.is_defined_anywhere(enum):
         return False  # not declared, or the tree's own enum of that name
-    covered: set[str] = set()
-    for o in others:
-        if o.gated or o.catch_all or not o.refs or o.pattern.startswith(("(", "[")):
-            return False
-        if not (o.guard or o.error_handling or _PARTIAL.search(o.pattern)):
-            covered.update(r.variant for r in o.refs if r.sub is None)
-    return set(variants) <= covered
+    covered = _covered_whole(others)
+    return covered is not None and set(variants) <= covered
 
 
 def _uninhabited_arm(c: Call) -> bool:
@@ -69,15 +64,9 @@ def _catch_all_unreachable(c: Call) -> bool:
     if written is None:
         return False
     enum = _self_type(c.site.impl) if written == "Self" else written
-    covered: set[str] = set()
-    for o in others:
-        if o.gated or o.catch_all:
-            return False
-        if not o.refs or o.pattern.startswith(("(", "[")):
-            return False  # a literal, a tuple or a slice: not a plain variant pattern
-        if o.guard or o.error_handling or _PARTIAL.search(o.pattern):
-            continue  # covers part of its variants only
-        covered.update(r.variant for r in o.refs if r.sub is None)
+    covered = _covered_whole(others)
+    if covered is None:
+        return False
     if any(c.catalog.outside(r.root) for o in others for r in o.refs):
         return False
     d = c.catalog.resolve(enum, c.named_variants.get(written, set()), c.path, c.crate)
@@ -85,6 +74,19 @@ def _catch_all_unreachable(c: Call) -> bool:
         return False
     left = [v for v, _ in d.variants if v not in covered]
     return all(c.catalog.uninhabited(d, v) for v in left)
+
+
+def _covered_whole(others) -> set[str] | None:
+    """The variants the arms before a catch-all take whole (an arm with a guard, a literal or a
+    nested payload takes part of its variants only), or None when one of them is gated, another
+    catch-all, or no plain variant pattern (a literal, a tuple, a slice)."""
+    covered: set[str] = set()
+    for o in others:
+        if o.gated or o.catch_all or not o.refs or o.pattern.startswith(("(", "[")):
+            return None
+        if not (o.guard or o.error_handling or _PARTIAL.search(o.pattern)):
+            covered.update(r.variant for r in o.refs if r.sub is None)
+    return covered
 
 
 def _self_type(impl_header: str) -> str:
@@ -107,12 +109,17 @@ def kind_fixed_catch_all(c: Call) -> bool:
     ops method of kind K), so the dtypes left are of another kind, which the types rule out; or
     the variants left are ones the crate maps to another value before passing a value on
     (`Precision::Bool => self.bool_precision, _ => precision`)."""
+    return _plain_dtype_catch_all(c) and (_left_only_remapped(c) or _kind_covered(c))
+
+
+def _plain_dtype_catch_all(c: Call) -> bool:
+    """An ungated catch-all of a dtype match after arms none of which is gated, guarded or
+    another catch-all: what the other arms' patterns name is all the match takes before it (a
+    gated or guarded arm takes part of its values only, in some builds or for some values)."""
     arm = c.arm
     if arm is None or not arm.catch_all or arm.gated or not c.others or not c.dtype_enums:
         return False
-    if any(o.gated or o.guard or o.catch_all for o in c.others):
-        return False  # a gated or guarded arm covers part of its values only in some builds
-    return _left_only_remapped(c) or _kind_covered(c)
+    return not any(o.gated or o.guard or o.catch_all for o in c.others)
 
 
 def _left_only_remapped(c: Call) -> bool:
@@ -167,11 +174,8 @@ def leaves_kind_gap(c: Call) -> bool:
     F64)` pairs with `F16` never named): the match dispatches over that kind and the dtype left
     has no arm, so it is a dtype the code lacks, whatever the message calls it. When every dtype
     of the kind has an arm, only mixed combinations are left: those are a mismatch."""
-    arm = c.arm
-    if arm is None or not arm.catch_all or arm.gated or not c.others or not c.dtype_enums:
+    if not _plain_dtype_catch_all(c):
         return False
-    if any(o.gated or o.guard or o.catch_all for o in c.others):
-        return False  # a guarded or gated arm may take the dtypes no pattern names
     places = _places(c)
     if places is None:
         return False
@@ -283,8 +287,8 @@ def _method_kind(impl_header: str) -> str | None:
 def _fixed_kind(expr: str, method: str | None) -> str | None:
     """The kind a scrutinee's value is fixed to: the enclosing ops method's kind, unless the value
     comes from outside the backend's tensors (the data a tensor is built from)."""
-    outside = rule_data()["kind_fixed"]["outside_value"]
-    if method is None or any(re.fullmatch(outside, tok) for tok in re.findall(r"[A-Za-z_]\w*", expr)):
+    outside = patterns().outside_value
+    if method is None or any(outside.fullmatch(tok) for tok in re.findall(r"[A-Za-z_]\w*", expr)):
         return None
     return method
 
