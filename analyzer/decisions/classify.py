@@ -12,7 +12,7 @@ from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.categories import DTYPE
 from analyzer.profiles import current
 from analyzer.decisions.model import Decision
-from analyzer.decisions.rules import KIND_FIXED, NONE, RULE_ORDER, Rule
+from analyzer.decisions.rules import NONE, RULE_ORDER, Rule
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
 
 
@@ -25,9 +25,7 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
         if site.context in rule.positions and rule.applies(call):
             if rule.decides == NONE:
                 dec = Decision(False, None, rule.id, [r.id for r in fired] + [rule.id])
-                if rule.id == KIND_FIXED and call.arm is not None:
-                    # No user reaches the catch-all, but its arms still say which dtypes the
-                    # function handles: the coverage audit reads them.
+                if rule.keeps_dtypes and call.arm is not None:
                     dec.pattern, dec.catch_all = call.arm.pattern, True
                     _dtype_sets(dec, call)
                 return dec

@@ -19,7 +19,6 @@ from analyzer.features.coverage.model import (
     base_variant, fold, label, qualify, short_path, unique_sites,
 )
 from analyzer.decisions.categories import OP
-from analyzer.decisions.rules import KIND_FIXED
 from analyzer.records.model import github_url
 
 # An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
@@ -211,8 +210,8 @@ def _kind_fixed_dispatches(ex) -> list[Dispatch]:
     out = []
     for a in ex.audit:
         dec = a.decision
-        if dec.reason != KIND_FIXED or not dec.handled:
-            continue
+        if dec.record or not dec.handled:
+            continue  # a record's dispatch is the base's; an exclusion that keeps no dtypes says none
         s = a.site
         site = Site("", a.path, s.line, s.function, github_url(ex.repo, ex.sha, a.path, s.line, s.line), dec.pattern,
                     s.message)
