@@ -66,7 +66,7 @@ def skeleton(source: bytes) -> Skeleton | None:
     stack: list[int] = [0]
     bodies: list[tuple[int, int]] = []
     try:
-        marks = lexer.marks(source, lexer.BRACES)
+        marks = iter(lexer.code_braces(source))
         for at in marks:
             if source[at] == 0x7D:  # }
                 if len(stack) == 1:
