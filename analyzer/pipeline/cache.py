@@ -278,7 +278,7 @@ class FactsCache:
         return data
 
     def put_raw_result(self, key: str, data: bytes) -> None:
-        self._put_result_row(key, zlib.compress(data, 1))
+        self.put_raw_pieces(key, (data,))
 
     def put_raw_pieces(self, key: str, pieces: Iterable[bytes]) -> None:
         """`put_raw_result` of the pieces joined, each compressed as it comes: a large row is
