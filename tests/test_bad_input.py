@@ -187,7 +187,8 @@ def test_an_interrupted_run_leaves_the_previous_output_as_it_was(repo_with_site,
     next run into the folder."""
     import time
 
-    from analyzer.pipeline.extract import HOLD_AFTER_POOL, PARALLEL_MIN_BYTES
+    from analyzer.pipeline.extract import PARALLEL_MIN_BYTES
+    from analyzer.pipeline.workers import HOLD_AFTER_POOL
     from analyzer.core.outputs import HOLD_BEFORE_RENAME
     from conftest import _command, subprocess_env
 

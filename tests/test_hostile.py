@@ -523,7 +523,8 @@ def test_workers_exit_when_the_run_is_killed(crafted_repo, tmp_path, how):
 
     from conftest import _command
 
-    from analyzer.pipeline.extract import HOLD_AFTER_POOL, PARALLEL_MIN_BYTES
+    from analyzer.pipeline.extract import PARALLEL_MIN_BYTES
+    from analyzer.pipeline.workers import HOLD_AFTER_POOL
 
     body = SITE * (10_000 // len(SITE) + 1)
     for i in range(PARALLEL_MIN_BYTES // len(body) + 5):  # enough bytes to use worker processes

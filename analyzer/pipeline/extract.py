@@ -25,7 +25,7 @@ from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file, read_off_bytes
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
-from analyzer.pipeline.workers import HOLD_AFTER_POOL, start_pool  # noqa: F401 (tests hold the pool)
+from analyzer.pipeline.workers import start_pool
 from analyzer.profiles import current
 from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
