@@ -244,16 +244,21 @@ def test_a_failed_run_keeps_the_warning_for_the_next(cli, git_repo, tmp_path):
     assert len(_warnings(res)) == 1
 
 
+def _bare_snapshot(git_repo, path):
+    """A bare copy of a one-backend tree at `path`, with no origin remote (as the snapshot mirrors are)."""
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    git_repo.commit()
+    path.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo.path), str(path)], check=True)
+    subprocess.run(["git", f"--git-dir={path}", "remote", "remove", "origin"], check=True)
+    return path
+
+
 # Folders whose owner part is no GitHub owner (a `+`), so the origin names no repository by itself.
 @pytest.mark.parametrize("folder, warned", [("tracel-ai+burn/repo", False), ("mirrors+all/burn.git", False),
                                             ("tracel-ai+tensors/repo", True)])
 def test_a_clone_whose_local_origin_spells_the_name_is_not_warned_of(cli, git_repo, tmp_path, folder, warned):
-    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
-    git_repo.commit()
-    source = tmp_path / "snapshots" / folder
-    source.parent.mkdir(parents=True)
-    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo.path), str(source)], check=True)
-    subprocess.run(["git", f"--git-dir={source}", "remote", "remove", "origin"], check=True)
+    source = _bare_snapshot(git_repo, tmp_path / "snapshots" / folder)
     clone = tmp_path / "work" / "clone"
     subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
     res = cli("extract", "--repo", str(clone), "--sha", "HEAD", "--out", str(tmp_path / "o"))
@@ -268,12 +273,7 @@ def test_a_clone_whose_local_origin_spells_the_name_is_not_warned_of(cli, git_re
                                             ("tensors.git", True)])
 def test_a_repository_without_origin_whose_folders_spell_the_name_is_not_warned_of(cli, git_repo, tmp_path,
                                                                                     folder, warned):
-    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
-    git_repo.commit()
-    snapshot = tmp_path / "snapshots" / folder
-    snapshot.parent.mkdir(parents=True)
-    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo.path), str(snapshot)], check=True)
-    subprocess.run(["git", f"--git-dir={snapshot}", "remote", "remove", "origin"], check=True)
+    snapshot = _bare_snapshot(git_repo, tmp_path / "snapshots" / folder)
     res = cli("extract", "--repo", str(snapshot), "--sha", "HEAD", "--out", str(tmp_path / "o"))
     assert res.code == 0, res.stderr
     assert read_records(tmp_path / "o")[0]["record"]["repo"] == "tracel-ai/burn"
