@@ -12,7 +12,7 @@ import click
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.errors import UserError
 from analyzer.sinks import HISTORY
-from analyzer.cli.common import FormatChoice, echo_document, open_cache, open_repo, repo_options
+from analyzer.cli.common import FormatChoice, echo_document, open_cache, open_repo, repo_options, warn
 
 
 @click.command()
@@ -95,6 +95,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
     try:
         with _progress(len(the_plan.revisions)) as report:
             result = build_history(git_repo, the_plan, cache=cache, jobs=jobs, debug=debug, extend=extend, repos=repos,
+                                   warn=warn,
                                    **report)
     finally:
         if cache is not None:
@@ -124,7 +125,7 @@ def _revision_line(revision, planned, analysed) -> str:
 def _progress(total: int):
     """Callbacks for build_history: a progress bar over the revisions on a terminal (with the
     current revision's status), one plain line per revision elsewhere; skips always warned."""
-    def warn(skip) -> None:
+    def warn_skip(skip) -> None:
         click.echo(terminal_text(f"warning: skipped {skip.label}: {skip.reason}", one_line=True), err=True)
 
     if not sys.stderr.isatty():
@@ -137,7 +138,7 @@ def _progress(total: int):
 
         def skip_plain(s) -> None:
             seen.append(s)
-            warn(s)
+            warn_skip(s)
         yield {"on_done": done, "on_skip": skip_plain}
         return
 

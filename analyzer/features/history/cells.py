@@ -10,7 +10,7 @@ the results cache itself, so a repeated history neither extracts nor builds a ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -105,13 +105,15 @@ def kept(cache, row_key: str) -> Cells | None:
         return None  # a row of another shape: built again and overwritten
 
 
-def kept_matrix(git_repo: GitRepository, sha: str, cache) -> Matrix | None:
-    """The operations matrix of `sha` that `coverage` or `diff` kept in the results cache, or None."""
+def kept_matrix(git_repo: GitRepository, sha: str, cache,
+                warn: Callable[[str], None] | None = None) -> Matrix | None:
+    """The operations matrix of `sha` that `coverage` or `diff` kept in the results cache, or None
+    (a row that fails its checks is dropped and said through `warn`, as coverage says it)."""
     from analyzer.pipeline import coverage as audit
     from analyzer.profiles import current
 
     matrix_key = audit.matrix_key(current().name, git_repo.name, sha, collapse=True)
-    return audit.kept_matrix(cache, matrix_key, git_repo.name, sha)[0]
+    return audit.kept_matrix(cache, matrix_key, git_repo.name, sha, warn=warn)[0]
 
 
 def built(git_repo: GitRepository, ex) -> Cells:

@@ -44,15 +44,17 @@ def records_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None =
 
 
 def revision_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None = None,
-                progress: Callable[[str], None] | None = None) -> Analysed:
+                progress: Callable[[str], None] | None = None,
+                warn: Callable[[str], None] | None = None) -> Analysed:
     """The records of one revision and the cells coverage shows there (history/cells.py): each
     one results-cache row when kept, else from one extraction (with the code facts when the
-    operations matrix has to be built), parsing only the blobs the cache lacks."""
+    operations matrix has to be built), parsing only the blobs the cache lacks. A kept matrix
+    that fails its checks is said through `warn` and the cells are built again."""
     from analyzer.features.history import cells as shown_cells
 
     cells_key = shown_cells.key(git_repo, sha)
     table = shown_cells.kept(cache, cells_key)
-    matrix = shown_cells.kept_matrix(git_repo, sha, cache) if table is None else None
+    matrix = shown_cells.kept_matrix(git_repo, sha, cache, warn=warn) if table is None else None
     if table is None and matrix is not None:
         table = shown_cells.keep(cache, cells_key, shown_cells.Cells.of(matrix))
     if table is not None:
@@ -79,12 +81,12 @@ def build_history(git_repo: GitRepository, the_plan: Plan, *, cache=None, jobs: 
                   on_done: Callable[[Revision | None, Planned, Analysed], None] | None = None,
                   on_skip: Callable[[Skipped], None] | None = None,
                   debug: bool = False, extend: Callable[[str, Analysed], Analysed] | None = None,
-                  repos: dict | None = None) -> History:
+                  repos: dict | None = None, warn: Callable[[str], None] | None = None) -> History:
     """Analyse every planned revision in turn and fold it into the history. A revision that
     does not resolve or cannot be analysed is reported through `on_skip` and left out; with no
     revision left, a UserError. `extend` adds to a revision's records (its dependencies' at the
     revisions it pins) before they are folded in; `repos` are those dependencies' repositories by
-    name, where their removals are classified."""
+    name, where their removals are classified. `warn` says a results-cache row that was not used."""
     t0 = time.perf_counter()
     shas = [p.sha for p in the_plan.revisions if p.sha is not None]
     builder = Builder(git_repo, the_plan.trim_empty_start, git_repo.commit_dates(shas), cache, repos)
@@ -98,7 +100,7 @@ def build_history(git_repo: GitRepository, the_plan: Plan, *, cache=None, jobs: 
         else:
             t1 = time.perf_counter()
             try:
-                analysed = revision_at(git_repo, planned.sha, cache=cache, jobs=jobs, progress=on_status)
+                analysed = revision_at(git_repo, planned.sha, cache=cache, jobs=jobs, progress=on_status, warn=warn)
                 if extend is not None:
                     cells = analysed.cells  # this repository's; a dependency's come from its records
                     analysed = extend(planned.sha, analysed)
