@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from analyzer.core.collector import no_cycle_collection
 from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
 from analyzer.features.coverage.limits import apply_limits, storage_limits
@@ -43,13 +44,19 @@ def trait_kind(trait: str) -> str:
     return next((kind for prefix, kind in current().code.ops_trait_kinds if trait.startswith(prefix)), "")
 
 
-def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
+def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:
     """The operations matrix of an extraction: every backend operation (a method of a backend
     ops trait a crate implements) with the dispatches its implementation reaches through calls by
     name within its crate (helpers reached from several operations count for each), repetition
     macros resolved per invocation, and n/a where a dtype is of another tensor kind than the
     operation's trait takes. With `read_files(paths) -> {path: bytes}`, the functions holding a
-    dtype panic are read for the arms their calls sit in (analyzer/features/coverage/paths.py)."""
+    dtype panic are read for the arms their calls sit in (analyzer/features/coverage/paths.py).
+    Built with the cycle collector paused: tens of thousands of cells, none in a cycle."""
+    with no_cycle_collection():
+        return _build_operations(ex, collapse, read_files)
+
+
+def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
     audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
     checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
     base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)
