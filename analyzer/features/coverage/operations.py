@@ -176,20 +176,21 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     for d in base.dispatches:
         enums_of.setdefault(d.crate, set()).add(d.enum)
     cells: dict[tuple[str, str, str], Cell] = {}
+    columns = [(n, g, [(col, dtype_kind(col)) for col in g.dtypes]) for n, g in enumerate(base.groups)]
     for (crate, op), operation in sorted(ops.items()):
-        for n, g in enumerate(base.groups):
-            if n and g.enum not in enums_of.get(crate, ()):
+        own = enums_of.get(crate, ())
+        whole = unimplemented.get((crate, op))
+        for n, g, cols in columns:
+            if n and g.enum not in own:
                 continue
-            for col in g.dtypes:
+            for col, kind in cols:
                 key = (crate, op, col)
-                kind = dtype_kind(col)
                 ev = evidence.get(key)
                 if operation.kind and kind and kind != operation.kind:
                     cells[key] = Cell(crate, op, col, NA, [], g.enum, ev or [])
-                elif (crate, op) in unimplemented:
+                elif whole is not None:
                     # The whole body panics: whatever the dtype, the call never returns.
-                    site = unimplemented[(crate, op)]
-                    cells[key] = Cell(crate, op, col, PANICS, [site], g.enum, [Evidence(col, PANICS, site)],
+                    cells[key] = Cell(crate, op, col, PANICS, [whole], g.enum, [Evidence(col, PANICS, whole)],
                                       reason=NOT_IMPLEMENTED)
                 elif ev:
                     panicking = [e.site for e in ev if e.status == PANICS]
