@@ -40,17 +40,52 @@ fn contiguous(tensor: TinyTensor) -> TinyTensor {
 
 
 @pytest.fixture
-def matrix(git_repo):
+def extracted(git_repo):
     from analyzer.pipeline import extract as pipeline
-    from analyzer.pipeline.coverage import tree_matrix
     from analyzer.source.repository import open_repository
 
     git_repo.crate("burn-backend", {"src/ops.rs": TRAITS_RS})
     git_repo.crate("burn-tiny", {"src/ops.rs": OPS_RS})
     sha = git_repo.commit("a backend")
     repo = open_repository(str(git_repo.path), None, "acme/tiny")
-    ex = pipeline.extract(repo, sha, jobs=1, code=True)
+    return repo, pipeline.extract(repo, sha, jobs=1, code=True)
+
+
+@pytest.fixture
+def matrix(extracted):
+    from analyzer.pipeline.coverage import tree_matrix
+
+    repo, ex = extracted
     return tree_matrix(ex, lambda paths: repo.read_files(ex.sha, paths), claims=False)
+
+
+def test_the_matrix_is_built_with_the_cycle_collector_paused_and_then_restored(extracted, monkeypatch):
+    """The cells hold no cycles: no collection walks them while they pile up, and what the build
+    leaves alive is out of the collector's reach afterwards, which is back as it was, also when
+    the build fails."""
+    import gc
+
+    from analyzer.features.coverage import operations
+
+    repo, ex = extracted
+    seen: list[bool] = []
+    real_settings = operations.build_settings
+
+    def settings(*args):
+        seen.append(gc.isenabled())
+        return real_settings(*args)
+
+    monkeypatch.setattr(operations, "build_settings", settings)
+    gc.unfreeze()
+    assert gc.isenabled()
+    matrix = operations.build_operations(ex, collapse=True, read_files=lambda paths: repo.read_files(ex.sha, paths))
+    assert matrix.cells and seen == [False] and gc.isenabled()
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
+    monkeypatch.setattr(operations, "build_settings", lambda *a: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        operations.build_operations(ex, collapse=True)
+    assert gc.isenabled()
 
 
 def test_operations_reaching_one_helper_share_its_evidence(matrix):

@@ -280,3 +280,67 @@ def test_a_quantized_operation_that_rejects_some_schemes_is_partial_naming_them(
     assert cell["status"] == "partial"
     assert cell["reason"] == "schemes by QuantValue: Q8F, Q8S handled; Q4F panics"
     assert cell["sites"][0]["path"] == "crates/burn-flexy/src/ops.rs"
+
+
+def _read(fn: str):
+    from analyzer.features.coverage.paths import read_paths
+
+    return read_paths(fn.encode(), 1, {"DType"})
+
+
+def test_a_let_inside_a_closure_of_the_arm_does_not_rebind_the_matched_value():
+    paths = _read("""\
+fn f(data: T) -> T {
+    match data.dtype {
+        DType::F32 => {
+            let keep = |d| { let data = d; data };
+            to_f32(data)
+        }
+        DType::I32 => {
+            let data = convert(data);
+            to_i32(data)
+        }
+        _ => other(data),
+    }
+}
+""")
+    assert [f.rebound for f in paths.calls["to_f32"]] == [False]
+    assert [f.rebound for f in paths.calls["to_i32"]] == [True]
+    # The call inside the let is made before the rebinding.
+    assert [f.rebound for f in paths.calls["convert"]] == [False]
+    assert paths.calls["to_i32"][0].allows("I32") is False and paths.calls["to_f32"][0].allows("F32")
+
+
+def test_a_call_inside_a_nested_arm_takes_the_innermost_arms_dtypes():
+    paths = _read("""\
+fn f(x: T, y: T) -> T {
+    match x.dtype {
+        DType::F32 | DType::F16 => match y.dtype {
+            DType::F16 => half(y),
+            _ => wide(y),
+        },
+        _ => rest(x),
+    }
+}
+""")
+    (half,), (wide,), (rest,) = paths.calls["half"], paths.calls["wide"], paths.calls["rest"]
+    assert (half.names, half.negated) == (frozenset({"F16"}), False)
+    assert (wide.names, wide.negated) == (frozenset({"F16"}), True)
+    assert (rest.names, rest.negated) == (frozenset({"F32", "F16"}), True)
+
+
+def test_a_macro_call_the_parser_places_in_no_arm_is_on_no_path():
+    # `helper!(x);` where an arm should be: tree-sitter keeps it in an ERROR node of the match's
+    # block, between the arms, where no dtype is known to reach it.
+    paths = _read("""\
+fn f(x: T) {
+    match x.dtype {
+        DType::F32 => a(x),
+        helper!(x);
+        _ => b(x),
+    }
+    after!(x);
+}
+""")
+    assert sorted(paths.calls) == ["a", "b"]
+    assert list(paths.macros) == [7]

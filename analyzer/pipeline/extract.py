@@ -5,12 +5,10 @@ Sinks (jsonl, manifest, coverage, pages, diff) take the `Extraction` this return
 
 from __future__ import annotations
 
-import gc
 import os
 import posixpath
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 from collections.abc import Callable
@@ -20,6 +18,7 @@ from analyzer.decisions.categories import CATEGORIES
 from analyzer.decisions.classify import classify
 from analyzer.decisions.model import Decision
 from analyzer.decisions.rules import EXCLUSIONS
+from analyzer.core.collector import no_cycle_collection
 from analyzer.core.errors import UserError
 from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
@@ -253,28 +252,9 @@ def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordL
     reads (`Extraction.code`), which cost a parse of every file with a panic-family call or an
     ops trait or impl, less its function bodies; extract itself parses only the items that hold
     its sites."""
-    with _no_cycle_collection():
+    with no_cycle_collection():
         return _extract(repo, sha, cache=cache, previous=previous, now=now, jobs=jobs, progress=progress,
                         code=code)
-
-
-@contextmanager
-def _no_cycle_collection():
-    """The cycle collector paused for the block: the facts, decisions and records an extraction
-    builds hold no reference cycles, yet every collection while they pile up walks them and all
-    that was imported again. Refcounting still frees what is dropped; a cycle made inside waits
-    for the first collection after. Parser processes, forked inside, run without it too. What
-    is alive at the end is moved out of the collector's reach (`gc.freeze`): else the first
-    collections after, in whatever the caller builds next (coverage's matrix), walk all of it
-    again; refcounting still frees it when it is dropped."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.freeze()
-            gc.enable()
 
 
 def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine] | None, now: str | None,

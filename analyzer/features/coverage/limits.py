@@ -31,9 +31,11 @@ def storage_limits(cells: dict[tuple[str, str, str], Cell], kind_of, groups: lis
     rejected: dict[tuple[str, str], list] = {}
     held: set[tuple[str, str]] = set()
     storages = storage_enums(groups or [], cells)
+    # (creates, casts) per operation name: asked once per name, not per cell
+    roles = {op: (bool(_CREATES.search(op)), bool(_CASTS.search(op))) for op in {k[1] for k in cells}}
     for (crate, op, col), cell in cells.items():
-        creates = bool(_CREATES.search(op))
-        if (not creates and not _CASTS.search(op)) or not kind_of(col):
+        creates, casts = roles[op]
+        if (not creates and not casts) or not kind_of(col):
             continue
         if "(" not in col:
             if cell.status in (HANDLED, PARTIAL):
@@ -54,7 +56,8 @@ def storage_enums(groups: list[Group], cells: dict[tuple[str, str, str], Cell]) 
     """Enums whose variants are the storages of one dtype (`BoolDType` -> `Bool`): their variants
     are exactly the payloads that dtype's cells name (`Bool(Native)`, `Bool(U8)`, `Bool(U32)`)."""
     payloads: dict[str, set[str]] = {}
-    for col in {d for g in groups for d in g.dtypes} | {p for c in cells.values() for p in c.parts}:
+    named = {p for c in cells.values() for p in (c.decided or [e.dtype for e in c.evidence])}  # Cell.parts' keys
+    for col in {d for g in groups for d in g.dtypes} | named:
         if "(" in col and "::" not in col.split("(", 1)[0]:
             payloads.setdefault(base_variant(col), set()).add(col.split("(", 1)[1].rstrip(")"))
     out = {}

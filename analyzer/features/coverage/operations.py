@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from analyzer.core.collector import no_cycle_collection
 from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
 from analyzer.features.coverage.limits import apply_limits, storage_limits
@@ -43,13 +44,19 @@ def trait_kind(trait: str) -> str:
     return next((kind for prefix, kind in current().code.ops_trait_kinds if trait.startswith(prefix)), "")
 
 
-def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
+def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:
     """The operations matrix of an extraction: every backend operation (a method of a backend
     ops trait a crate implements) with the dispatches its implementation reaches through calls by
     name within its crate (helpers reached from several operations count for each), repetition
     macros resolved per invocation, and n/a where a dtype is of another tensor kind than the
     operation's trait takes. With `read_files(paths) -> {path: bytes}`, the functions holding a
-    dtype panic are read for the arms their calls sit in (analyzer/features/coverage/paths.py)."""
+    dtype panic are read for the arms their calls sit in (analyzer/features/coverage/paths.py).
+    Built with the cycle collector paused: tens of thousands of cells, none in a cycle."""
+    with no_cycle_collection():
+        return _build_operations(ex, collapse, read_files)
+
+
+def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
     audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
     checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
     base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)
@@ -116,14 +123,14 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
     reasons: dict[tuple[str, str, str], list[str]] = {}
     dispatches: list[Dispatch] = []
     paths = _read_paths(graph, [at for at, _ in instances], {d.enum for d in base.dispatches}, read_files)
-    every = frozenset(k for d in base.dispatches for k in d.statuses)
-    edge = _edges(paths, every)
+    allowed = _Allowed(frozenset(k for d in base.dispatches for k in d.statuses))
+    edge = _edges(paths, allowed)
     reached_cache: dict[tuple[int, frozenset[str]], dict[str, frozenset[str]]] = {}
     # One Evidence per (dtype, status, site): a helper's dispatch reached by many operations says
     # the same of each, and the cells share the one (frozen) object.
     said: dict[tuple[str, str, int], Evidence] = {}
     for at, d in instances:
-        start = _start(paths.get(at), d, every)
+        start = _start(paths.get(at), d, allowed)
         if (at, start) not in reached_cache:
             reached_cache[(at, start)] = graph.operations_reaching_for(at, start, edge)
         names = reached_cache[(at, start)]
@@ -158,7 +165,7 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
 
     # The walks' memos, the read paths and the call graph are not needed for the cells: freed
     # before the cells are made, the largest part of the matrix.
-    del reached_cache, edge, paths, said, instances
+    del reached_cache, edge, allowed, paths, said, instances
     unimplemented = _not_implemented(ex, graph, ops)
     _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
     settings = build_settings(ex, graph, read_files)
@@ -169,20 +176,21 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:  # 
     for d in base.dispatches:
         enums_of.setdefault(d.crate, set()).add(d.enum)
     cells: dict[tuple[str, str, str], Cell] = {}
+    columns = [(n, g, [(col, dtype_kind(col)) for col in g.dtypes]) for n, g in enumerate(base.groups)]
     for (crate, op), operation in sorted(ops.items()):
-        for n, g in enumerate(base.groups):
-            if n and g.enum not in enums_of.get(crate, ()):
+        own = enums_of.get(crate, ())
+        whole = unimplemented.get((crate, op))
+        for n, g, cols in columns:
+            if n and g.enum not in own:
                 continue
-            for col in g.dtypes:
+            for col, kind in cols:
                 key = (crate, op, col)
-                kind = dtype_kind(col)
                 ev = evidence.get(key)
                 if operation.kind and kind and kind != operation.kind:
                     cells[key] = Cell(crate, op, col, NA, [], g.enum, ev or [])
-                elif (crate, op) in unimplemented:
+                elif whole is not None:
                     # The whole body panics: whatever the dtype, the call never returns.
-                    site = unimplemented[(crate, op)]
-                    cells[key] = Cell(crate, op, col, PANICS, [site], g.enum, [Evidence(col, PANICS, site)],
+                    cells[key] = Cell(crate, op, col, PANICS, [whole], g.enum, [Evidence(col, PANICS, whole)],
                                       reason=NOT_IMPLEMENTED)
                 elif ev:
                     panicking = [e.site for e in ev if e.status == PANICS]
@@ -307,25 +315,53 @@ def _read_paths(graph: CallGraph, functions: list[int], enums: set[str], read_fi
     return out
 
 
-def _start(paths: FnPaths | None, d: Dispatch, every: frozenset[str]) -> frozenset[str]:
+class _Allowed:
+    """The dtypes of `every` the filters of a call site (or the arms before a line) let through,
+    answered once per filter (and per set of dtypes returned early): many call sites share a
+    filter, and every walk asks again."""
+
+    def __init__(self, every: frozenset[str]):
+        self.every = every
+        self._by_filter: dict[Filter, frozenset[str]] = {}
+        self._by_gone: dict[frozenset[str], frozenset[str]] = {}
+
+    def by(self, filters: list[Filter]) -> frozenset[str]:
+        """The dtypes any of `filters` allows."""
+        out: frozenset[str] = frozenset()
+        for f in filters:
+            one = self._by_filter.get(f)
+            if one is None:
+                one = self._by_filter[f] = frozenset(k for k in self.every if f.allows(k, _in_scope(f, k)))
+            out |= one
+        return out
+
+    def past(self, gone: frozenset[str]) -> frozenset[str]:
+        """The dtypes not among `gone` (by their labels or base variants)."""
+        out = self._by_gone.get(gone)
+        if out is None:
+            out = self._by_gone[gone] = frozenset(k for k in self.every if k not in gone
+                                                  and base_variant(k) not in gone)
+        return out
+
+
+def _start(paths: FnPaths | None, d: Dispatch, allowed: _Allowed) -> frozenset[str]:
     """The dtypes that reach a dispatch within its function: those not returned for earlier, and
     for a macro's dispatch those of the arm its invocation sits in."""
     if paths is None:
-        return every
+        return allowed.every
     if d.invoked_at:
         filters = paths.macros.get(d.invoked_at)
         if filters:
-            return frozenset(k for k in every if any(f.allows(k, _in_scope(f, k)) for f in filters))
+            return allowed.by(filters)
         line = d.invoked_at
     elif d.via:
-        return every
+        return allowed.every
     else:
         line = d.line
-    gone = paths.gone_before(line)
-    return frozenset(k for k in every if k not in gone and base_variant(k) not in gone)
+    return allowed.past(paths.gone_before(line))
 
 
-def _edges(paths: dict[int, FnPaths], every: frozenset[str]):
+def _edges(paths: dict[int, FnPaths], allowed: _Allowed):
     """`edge(caller, name)`: the dtypes a read caller calls `name` for (None: every dtype, also
     for a call the reading did not see, e.g. one inside a macro's arguments)."""
     memo: dict[tuple[int, str], frozenset[str] | None] = {}
@@ -334,8 +370,7 @@ def _edges(paths: dict[int, FnPaths], every: frozenset[str]):
         key = (caller, name)
         if key not in memo:
             filters = paths[caller].calls.get(name) if caller in paths else None
-            memo[key] = None if filters is None else frozenset(
-                k for k in every if any(f.allows(k, _in_scope(f, k)) for f in filters))
+            memo[key] = None if filters is None else allowed.by(filters)
         return memo[key]
 
     return edge

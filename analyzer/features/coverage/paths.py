@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
-from tree_sitter import Node, Parser
+from tree_sitter import Node, Parser, QueryCursor
 
-from analyzer.facts.syntax import LANGUAGE
+from analyzer.facts.syntax import LANGUAGE, query
 from analyzer.features.coverage.model import base_variant, label, qualify
 
 _REF = re.compile(r"\b(\w+)\s*::\s*(\w+)")
@@ -79,43 +80,85 @@ def read_paths(source: bytes, first_line: int, enums: set[str]) -> FnPaths:
     out = FnPaths()
     if fn is None:
         return out
+    # The query finds the calls, matches and lets (in C, not a walk of every node here).
+    found = QueryCursor(query("coverage_paths.scm")).captures(fn)
+    dtype_arms = {m.id: _dtype_arms(m, enums) for m in found.get("match", ())}
     body = fn.child_by_field_name("body")
     returned: list[tuple[int, frozenset[str]]] = []  # (end byte of the match, dtypes)
     if body is not None:
         for stmt in body.named_children:
             match = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
             if match is not None and match.type == "match_expression":
-                names = _returning(match, enums)
+                names = _returning(dtype_arms.get(match.id))
                 if names:
                     returned.append((match.end_byte, names))
                     out.returns.append((first_line + match.end_point[0], names))
     # Each call with the innermost dtype arm around it, and where that arm rebinds the matched
     # variable.
-    stack: list[tuple[Node, Filter, tuple[int, ...]]] = [(fn, EVERY, ())]
-    while stack:
-        node, arm, lets = stack.pop()
-        if node.type in ("call_expression", "macro_invocation"):
+    filters: dict[int, Filter] = {}  # arm node id -> the dtypes it is taken for
+    variables: dict[int, str] = {}  # arm node id -> the variable its match reads
+    values: dict[int, int | None] = {}  # dtype match node id -> its scrutinee's node id
+    for match in found.get("match", ()):
+        arms = dtype_arms[match.id]
+        if arms is None:
+            continue
+        value = match.child_by_field_name("value")
+        values[match.id] = value.id if value is not None else None
+        variable = _root_name(value)
+        for a, f in arms:
+            filters[a.id] = f
+            variables[a.id] = variable
+    lets = _lets_in_arms(found.get("let", ()), fn.id, variables)
+    for kind in ("call", "macro"):
+        for node in found.get(kind, ()):
+            at = _arm_around(node, fn.id, filters, values)
+            if at == _OUTSIDE:
+                continue
+            arm, rebinds = (filters[at], lets.get(at, ())) if at is not None else (EVERY, [])
             gone = frozenset().union(*(n for end, n in returned if end <= node.start_byte))
-            here = Filter(arm.names, arm.negated, arm.gone | gone, arm.scope, arm.enum,
-                          any(end <= node.start_byte for end in lets))
-            if node.type == "macro_invocation":
+            here = Filter(arm.names, arm.negated, gone, arm.scope, arm.enum,
+                          any(end <= node.start_byte for end in rebinds))
+            if kind == "macro":
                 out.macros.setdefault(first_line + node.start_point[0], []).append(here)
             else:
                 name = _callee(node.child_by_field_name("function"))
                 if name:
                     out.calls.setdefault(name, []).append(here)
-        if node.type == "match_expression":
-            arms = _dtype_arms(node, enums)
-            if arms is not None:
-                value = node.child_by_field_name("value")
-                if value is not None:
-                    stack.append((value, arm, lets))
-                variable = _root_name(value)
-                for a, f in arms:
-                    inner = Filter(f.names, f.negated, arm.gone, f.scope, f.enum)
-                    stack.append((a, inner, tuple(n.end_byte for n in _lets_of(a, variable)) if variable else ()))
-                continue
-        stack.extend((c, arm, lets) for c in reversed(node.children))
+    return out
+
+
+_OUTSIDE = -1
+
+
+def _arm_around(node: Node, fn: int, arms: Collection[int], values: dict[int, int | None]) -> int | None:
+    """The innermost dtype arm around a node (None: outside any), or _OUTSIDE when the node sits
+    in a dtype match outside its scrutinee and arms (in an ERROR node of its block): no path is
+    read there."""
+    innermost = None
+    child, below = node, None
+    up = node.parent
+    while up is not None and up.id != fn:
+        if innermost is None and up.id in arms:
+            innermost = up.id
+        if up.id in values and child.id != values[up.id] and not (
+                child.type == "match_block" and below is not None and below.id in arms):
+            return _OUTSIDE
+        below, child, up = child, up, up.parent
+    return innermost
+
+
+def _lets_in_arms(lets: Iterable[Node], fn: int, variables: dict[int, str]) -> dict[int, list[int]]:
+    """Arm node id -> the ends of the `let NAME = ..` declarations inside it (closures aside)
+    that rebind NAME, the variable its match reads."""
+    out: dict[int, list[int]] = {}
+    for let in lets:
+        written = _text(let.child_by_field_name("pattern")).strip()
+        up = let.parent
+        while up is not None and up.id != fn and up.type != "closure_expression":
+            name = variables.get(up.id)
+            if name and written in (name, f"mut {name}"):
+                out.setdefault(up.id, []).append(let.end_byte)
+            up = up.parent
     return out
 
 
@@ -128,36 +171,21 @@ def _root_name(value: Node | None) -> str:
     return _text(value) if value is not None and value.type in ("identifier", "self") else ""
 
 
-def _lets_of(arm: Node, name: str) -> list[Node]:
-    """The `let NAME = ..` declarations inside an arm (closures aside)."""
-    out, stack = [], [arm]
-    while stack:
-        n = stack.pop()
-        if n.type == "closure_expression":
-            continue
-        if n.type == "let_declaration" and _text(n.child_by_field_name("pattern")).strip() in (name, f"mut {name}"):
-            out.append(n)
-        stack.extend(n.children)
-    return out
-
-
 def _dtype_arms(match: Node, enums: set[str]) -> list[tuple[Node, Filter]] | None:
     """The arms of a match on a dtype (one whose arms name a dtype enum's variants), each with the
     dtypes it is taken for; None for any other match."""
     block = match.child_by_field_name("body")
     arms = [a for a in (block.named_children if block is not None else []) if a.type == "match_arm"]
-    named: list[frozenset[str]] = []
-    for a in arms:
-        pattern = a.child_by_field_name("pattern")
-        named.append(frozenset(label(d) for d in _pattern_dtypes(_text(pattern), enums)))
+    patterns = [_text(a.child_by_field_name("pattern")) for a in arms]
+    dtypes = [_pattern_dtypes(p, enums) for p in patterns]
+    named = [frozenset(label(d) for d in ds) for ds in dtypes]
     if not any(named):
         return None
     every = frozenset().union(*named)
-    enum = Counter(enum_of(d) for a in arms
-                   for d in _pattern_dtypes(_text(a.child_by_field_name("pattern")), enums)).most_common(1)[0][0]
+    enum = Counter(enum_of(d) for ds in dtypes for d in ds).most_common(1)[0][0]
     out = []
-    for a, names in zip(arms, named):
-        written = _text(a.child_by_field_name("pattern")).strip()
+    for a, pattern, names in zip(arms, patterns, named):
+        written = pattern.strip()
         catch_all = written == "_" or bool(_BINDING.fullmatch(written))
         out.append((a, Filter(every if catch_all else names, catch_all, scope=every, enum=enum)))
     return out
@@ -169,9 +197,8 @@ def enum_of(dtype: str) -> str:
     return head.split("::", 1)[0] if "::" in head else ""
 
 
-def _returning(match: Node, enums: set[str]) -> frozenset[str]:
-    """The dtypes whose arm of a dtype match returns from the function."""
-    arms = _dtype_arms(match, enums)
+def _returning(arms: list[tuple[Node, Filter]] | None) -> frozenset[str]:
+    """The dtypes whose arm of a dtype match (`arms`: its `_dtype_arms`) returns from the function."""
     out: set[str] = set()
     for a, f in arms or []:
         if not f.negated and _returns(a.child_by_field_name("value")):
