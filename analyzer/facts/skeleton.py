@@ -83,10 +83,27 @@ def skeleton(source: bytes) -> Skeleton | None:
         stack[-1] = _past_semicolon(source, close + 1)
     if len(stack) != 1 or not bodies:
         return None
+    return Skeleton(ranges_without(bodies, len(source)), bodies)
+
+
+def ranges_without(bodies: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """The ranges of a file of `n` bytes less the inside of `bodies` (sorted `{`, `}` offsets)."""
     ranges = []
     start = 0
     for open_at, close in bodies:
         ranges.append((start, open_at + 1))
         start = close
-    ranges.append((start, len(source)))
-    return Skeleton(ranges, bodies)
+    ranges.append((start, n))
+    return ranges
+
+
+def without_hits(bodies: list[tuple[int, int]], hits: list[int]) -> list[tuple[int, int]]:
+    """The bodies (sorted) that hold none of the offsets `hits` (sorted)."""
+    out = []
+    k = 0
+    for open_at, close in bodies:
+        while k < len(hits) and hits[k] <= open_at:
+            k += 1
+        if k == len(hits) or hits[k] >= close:
+            out.append((open_at, close))
+    return out
