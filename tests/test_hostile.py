@@ -445,10 +445,10 @@ def _arms_match(n: int) -> bytes:
 
 
 def test_the_arms_of_a_match_are_read_once(monkeypatch):
-    from analyzer.facts import parse, sites
+    from analyzer.facts import parse, placement
     calls = []
-    real = sites._arm_facts
-    monkeypatch.setattr(sites, "_arm_facts", lambda block, tx: calls.append(1) or real(block, tx))
+    real = placement._arm_facts
+    monkeypatch.setattr(placement, "_arm_facts", lambda block, tx: calls.append(1) or real(block, tx))
     facts = parse.parse_file(_arms_match(40))
     assert len(facts.sites) == 40 and len(calls) == 1
     assert [s.arm_index for s in facts.sites] == list(range(40))

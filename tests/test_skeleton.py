@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.facts import parse, skeleton
+from analyzer.facts import parse, skeleton, syntax
 from analyzer.facts.code import _code_facts
 from analyzer.facts.model import FileFacts
+from analyzer.facts.prefilter import has_panic_hint, plain_aliases
+from analyzer.profiles import current
 
 RULES = Path(__file__).parent / "rules"
 
@@ -132,7 +134,7 @@ def test_a_brace_of_a_signature_taken_for_the_body_falls_back_to_the_whole_file(
     assert plan is not None and _left_out(src, plan)[0] == " 2 "
     tree = parse._ranged_parser()
     tree.included_ranges = parse._points(src, plan.ranges)
-    assert not parse._bodies_fit(tree.parse(src).root_node, plan)
+    assert not parse._bodies_fit(tree.parse(src).root_node, plan.bodies)
     assert _skeleton_code(src) == _whole_code(src)
     assert {f.name: f.calls for f in _skeleton_code(src).functions}["f"] == ["helper"]
 
@@ -152,3 +154,57 @@ def test_skeleton_code_facts_are_the_whole_file_facts_for_every_rule_example():
         if skeleton.skeleton(src) is not None:
             cut += 1
     assert cut > 100  # the skeleton, not the fallback, is what was compared
+
+
+def _two_trees(src: bytes) -> FileFacts:
+    """The facts read as the planned tree (site facts) and the skeleton tree (code facts) give them."""
+    facts = parse._site_facts_alone(src, False, plain_aliases(src), has_panic_hint(src), _hits(src))
+    if has_panic_hint(src) or current().wants_code(src):
+        _code_facts(parse._code_tree(src).root_node, src, facts)
+    return parse.read_off_bytes(facts, src)
+
+
+def _hits(src: bytes) -> list[int]:
+    return [start for start, _ in syntax._word_spans(src, parse._SITE_WORDS, 0, len(src))]
+
+
+def _same_facts(a: FileFacts, b: FileFacts) -> bool:
+    return (a.site_part().to_json(), a.code_part().to_json()) == (b.site_part().to_json(), b.code_part().to_json())
+
+
+def test_one_tree_gives_the_facts_of_the_planned_and_the_skeleton_trees():
+    tree = parse._shared_tree(OPS, _hits(OPS))
+    assert tree is not None
+    facts = parse.parse_file(OPS, code=True)
+    assert _same_facts(facts, _two_trees(OPS))
+    assert [s.macro for s in facts.sites] == ["panic", "unimplemented"]
+    assert {f.name: f.calls for f in facts.functions}["float_add"] == ["add_f32", "dtype"]
+    # The body that holds a call was put back; one that holds none is still an empty block.
+    impl = [c for c in tree.root_node.named_children if c.type == "impl_item"][0]
+    add, neg = [m for m in impl.child_by_field_name("body").named_children if m.type == "function_item"]
+    assert add.child_by_field_name("body").named_child_count == 1
+    assert neg.child_by_field_name("body").named_child_count == 0
+
+
+@pytest.mark.parametrize("src", [
+    # The const generic's `{ 2 }` is left out as if it were the body: not a function's body.
+    b'pub fn g<const N: usize = { 2 }>() -> u8 { N as u8 }\nfn f() { panic!("no") }\n',
+    # The struct's `{ 1 }` ends a top-level item for the plan: the impl is not where it was planned.
+    b'struct S<const N: usize = { 1 }>;\nimpl S { fn f() { panic!("no") } fn h() -> u8 { 1 } }\n',
+])
+def test_one_tree_is_trusted_only_where_both_trees_would_be(src):
+    assert parse._shared_tree(src, _hits(src)) is None
+    facts = parse.parse_file(src, code=True)
+    assert _same_facts(facts, _two_trees(src))
+    assert [s.function for s in facts.sites] == ["f"]
+
+
+def test_one_tree_gives_the_facts_of_the_two_for_every_rule_example():
+    shared = 0
+    # Each example as written, and with a function whose body holds no call (most examples are
+    # one function with a call: nothing to leave out).
+    for src in [x for s in _snippets() for x in (s, s + b"\nfn helper() -> u8 { let x = 1; x }\n")]:
+        assert _same_facts(parse.parse_file(src, code=True), _two_trees(src)), src.decode()[:200]
+        if has_panic_hint(src) and parse._shared_tree(src, _hits(src)) is not None:
+            shared += 1
+    assert shared > 100  # the one tree, not the fallback, is what was compared

@@ -52,7 +52,7 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
     for open_at, end in zip(lexed.opens, lexed.ends):
         header = source[start:open_at]
         start = regions._past_semicolon(source, end)
-        at = _header_start(header)
+        at = regions.keyword_at(header, 0, len(header))
         m = header_rx.match(header, at)
         if m is None:
             continue
@@ -84,10 +84,3 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
         out.append((m.group(1).decode(), m.group(2).decode(), methods))
     return out
 
-
-def _header_start(header: bytes) -> int:
-    """Past the white space, comments, attributes and `;` items before an item's keyword."""
-    at = 0
-    while (m := regions._HEADER_NOISE.match(header, at)) is not None and m.end() > at:
-        at = m.end()
-    return at

@@ -6,7 +6,8 @@ calls are records happens later, in `classify`, because it needs the dtype enums
 
 This module decides what to parse: the whole file, the items that hold a site (regions.py),
 each enum item alone (enums.py), or for the coverage audit's code facts the file less its
-function bodies (skeleton.py); sites.py, enums.py and code.py read the facts off the tree.
+function bodies (skeleton.py), less only those that hold no site when the file has sites (one
+tree for both kinds of facts); sites.py, enums.py and code.py read the facts off the tree.
 """
 
 from __future__ import annotations
@@ -82,10 +83,41 @@ def _parse_file(source: bytes, code: bool) -> FileFacts:
         not_utf8 = True
     aliases = plain_aliases(source)
     has_panic = has_panic_hint(source)
-    facts = _site_facts_alone(source, not_utf8, aliases, has_panic)
+    hits = [start for start, _ in _word_spans(source, _SITE_WORDS, 0, len(source))] if has_panic else []
+    if code and has_panic:
+        shared = _shared_tree(source, hits)
+        if shared is not None:
+            facts = _site_facts(shared.root_node, source, False, not_utf8, aliases, has_panic)
+            _code_facts(shared.root_node, source, facts)
+            return facts
+    facts = _site_facts_alone(source, not_utf8, aliases, has_panic, hits)
     if code and (has_panic or current().wants_code(source)):
         _code_facts(_code_tree(source).root_node, source, facts)
     return facts
+
+
+def _shared_tree(source: bytes, hits: list[int]):
+    """One tree for both the site facts and the code facts of a file with calls: the skeleton
+    (analyzer/facts/skeleton.py) with the function bodies that hold a hit put back. Trusted only
+    when it parses cleanly, every body still left out is a function's at a level the code facts
+    walk, and the items the plan (analyzer/regions.py) would parse lie in this tree where the plan
+    put them; then it holds every item the planned tree and the skeleton tree would, parsed the
+    same, and the left-out bodies hold no word a site fact is read around. None otherwise: the
+    caller parses the two trees (or the whole file) as before."""
+    plan = regions.plan(source, hits)
+    skel = skeleton.skeleton(source)
+    if plan is None or not plan.ranges or skel is None:
+        return None
+    left_out = skeleton.without_hits(skel.bodies, hits)
+    if not left_out:
+        return None
+    parser = _ranged_parser()
+    parser.included_ranges = _points(source, skeleton.ranges_without(left_out, len(source)))
+    tree = parser.parse(source)
+    root = tree.root_node
+    if root.has_error or not _bodies_fit(root, left_out) or not _fits(root, plan):
+        return None
+    return tree
 
 
 def _code_tree(source: bytes):
@@ -97,7 +129,7 @@ def _code_tree(source: bytes):
         parser = _ranged_parser()
         parser.included_ranges = _points(source, plan.ranges)
         tree = parser.parse(source)
-        if not tree.root_node.has_error and _bodies_fit(tree.root_node, plan):
+        if not tree.root_node.has_error and _bodies_fit(tree.root_node, plan.bodies):
             return tree
     return _whole_tree(source)[0]
 
@@ -105,7 +137,7 @@ def _code_tree(source: bytes):
 _LEVELS = ("impl_item", "mod_item", "trait_item")
 
 
-def _bodies_fit(root: Node, plan: skeleton.Skeleton) -> bool:
+def _bodies_fit(root: Node, bodies: list[tuple[int, int]]) -> bool:
     """Whether every body the skeleton left out is the body of a function at a level of items the
     code facts walk (the top, and module, impl and trait bodies)."""
     found: set[tuple[int, int]] = set()
@@ -119,7 +151,7 @@ def _bodies_fit(root: Node, plan: skeleton.Skeleton) -> bool:
                 found.add((body.start_byte, body.end_byte - 1))
             elif item.type in _LEVELS:
                 stack.append(body)
-    return all(b in found for b in plan.bodies)
+    return all(b in found for b in bodies)
 
 
 def _whole_tree(source: bytes):
@@ -130,17 +162,18 @@ def _whole_tree(source: bytes):
     return (_repaired(source, tree) if parse_errors else tree), parse_errors
 
 
-def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, str]], has_panic: bool) -> FileFacts:
+def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, str]], has_panic: bool,
+                      hits: list[int]) -> FileFacts:
     """Site facts from as little parsing as gives them exactly. A file with no panic-family call
     is read only for its enums, each `enum` item parsed on its own; one with calls, as the items
-    that hold a call or an enum (analyzer/regions.py). Either falls back to the whole file when its
-    cut cannot be trusted, and only then does a parse error elsewhere in the file count."""
+    that hold a call or an enum (`hits`, the offsets of their words; analyzer/regions.py). Either
+    falls back to the whole file when its cut cannot be trusted, and only then does a parse error
+    elsewhere in the file count."""
     if not has_panic:
         items = _enum_items(source)
         if items is not None:
             return FileFacts([], items, False, not_utf8, aliases)
     else:
-        hits = [start for start, _ in _word_spans(source, _SITE_WORDS, 0, len(source))]
         planned = _planned_tree(source, hits)
         if planned is not None:
             return _site_facts(planned.root_node, source, False, not_utf8, aliases, has_panic)
@@ -213,7 +246,10 @@ def _fits(root: Node, plan: regions.Plan) -> bool:
     within one range, but for each cut container, which must be an impl, module or trait whose
     body opens and closes at the planned braces, with every member of it within one range. (A
     brace of a const generic in a header, a `fn` taken for a container, a `}` inside top-level
-    parentheses: any such miscut shows here, or as a parse error.)"""
+    parentheses: any such miscut shows here, or as a parse error.)
+
+    The nodes that touch no planned range are passed over: a tree of the planned ranges has none,
+    and a tree of more of the file (parse._shared_tree) holds the planned items among others."""
     starts = [start for start, _ in plan.ranges]
     cut = {open_at: close for _, open_at, close in plan.containers}
 
@@ -221,11 +257,17 @@ def _fits(root: Node, plan: regions.Plan) -> bool:
         i = bisect.bisect_right(starts, node.start_byte) - 1
         return i >= 0 and node.end_byte <= plan.ranges[i][1]
 
+    def touches(node: Node) -> bool:
+        i = bisect.bisect_right(starts, max(node.end_byte, node.start_byte + 1) - 1) - 1
+        return i >= 0 and plan.ranges[i][1] > node.start_byte
+
     # A container planned but not found is an item across its ranges, refused below.
     for item in root.children:
+        if not touches(item):
+            continue
         body = item.child_by_field_name("body") if item.type in _CONTAINER_TYPES else None
         if body is not None and cut.get(body.start_byte, -1) == body.end_byte - 1:
-            if not all(within(member) for member in body.children):
+            if not all(within(member) for member in body.children if touches(member)):
                 return False
         elif not within(item):
             return False

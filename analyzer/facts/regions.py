@@ -29,14 +29,16 @@ from analyzer.facts import lexer
 class Braces:
     """Offsets of the brace pairs that delimit items: each `{` that opens a top-level pair, just
     past each `}` that closes one, and just past each `}` that closes a pair directly inside one
-    (the members of an impl, module or trait body)."""
+    (the members of an impl, module or trait body); and every brace in code, in order
+    (lexer.code_braces), which the skeleton (skeleton.py) walks."""
 
     opens: list[int]
     ends: list[int]
     member_ends: list[int]
+    marks: list[int]
 
 
-# The last file's braces: a parsed file is lexed for its plan and again for its ops impls
+# The last file's braces: a parsed file is lexed for its plan, its skeleton and its ops impls
 # (impls.py) otherwise. Kept by identity, and only for bytes, which cannot change.
 _last: tuple[bytes, Braces | None] | None = None
 
@@ -59,22 +61,23 @@ def _braces(source: bytes) -> Braces | None:
     member_ends: list[int] = []
     depth = 0
     try:
-        for at in lexer.code_braces(source):
-            if source[at] == 0x7B:  # {
-                if depth == 0:
-                    opens.append(at)
-                depth += 1
-            else:
-                depth -= 1
-                if depth == 0:
-                    ends.append(at + 1)
-                elif depth == 1:
-                    member_ends.append(at + 1)
-                elif depth < 0:
-                    return None
+        marks = lexer.code_braces(source)
     except lexer.LexError:
         return None
-    return Braces(opens, ends, member_ends) if depth == 0 else None
+    for at in marks:
+        if source[at] == 0x7B:  # {
+            if depth == 0:
+                opens.append(at)
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                ends.append(at + 1)
+            elif depth == 1:
+                member_ends.append(at + 1)
+            elif depth < 0:
+                return None
+    return Braces(opens, ends, member_ends, marks) if depth == 0 else None
 
 
 @dataclass
@@ -98,13 +101,20 @@ _HEADER_NOISE = re.compile(
 _CONTAINER = re.compile(rb"(?:pub(?:\s*\([^)]*\))?\s+)?(?:unsafe\s+)?(?:impl|mod|trait)\b")
 
 
-def _is_container(header: bytes) -> bool:
-    """Whether the text before an item's `{` names an impl, module or trait. A wrong answer costs
-    nothing but a fallback: parse.py checks the item is one before it trusts the cut."""
-    at = 0
-    while (m := _HEADER_NOISE.match(header, at)) is not None and m.end() > at:
+def keyword_at(source: bytes, start: int, end: int) -> int:
+    """Where the item whose header is source[start:end] starts: past the white space, comments,
+    attributes and `;` items before its keyword."""
+    at = start
+    while (m := _HEADER_NOISE.match(source, at, end)) is not None and m.end() > at:
         at = m.end()
-    return _CONTAINER.match(header, at) is not None
+    return at
+
+
+def _is_container(source: bytes, start: int, end: int) -> bool:
+    """Whether the header source[start:end] (the text before an item's `{`) names an impl, module
+    or trait. A wrong answer costs nothing but a fallback: parse.py checks the item is one before
+    it trusts the cut."""
+    return _CONTAINER.match(source, keyword_at(source, start, end), end) is not None
 
 
 _SPACE_THEN_SEMICOLON = re.compile(rb"[ \t\r\n]*;")
@@ -151,7 +161,7 @@ def plan(source: bytes, hits: list[int]) -> Plan | None:
     for start, end in _holding(bounds, hits):
         i = bisect.bisect_left(lexed.opens, start)
         open_at = lexed.opens[i] if i < len(lexed.opens) else n
-        if open_at < end and _is_container(source[start:open_at]):
+        if open_at < end and _is_container(source, start, open_at):
             close = lexed.ends[bisect.bisect_right(lexed.ends, open_at)] - 1
             lo = bisect.bisect_right(lexed.member_ends, open_at)
             hi = bisect.bisect_right(lexed.member_ends, close)

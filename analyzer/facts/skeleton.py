@@ -21,19 +21,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from analyzer.facts import lexer
-from analyzer.facts.regions import _HEADER_NOISE, _is_container, _past_semicolon
+from analyzer.facts import regions
+from analyzer.facts.regions import _CONTAINER, _past_semicolon
 
 # A function's header once the noise is skipped: visibility, qualifiers, an ABI, then `fn`.
 _FUNCTION = re.compile(rb'(?:pub(?:\s*\([^)]*\))?\s+)?(?:(?:default|const|async|unsafe|safe)\s+)*'
                        rb'(?:extern\s+(?:"[^"\\]*"\s*)?)?fn\b')
-
-
-def _is_function(header: bytes) -> bool:
-    at = 0
-    while (m := _HEADER_NOISE.match(header, at)) is not None and m.end() > at:
-        at = m.end()
-    return _FUNCTION.match(header, at) is not None
 
 
 @dataclass
@@ -63,35 +56,54 @@ def skeleton(source: bytes) -> Skeleton | None:
     # Per open level (the file, and each impl, module or trait body): where the next item's
     # header starts. A pair that is not a level is run through to its closing brace at once:
     # nothing inside it is a level.
+    lexed = regions.braces(source)
+    if lexed is None:
+        return None
     stack: list[int] = [0]
     bodies: list[tuple[int, int]] = []
-    try:
-        marks = iter(lexer.code_braces(source))
-        for at in marks:
-            if source[at] == 0x7D:  # }
-                if len(stack) == 1:
-                    return None  # a `}` that closes nothing
-                stack.pop()
-                stack[-1] = _past_semicolon(source, at + 1)
-                continue
-            header = source[stack[-1]:at]
-            if _is_container(header):
-                stack.append(at + 1)
-                continue
-            close = _close(source, marks)
-            if close < 0:
-                return None
-            if close > at + 1 and _is_function(header):
-                bodies.append((at, close))
-            stack[-1] = _past_semicolon(source, close + 1)
-    except lexer.LexError:
-        return None
+    marks = iter(lexed.marks)
+    for at in marks:
+        if source[at] == 0x7D:  # }
+            if len(stack) == 1:
+                return None  # a `}` that closes nothing
+            stack.pop()
+            stack[-1] = _past_semicolon(source, at + 1)
+            continue
+        # The header's keyword, past its attributes and comments: an impl, module or trait is a
+        # level; a function's body is left out.
+        keyword = regions.keyword_at(source, stack[-1], at)
+        if _CONTAINER.match(source, keyword, at) is not None:
+            stack.append(at + 1)
+            continue
+        close = _close(source, marks)
+        if close < 0:
+            return None
+        if close > at + 1 and _FUNCTION.match(source, keyword, at) is not None:
+            bodies.append((at, close))
+        stack[-1] = _past_semicolon(source, close + 1)
     if len(stack) != 1 or not bodies:
         return None
+    return Skeleton(ranges_without(bodies, len(source)), bodies)
+
+
+def ranges_without(bodies: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """The ranges of a file of `n` bytes less the inside of `bodies` (sorted `{`, `}` offsets)."""
     ranges = []
     start = 0
     for open_at, close in bodies:
         ranges.append((start, open_at + 1))
         start = close
-    ranges.append((start, len(source)))
-    return Skeleton(ranges, bodies)
+    ranges.append((start, n))
+    return ranges
+
+
+def without_hits(bodies: list[tuple[int, int]], hits: list[int]) -> list[tuple[int, int]]:
+    """The bodies (sorted) that hold none of the offsets `hits` (sorted)."""
+    out = []
+    k = 0
+    for open_at, close in bodies:
+        while k < len(hits) and hits[k] <= open_at:
+            k += 1
+        if k == len(hits) or hits[k] >= close:
+            out.append((open_at, close))
+    return out
