@@ -208,3 +208,25 @@ def test_only_a_document_that_passes_the_checks_is_kept(tmp_path):
                   sha, 1, 1)
     assert cache.get_raw_result("bad") is None
     cache.close()
+
+
+def test_a_served_run_asks_git_each_thing_once(repo, tmp_path, monkeypatch):
+    """Opening the repository, naming it (no origin: the default name, warned of once) and
+    resolving the revision: no git process is started twice for the same answer."""
+    import subprocess
+
+    repo.git("remote", "remove", "origin")
+    coverage(repo, "--format", "json", "--out", str(tmp_path / "first.json"))
+    started: list[tuple[str, ...]] = []
+    run = subprocess.run
+
+    def recording(args, *rest, **kw):
+        if args and args[0] == "git":
+            started.append(tuple(args[1:]))
+        return run(args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess, "run", recording)
+    res = coverage(repo, "--format", "json", "--out", str(tmp_path / "served.json"))
+    assert SERVED in res.stderr
+    assert started and len(started) == len(set(started)), started
+    assert sum("remote.origin.url" in args for args in started) == 1

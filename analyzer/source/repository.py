@@ -88,13 +88,17 @@ class Blob:
 class GitRepository:
     """A git directory read through git plumbing."""
 
-    def __init__(self, git_dir: Path, name: str, origin: str, name_assumed: bool = False):
+    def __init__(self, git_dir: Path, name: str, origin: str, name_assumed: bool = False,
+                 origin_remote: str | None = None):
         self.git_dir = git_dir
         self.name = name  # owner/name, for records and links
         self.origin = origin  # what the user passed
         # True when nothing said the name (no --repo-name, no origin remote to read it from) and
         # it is the default target's: the command says so, since links would point there.
         self.name_assumed = name_assumed
+        # The origin remote's URL as read on opening ("" for none), or None when it was not read:
+        # what the warning of an assumed name quotes, without asking git again.
+        self.origin_remote = origin_remote
 
     # -- plumbing --------------------------------------------------------------------------
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
@@ -350,11 +354,12 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
                         f"or a git URL")
     if name:
         return GitRepository(git_dir, name, spec)
-    found = _origin_name(git_dir)
+    remote = origin_url(git_dir)
+    found = _origin_name(remote)
     if found is None:
         from analyzer.profiles import current
-        return GitRepository(git_dir, current().repository.name, spec, name_assumed=True)
-    return GitRepository(git_dir, found, spec)
+        return GitRepository(git_dir, current().repository.name, spec, name_assumed=True, origin_remote=remote)
+    return GitRepository(git_dir, found, spec, origin_remote=remote)
 
 
 def _git_dir_of(path: Path) -> Path | None:
@@ -396,10 +401,9 @@ def local_origin_path(url: str) -> str | None:
     return url
 
 
-def _origin_name(git_dir: Path) -> str | None:
-    """owner/name from the repository's origin remote, if it is a remote URL that names it. A
+def _origin_name(url: str) -> str | None:
+    """owner/name from the repository's origin remote `url`, if it is a remote URL that names it. A
     local path's last two folders are no owner and name (`/home/me/src/burn` is not `src/burn`)."""
-    url = origin_url(git_dir)
     return slug_from_url(url) if url and local_origin_path(url) is None else None
 
 
