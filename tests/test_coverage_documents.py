@@ -231,6 +231,8 @@ def test_a_served_run_asks_git_each_thing_once(repo, tmp_path, monkeypatch):
     assert SERVED in res.stderr
     assert started and len(started) == len(set(started)), started
     assert sum("remote.origin.url" in args for args in started) == 1
+    # One process finds the repository and resolves the revision; one reads the origin.
+    assert len(started) == 2, started
 
 
 def test_every_json_link_opener_is_checked_whatever_surrounds_it():

@@ -99,6 +99,8 @@ class GitRepository:
         # The origin remote's URL as read on opening ("" for none), or None when it was not read:
         # what the warning of an assumed name quotes, without asking git again.
         self.origin_remote = origin_remote
+        # Revisions resolved as the repository was opened (by the same git process that found it).
+        self._resolved: dict[str, str] = {}
 
     # -- plumbing --------------------------------------------------------------------------
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
@@ -115,6 +117,8 @@ class GitRepository:
         return proc.stdout
 
     def try_resolve(self, rev: str) -> str | None:
+        if rev in self._resolved:
+            return self._resolved[rev]
         try:
             out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
         except subprocess.CalledProcessError:
@@ -348,18 +352,37 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
     if not exists:
         raise UserError(f"no such repository path: {spec}; give a local clone, a bare repository "
                         f"or a git URL")
-    git_dir = _git_dir_of(path)
+    git_dir, sha = _git_dir_and_commit(path, want)
     if git_dir is None:
         raise UserError(f"{spec} is not a git repository; give a local clone, a bare repository "
                         f"or a git URL")
     if name:
-        return GitRepository(git_dir, name, spec)
-    remote = origin_url(git_dir)
-    found = _origin_name(remote)
-    if found is None:
-        from analyzer.profiles import current
-        return GitRepository(git_dir, current().repository.name, spec, name_assumed=True, origin_remote=remote)
-    return GitRepository(git_dir, found, spec, origin_remote=remote)
+        repo = GitRepository(git_dir, name, spec)
+    else:
+        remote = origin_url(git_dir)
+        found = _origin_name(remote)
+        if found is None:
+            from analyzer.profiles import current
+            repo = GitRepository(git_dir, current().repository.name, spec, name_assumed=True, origin_remote=remote)
+        else:
+            repo = GitRepository(git_dir, found, spec, origin_remote=remote)
+    if want is not None and sha is not None:
+        repo._resolved[want] = sha
+    return repo
+
+
+def _git_dir_and_commit(path: Path, want: str | None) -> tuple[Path | None, str | None]:
+    """(`_git_dir_of(path)`, the commit `want` names there) from one git process when `want`
+    resolves; else the git folder alone, asked again (so that an unknown revision is told apart
+    from a folder that is no repository), and None."""
+    if want is not None:
+        proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir", "--verify", "--quiet",
+                               "--end-of-options", f"{want}^{{commit}}"], capture_output=True, env=git_env())
+        lines = proc.stdout.decode().splitlines()
+        if proc.returncode == 0 and len(lines) == 2:
+            git_dir = _checked_git_dir(path, Path(lines[0]))
+            return git_dir, lines[1] if git_dir is not None else None
+    return _git_dir_of(path), None
 
 
 def _git_dir_of(path: Path) -> Path | None:
@@ -370,7 +393,10 @@ def _git_dir_of(path: Path) -> Path | None:
             raise UserError(f"git refuses to read {path}: it belongs to another user (\"dubious ownership\"); "
                             f"if you trust it, run `git config --global --add safe.directory {path.resolve()}`")
         return None
-    git_dir = Path(proc.stdout.decode().strip())
+    return _checked_git_dir(path, Path(proc.stdout.decode().strip()))
+
+
+def _checked_git_dir(path: Path, git_dir: Path) -> Path | None:
     # A work tree nested inside some other repository is not the repository the user meant.
     if path.resolve() not in (git_dir.resolve(), git_dir.resolve().parent) and \
             not (path / ".git").exists() and not (path / "HEAD").exists():
