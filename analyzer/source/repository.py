@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from analyzer.core.errors import UserError
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.I)
-_SLUG = re.compile(r"[:/]([^/:]+)/([^/]+?)(?:\.git)?/?$")
+# Compiled by re on first use, as the patterns below are: a run that never needs one pays nothing.
+_SLUG = r"[:/]([^/:]+)/([^/]+?)(?:\.git)?/?$"
 
 
 def is_url(spec: str) -> bool:
@@ -56,7 +57,7 @@ def blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
-_NAME_PART = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_NAME_PART = r"^[A-Za-z0-9._-]{1,100}$"
 REPO_NAME = re.compile(r"^[^/\s]+/[^/\s]+$")  # what a record's `repo` may hold
 # URL schemes git may fetch from here; gitpython refuses the rest (ext::, fd::) and so does this.
 _ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file", "git+ssh", "ssh+git")
@@ -67,15 +68,15 @@ def slug_from_url(url: str) -> str | None:
     """`https://github.com/owner/name(.git)` or `git@github.com:owner/name` -> owner/name;
     None when the URL does not end in an owner and a name of the characters GitHub allows (an
     origin with spaces or control characters names no repository we could link to)."""
-    m = _SLUG.search(url)
-    if not m or not _NAME_PART.match(m.group(1)) or not _NAME_PART.match(m.group(2)):
+    m = re.search(_SLUG, url)
+    if not m or not re.match(_NAME_PART, m.group(1)) or not re.match(_NAME_PART, m.group(2)):
         return None
     return f"{m.group(1)}/{m.group(2)}"
 
 
 # How git reports an object the repository lacks (a commit, tree or blob a command walks to).
-_MISSING_OBJECT = re.compile(rb"(?:unable to read|missing|bad object|could not read) (?:(?:blob|tree|commit) )?"
-                             rb"([0-9a-f]{40}(?:[0-9a-f]{24})?)\b")
+_MISSING_OBJECT = (rb"(?:unable to read|missing|bad object|could not read) (?:(?:blob|tree|commit) )?"
+                   rb"([0-9a-f]{40}(?:[0-9a-f]{24})?)\b")
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class GitRepository:
         proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], input=input,
                               capture_output=True, env=git_env())
         if proc.returncode != 0:
-            missing = _MISSING_OBJECT.search(proc.stderr)
+            missing = re.search(_MISSING_OBJECT, proc.stderr)
             if missing:
                 # Not a fault of the tool's: say which object and what to do, as for a missing blob.
                 raise UserError(f"object {missing.group(1).decode()} is missing from {self.origin} (git {args[0]} "
@@ -412,8 +413,8 @@ def origin_url(git_dir: Path | str) -> str:
 
 
 # git's scp-like form, `[user@]host:path`: a colon before any slash (a drive letter is a path).
-_SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?[^@/:\s]+:(?![\\/])")
-_DRIVE = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
+_SCP_LIKE = r"^(?:[^@/:\s]+@)?[^@/:\s]+:(?![\\/])"
+_DRIVE = r"^[A-Za-z]:(?:[\\/]|$)"
 
 
 def local_origin_path(url: str) -> str | None:
@@ -422,7 +423,7 @@ def local_origin_path(url: str) -> str | None:
     if "://" in url:
         scheme, _, rest = url.partition("://")
         return rest if scheme.lower() == "file" else None
-    if _SCP_LIKE.match(url) and not _DRIVE.match(url):
+    if re.match(_SCP_LIKE, url) and not re.match(_DRIVE, url):
         return None
     return url
 
