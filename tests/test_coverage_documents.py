@@ -202,9 +202,77 @@ def test_only_a_document_that_passes_the_checks_is_kept(tmp_path):
     good = f"# dtype coverage of `o/r` at `{sha[:12]}`\n\n[a.rs:3](https://github.com/o/r/blob/{sha}/a.rs#L3)\n"
     cache = FactsCache(tmp_path / "cache", "rules", "0")
     keep_document(cache, "good", "markdown", good, "o/r", sha, 1, 1)
-    assert kept_document(cache, "good", "markdown", "o/r", sha) == ({"text": good, "operations": 1, "backends": 1},
+    assert kept_document(cache, "good", "markdown", "o/r", sha) == ({"data": good.encode(), "operations": 1,
+                                                                    "backends": 1},
                                                                     None)
     keep_document(cache, "bad", "markdown", good.replace("https://github.com/o/r", "https://example.com/o/r"), "o/r",
                   sha, 1, 1)
     assert cache.get_raw_result("bad") is None
     cache.close()
+
+
+def test_a_served_run_asks_git_each_thing_once(repo, tmp_path, monkeypatch):
+    """Opening the repository, naming it (no origin: the default name, warned of once) and
+    resolving the revision: no git process is started twice for the same answer."""
+    import subprocess
+
+    repo.git("remote", "remove", "origin")
+    coverage(repo, "--format", "json", "--out", str(tmp_path / "first.json"))
+    started: list[tuple[str, ...]] = []
+    run = subprocess.run
+
+    def recording(args, *rest, **kw):
+        if args and args[0] == "git":
+            started.append(tuple(args[1:]))
+        return run(args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess, "run", recording)
+    res = coverage(repo, "--format", "json", "--out", str(tmp_path / "served.json"))
+    assert SERVED in res.stderr
+    assert started and len(started) == len(set(started)), started
+    assert sum("remote.origin.url" in args for args in started) == 1
+    # One process finds the repository and resolves the revision; one reads the origin.
+    assert len(started) == 2, started
+
+
+def test_every_json_link_opener_is_checked_whatever_surrounds_it():
+    from analyzer.pipeline.coverage import document_fault
+
+    sha = "ab" * 20
+    link = f'"url": "https://github.com/o/r/blob/{sha}/a.rs#L3"'
+    head = f'{{"repo": "o/r", "sha": "{sha}",\n'
+
+    def fault(*items: str) -> str | None:
+        return document_fault((head + ",\n".join(items) + "}\n").encode(), "json", "o/r", sha)
+
+    assert fault(link, link) is None
+    assert fault(link, '"url": ""', '"url": "#cell"') is None  # empty, and a place in the page
+    outside = f"it links outside o/r@{sha[:12]}"
+    assert fault(link, '"url": "javascript:alert(1)"') == outside
+    assert fault(link, '"url": "a.rs"', link) == outside  # relative: not the commit's files
+    # A "url" that is not a key beside the links, or one overlapping the opener before it.
+    assert fault(link, '"url"url": "javascript:x"') == outside
+    assert fault('"url": "url": "javascript:x"', link) == outside
+    assert fault(link, '"name": "url"') is None
+
+
+def test_a_document_row_that_is_not_utf8_is_not_served(repo, tmp_path):
+    import zlib
+
+    coverage(repo, "--format", "json", "--out", str(tmp_path / "first.json"))
+    drop_matrices()
+    from analyzer.pipeline.coverage import _facts
+
+    db = _db()
+    (key, tag, data), = db.execute("SELECT key, tag, data FROM results WHERE key LIKE 'coverage-document|%'")
+    line, _, body = zlib.decompress(data).partition(b"\n")
+    value = json.loads(line)
+    body = body.replace(b"\n", b"\n\xff", 1)
+    value.update(_facts(body))
+    db.execute("UPDATE results SET data = ? WHERE key = ? AND tag = ?",
+               (zlib.compress(json.dumps(value).encode() + b"\n" + body), key, tag))
+    db.commit()
+    db.close()
+    res = coverage(repo, "--format", "json", "--out", str(tmp_path / "again.json"))
+    assert "was not used: it does not hold a whole coverage document" in res.stderr
+    assert (tmp_path / "again.json").read_bytes() == (tmp_path / "first.json").read_bytes()

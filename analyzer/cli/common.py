@@ -165,7 +165,7 @@ def _warn_of_a_guessed_name(git_repo, repo: str, cache_dir) -> None:
     from analyzer.core.safe import terminal_text
     from analyzer.source.repository import local_origin_path, origin_url
 
-    origin = origin_url(git_repo.git_dir)
+    origin = git_repo.origin_remote if git_repo.origin_remote is not None else origin_url(git_repo.git_dir)
     local = local_origin_path(origin) if origin else None
     if local is not None and _path_names(local, git_repo.name):
         return

@@ -114,7 +114,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             doc_key = audit.document_key(current().name, git_repo.name, sha, not expand, fmt, backends, op_patterns)
             row, _ = audit.kept_document(cache, doc_key, fmt, git_repo.name, sha, warn=warn)
             if row is not None:
-                _emit(row["text"], fmt, out, True, source, row["operations"], row["backends"])
+                _emit(row["data"], fmt, out, True, source, row["operations"], row["backends"])
                 return
         matrix, source, served = _tree_matrix(git_repo, sha, cache, no_cache, not expand, runtimes,
                                               dependency_repos if with_dependencies else None)
@@ -154,9 +154,13 @@ def _show(matrix, fmt: str, out: Path | None, served: bool = False, source: str 
     _emit(COVERAGE[fmt](matrix), fmt, out, served, source, *_counts(matrix))
 
 
-def _emit(text: str, fmt: str, out: Path | None, served: bool, source: str, n_ops: int, n_crates: int) -> None:
-    """The document on stdout or into `out` (whole or not at all), then what was said of it."""
+def _emit(text: str | bytes, fmt: str, out: Path | None, served: bool, source: str, n_ops: int,
+          n_crates: int) -> None:
+    """The document on stdout or into `out` (whole or not at all; bytes there, UTF-8 already),
+    then what was said of it."""
     if out is None:
+        if isinstance(text, bytes):  # on stdout as a built document is echoed: as text
+            text = text.decode("utf-8")
         echo_document(text, fmt, nl=not text.endswith("\n"))
         _say_served(served, source)
         return

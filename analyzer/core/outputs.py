@@ -24,6 +24,7 @@ import shutil
 import stat
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from analyzer.core.errors import UserError
@@ -163,10 +164,11 @@ def _hold(path: str, temps: list[str]) -> None:
     threading.Event().wait()
 
 
-def write_files(files: dict[Path, str]) -> None:
+def write_files(files: Mapping[Path, str | bytes]) -> None:
     """Write every file to a temporary sibling first; rename them into place only when all are
     written, so a failure leaves the previous outputs exactly as they were. A device or one of the
-    process's descriptors is written through, after the others are in place."""
+    process's descriptors is written through, after the others are in place. A text is written as
+    UTF-8; bytes (a document already encoded, as the results cache serves it) as they are."""
     through = {path for path in files if _through(path)}
     temps: list[tuple[str, Path]] = []
     path = next(iter(files), Path("."))
@@ -183,8 +185,9 @@ def write_files(files: dict[Path, str]) -> None:
                 continue
             fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
             temps.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            data = text if isinstance(text, bytes) else text.encode("utf-8")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             # mkstemp makes the file private (0600); an output gets the permissions any new file would.
             os.chmod(tmp, 0o666 & ~_umask())
         hold = os.environ.get(HOLD_BEFORE_RENAME)
@@ -194,7 +197,8 @@ def write_files(files: dict[Path, str]) -> None:
             os.replace(tmp, path)
         temps = []
         for path in through:
-            _write_through(path, files[path].encode("utf-8"))
+            text = files[path]
+            _write_through(path, text if isinstance(text, bytes) else text.encode("utf-8"))
     except OSError as e:
         raise UserError(f"cannot write {path}: {e.strerror or e}; check the folder's permissions and free "
                         f"space") from None
@@ -209,5 +213,5 @@ def write_files(files: dict[Path, str]) -> None:
                 pass
 
 
-def write_file(path: Path, text: str) -> None:
+def write_file(path: Path, text: str | bytes) -> None:
     write_files({path: text})

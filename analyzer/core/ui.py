@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
-import textwrap
 import time
 
 import click
@@ -72,6 +71,8 @@ def say(text: str, err: bool = False) -> None:
     which leaves halves of a word on two lines. A word longer than a line (a path) stays whole."""
     width = _terminal_width(err)
     if width:
+        import textwrap
+
         text = "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
                                        break_on_hyphens=False)) or text
     click.echo(text, err=err)

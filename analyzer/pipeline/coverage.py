@@ -201,40 +201,48 @@ def document_key(target: str, repo_name: str, sha: str, collapse: bool, fmt: str
 # Where a document of each format opens a link. What follows each must be a place in the page,
 # the commit's files on GitHub, or nothing: so a link without `//` (`javascript:`) is caught as
 # well. A format not listed here is never kept.
-_LINK_OPENERS: dict[str, tuple[str, ...]] = {
-    "html": ('href="', 'src="'), "markdown": ("](",), "json": ('"url": "',), "table": (),
+_LINK_OPENERS: dict[str, tuple[bytes, ...]] = {
+    "html": (b'href="', b'src="'), "markdown": (b"](",), "json": (b'"url": "',), "table": (),
 }
 # Every format names the repository and the commit (short or full) before its first row.
 _HEAD = 4096
 
 
-def document_fault(text: str, fmt: str, repo: str, sha: str) -> str | None:
-    """Why `text` may not be served as the `fmt` document of `repo` at `sha`, or None: it must
-    name that revision in its opening, and every absolute link in it must be https to that
-    commit's files on GitHub. Each check is one scan of the text in C (str.count, str.find)."""
+def document_fault(data: bytes, fmt: str, repo: str, sha: str) -> str | None:
+    """Why `data` (UTF-8) may not be served as the `fmt` document of `repo` at `sha`, or None:
+    it must name that revision in its opening, and every absolute link in it must be https to
+    that commit's files on GitHub. Each check is one scan of the bytes in C (bytes.count,
+    bytes.find); in valid UTF-8 an encoded needle is found exactly where the text holds it."""
     openers = _LINK_OPENERS.get(fmt)
     if openers is None:
         return f"no check is known for the {fmt} format"
-    head = text[:_HEAD]
+    # The opening's first _HEAD characters (at most 4 bytes each; a character cut at the end
+    # lies past them).
+    head = str(data[:4 * _HEAD], "utf-8", "ignore")[:_HEAD]
     if repo not in head or sha[:12] not in head:
         return f"it is of another revision than {repo}@{sha[:12]}"
-    prefix = f"https://github.com/{repo}/blob/{sha}/"
+    prefix = f"https://github.com/{repo}/blob/{sha}/".encode()
     outside = f"it links outside {repo}@{sha[:12]}"
-    if text.count("://") != text.count(prefix):
+    if data.count(b"://") != data.count(prefix):
         return outside
+    if fmt == "json" and data.count(b'"url"') == data.count(b'"url": "' + prefix):
+        # Every `"url"` opens a link to the commit's files: then so does every opener. (A
+        # `"url"` that does not, or one the count steps over as it overlaps an earlier one,
+        # leaves the first count the larger.) Else the scan below says which.
+        return None
     for opener in openers:
         # After the opener: the commit's files, a place in the page, or (a quoted value) nothing.
-        allowed = (prefix, "#", '"') if opener.endswith('"') else (prefix, "#")
-        at = text.find(opener)
+        allowed = (prefix, b"#", b'"') if opener.endswith(b'"') else (prefix, b"#")
+        at = data.find(opener)
         while at >= 0:
             at += len(opener)
-            if not text.startswith(allowed, at):
+            if not data.startswith(allowed, at):
                 return outside
-            at = text.find(opener, at)
+            at = data.find(opener, at)
     return None
 
 
-def _facts(text: bytes | memoryview) -> dict:
+def _facts(text: bytes) -> dict:
     """What a kept document's row holds beside it, so a row cut short or damaged is a miss."""
     import zlib
     return {"length": len(text), "crc32": zlib.crc32(text)}
@@ -242,35 +250,44 @@ def _facts(text: bytes | memoryview) -> dict:
 
 def kept_document(cache, key: str, fmt: str, repo: str, sha: str,
                   warn: Callable[[str], None] | None = None) -> tuple[dict | None, str | None]:
-    """({"text", "operations", "backends"}, None) for the document kept under `key`; (None, why)
-    for a row that does not pass the checks (dropped, so this run makes it again, and said through
-    `warn` as `kept_matrix` says it); (None, None) when there is none."""
+    """({"data", "operations", "backends"}, None) for the document kept under `key`, `data` its
+    UTF-8 bytes; (None, why) for a row that does not pass the checks (dropped, so this run makes
+    it again, and said through `warn` as `kept_matrix` says it); (None, None) when there is none."""
     data = cache.get_raw_result(key) if cache is not None else None
     if data is None:
         return None, None
     # The row: one line of JSON (the counts the closing line says, the document's length and
     # checksum), then the document's bytes. What it is of is in the key, and checked in the text.
-    # A view, not a slice: the document is decoded and checksummed without another copy of it.
     cut = data.find(b"\n")
-    body = memoryview(data)[cut + 1:]
+    body = data[cut + 1:]
     try:
         row = json.loads(data[:cut]) if cut >= 0 else None
-        text = str(body, "utf-8")
     except (ValueError, RecursionError):
-        row, text = None, ""
-    if not isinstance(row, dict) or not _whole(row, body):
+        row = None
+    if not isinstance(row, dict) or not _whole(row, body) or not _utf8(body):
         why = "it does not hold a whole coverage document"
     else:
-        fault = document_fault(text, fmt, repo, sha)
+        fault = document_fault(body, fmt, repo, sha)
         if fault is None:
-            return {"text": text, "operations": row["operations"], "backends": row["backends"]}, None
+            return {"data": body, "operations": row["operations"], "backends": row["backends"]}, None
         why = fault
     cache.drop_result(key)
     _say_not_used(warn, repo, sha, why)
     return None, why
 
 
-def _whole(row: dict, body: memoryview) -> bool:
+def _utf8(body: bytes) -> bool:
+    """Whether the bytes are UTF-8 (ASCII, as a document almost always is, is told at once)."""
+    if body.isascii():
+        return True
+    try:
+        str(body, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _whole(row: dict, body: bytes) -> bool:
     return ({k: row.get(k) for k in ("length", "crc32")} == _facts(body)
             and isinstance(row.get("operations"), int) and isinstance(row.get("backends"), int))
 
@@ -279,8 +296,10 @@ def keep_document(cache, key: str, fmt: str, text: str, repo: str, sha: str, ope
                   backends: int) -> None:
     """Keep a rendered document for the next identical run, when it passes the checks a served
     one must (one that would not is not kept, rather than warned about at every run)."""
-    if cache is None or document_fault(text, fmt, repo, sha) is not None:
+    if cache is None:
         return
     body = text.encode("utf-8")
+    if document_fault(body, fmt, repo, sha) is not None:
+        return
     line = json.dumps({"operations": operations, "backends": backends, **_facts(body)})
     cache.put_raw_result(key, line.encode() + b"\n" + body)

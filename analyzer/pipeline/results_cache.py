@@ -13,6 +13,7 @@ the one form of a records line (analyzer/jsonlines.py), without loading the sche
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,10 +35,22 @@ def code_hash() -> str:
     kept by hand: outputs are shaped by the record stage, the sinks, the classifier, the parser and
     what they import, and a module added later is covered without anyone remembering to list it."""
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+    for parts in _modules(_PACKAGE):
+        with open(os.path.join(_PACKAGE, *parts), "rb") as fh:
+            digest.update("/".join(parts).encode() + b"\0")
+            digest.update(fh.read() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _modules(package) -> list[tuple[str, ...]]:
+    """The package-relative paths of its `.py` files, as folder parts, in the order sorting their
+    paths gives (every run of a served command walks the package: plain strings, not Path objects)."""
+    found = []
+    for folder, _, names in os.walk(package):
+        rel = os.path.relpath(folder, package)
+        base = () if rel == "." else tuple(rel.split(os.sep))
+        found += [(*base, name) for name in names if name.endswith(".py")]
+    return sorted(found)
 
 
 def key(kind: str, *parts: object) -> str:

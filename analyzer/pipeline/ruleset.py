@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 from analyzer.core.errors import UserError
@@ -13,18 +12,15 @@ from analyzer.core.errors import UserError
 
 @cache
 def queries_root():
-    """The folder of rule data: `analyzer.queries` in an installed package, else the top-level
+    """The folder of rule data: `analyzer/queries` in an installed package, else the top-level
     `queries/` folder beside the source package (running from a checkout, where `analyzer/` is
-    imported from the source tree and has no `queries` subpackage)."""
-    try:
-        root = resources.files("analyzer.queries")
-        if root.joinpath("panic_calls.scm").is_file():
+    imported from the source tree and has no `queries` subpackage). The package is read from its
+    folder on disk, as pip installs it: importlib.resources would cost every run its readers'
+    imports."""
+    package = Path(__file__).resolve().parents[1]
+    for root in (package / "queries", package.parent / "queries"):
+        if (root / "panic_calls.scm").is_file():
             return root
-    except ModuleNotFoundError:
-        pass
-    source = Path(__file__).resolve().parents[2] / "queries"
-    if (source / "panic_calls.scm").is_file():
-        return source
     raise UserError("the rule data (queries/*.scm, classifier.toml) is missing from this installation; "
                     "reinstall burn-errors")
 
@@ -58,7 +54,7 @@ def _rules_hash(profile_digest: str) -> str:
     for entry in sorted(queries.iterdir(), key=lambda e: e.name):
         if entry.name.endswith((".scm", ".toml")):
             h.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
-    pkg = resources.files("analyzer")
+    pkg = Path(__file__).resolve().parents[1]
     for module in hashed_files():
         h.update(module.encode() + b"\0" + pkg.joinpath(module).read_bytes() + b"\0")
     return h.hexdigest()[:16]

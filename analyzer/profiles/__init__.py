@@ -22,7 +22,6 @@ import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -318,8 +317,10 @@ def parse(data: bytes, source: str) -> Profile:
     return dataclasses.replace(profile, digest=hashlib.sha256(data).hexdigest())
 
 
-def _folder():
-    return resources.files(__name__)
+def _folder() -> Path:
+    # The package's folder on disk, as pip installs it (importlib.resources would cost every run
+    # its readers' imports).
+    return Path(__file__).parent
 
 
 def known() -> list[str]:

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from analyzer.core.errors import UserError
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.I)
-_SLUG = re.compile(r"[:/]([^/:]+)/([^/]+?)(?:\.git)?/?$")
+# Compiled by re on first use, as the patterns below are: a run that never needs one pays nothing.
+_SLUG = r"[:/]([^/:]+)/([^/]+?)(?:\.git)?/?$"
 
 
 def is_url(spec: str) -> bool:
@@ -56,7 +57,7 @@ def blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
-_NAME_PART = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_NAME_PART = r"^[A-Za-z0-9._-]{1,100}$"
 REPO_NAME = re.compile(r"^[^/\s]+/[^/\s]+$")  # what a record's `repo` may hold
 # URL schemes git may fetch from here; gitpython refuses the rest (ext::, fd::) and so does this.
 _ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file", "git+ssh", "ssh+git")
@@ -67,15 +68,15 @@ def slug_from_url(url: str) -> str | None:
     """`https://github.com/owner/name(.git)` or `git@github.com:owner/name` -> owner/name;
     None when the URL does not end in an owner and a name of the characters GitHub allows (an
     origin with spaces or control characters names no repository we could link to)."""
-    m = _SLUG.search(url)
-    if not m or not _NAME_PART.match(m.group(1)) or not _NAME_PART.match(m.group(2)):
+    m = re.search(_SLUG, url)
+    if not m or not re.match(_NAME_PART, m.group(1)) or not re.match(_NAME_PART, m.group(2)):
         return None
     return f"{m.group(1)}/{m.group(2)}"
 
 
 # How git reports an object the repository lacks (a commit, tree or blob a command walks to).
-_MISSING_OBJECT = re.compile(rb"(?:unable to read|missing|bad object|could not read) (?:(?:blob|tree|commit) )?"
-                             rb"([0-9a-f]{40}(?:[0-9a-f]{24})?)\b")
+_MISSING_OBJECT = (rb"(?:unable to read|missing|bad object|could not read) (?:(?:blob|tree|commit) )?"
+                   rb"([0-9a-f]{40}(?:[0-9a-f]{24})?)\b")
 
 
 @dataclass(frozen=True)
@@ -88,20 +89,26 @@ class Blob:
 class GitRepository:
     """A git directory read through git plumbing."""
 
-    def __init__(self, git_dir: Path, name: str, origin: str, name_assumed: bool = False):
+    def __init__(self, git_dir: Path, name: str, origin: str, name_assumed: bool = False,
+                 origin_remote: str | None = None):
         self.git_dir = git_dir
         self.name = name  # owner/name, for records and links
         self.origin = origin  # what the user passed
         # True when nothing said the name (no --repo-name, no origin remote to read it from) and
         # it is the default target's: the command says so, since links would point there.
         self.name_assumed = name_assumed
+        # The origin remote's URL as read on opening ("" for none), or None when it was not read:
+        # what the warning of an assumed name quotes, without asking git again.
+        self.origin_remote = origin_remote
+        # Revisions resolved as the repository was opened (by the same git process that found it).
+        self._resolved: dict[str, str] = {}
 
     # -- plumbing --------------------------------------------------------------------------
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
         proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], input=input,
                               capture_output=True, env=git_env())
         if proc.returncode != 0:
-            missing = _MISSING_OBJECT.search(proc.stderr)
+            missing = re.search(_MISSING_OBJECT, proc.stderr)
             if missing:
                 # Not a fault of the tool's: say which object and what to do, as for a missing blob.
                 raise UserError(f"object {missing.group(1).decode()} is missing from {self.origin} (git {args[0]} "
@@ -111,6 +118,8 @@ class GitRepository:
         return proc.stdout
 
     def try_resolve(self, rev: str) -> str | None:
+        if rev in self._resolved:
+            return self._resolved[rev]
         try:
             out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
         except subprocess.CalledProcessError:
@@ -344,17 +353,37 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
     if not exists:
         raise UserError(f"no such repository path: {spec}; give a local clone, a bare repository "
                         f"or a git URL")
-    git_dir = _git_dir_of(path)
+    git_dir, sha = _git_dir_and_commit(path, want)
     if git_dir is None:
         raise UserError(f"{spec} is not a git repository; give a local clone, a bare repository "
                         f"or a git URL")
     if name:
-        return GitRepository(git_dir, name, spec)
-    found = _origin_name(git_dir)
-    if found is None:
-        from analyzer.profiles import current
-        return GitRepository(git_dir, current().repository.name, spec, name_assumed=True)
-    return GitRepository(git_dir, found, spec)
+        repo = GitRepository(git_dir, name, spec)
+    else:
+        remote = origin_url(git_dir)
+        found = _origin_name(remote)
+        if found is None:
+            from analyzer.profiles import current
+            repo = GitRepository(git_dir, current().repository.name, spec, name_assumed=True, origin_remote=remote)
+        else:
+            repo = GitRepository(git_dir, found, spec, origin_remote=remote)
+    if want is not None and sha is not None:
+        repo._resolved[want] = sha
+    return repo
+
+
+def _git_dir_and_commit(path: Path, want: str | None) -> tuple[Path | None, str | None]:
+    """(`_git_dir_of(path)`, the commit `want` names there) from one git process when `want`
+    resolves; else the git folder alone, asked again (so that an unknown revision is told apart
+    from a folder that is no repository), and None."""
+    if want is not None:
+        proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir", "--verify", "--quiet",
+                               "--end-of-options", f"{want}^{{commit}}"], capture_output=True, env=git_env())
+        lines = proc.stdout.decode().splitlines()
+        if proc.returncode == 0 and len(lines) == 2:
+            git_dir = _checked_git_dir(path, Path(lines[0]))
+            return git_dir, lines[1] if git_dir is not None else None
+    return _git_dir_of(path), None
 
 
 def _git_dir_of(path: Path) -> Path | None:
@@ -365,7 +394,10 @@ def _git_dir_of(path: Path) -> Path | None:
             raise UserError(f"git refuses to read {path}: it belongs to another user (\"dubious ownership\"); "
                             f"if you trust it, run `git config --global --add safe.directory {path.resolve()}`")
         return None
-    git_dir = Path(proc.stdout.decode().strip())
+    return _checked_git_dir(path, Path(proc.stdout.decode().strip()))
+
+
+def _checked_git_dir(path: Path, git_dir: Path) -> Path | None:
     # A work tree nested inside some other repository is not the repository the user meant.
     if path.resolve() not in (git_dir.resolve(), git_dir.resolve().parent) and \
             not (path / ".git").exists() and not (path / "HEAD").exists():
@@ -381,8 +413,8 @@ def origin_url(git_dir: Path | str) -> str:
 
 
 # git's scp-like form, `[user@]host:path`: a colon before any slash (a drive letter is a path).
-_SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?[^@/:\s]+:(?![\\/])")
-_DRIVE = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
+_SCP_LIKE = r"^(?:[^@/:\s]+@)?[^@/:\s]+:(?![\\/])"
+_DRIVE = r"^[A-Za-z]:(?:[\\/]|$)"
 
 
 def local_origin_path(url: str) -> str | None:
@@ -391,15 +423,14 @@ def local_origin_path(url: str) -> str | None:
     if "://" in url:
         scheme, _, rest = url.partition("://")
         return rest if scheme.lower() == "file" else None
-    if _SCP_LIKE.match(url) and not _DRIVE.match(url):
+    if re.match(_SCP_LIKE, url) and not re.match(_DRIVE, url):
         return None
     return url
 
 
-def _origin_name(git_dir: Path) -> str | None:
-    """owner/name from the repository's origin remote, if it is a remote URL that names it. A
+def _origin_name(url: str) -> str | None:
+    """owner/name from the repository's origin remote `url`, if it is a remote URL that names it. A
     local path's last two folders are no owner and name (`/home/me/src/burn` is not `src/burn`)."""
-    url = origin_url(git_dir)
     return slug_from_url(url) if url and local_origin_path(url) is None else None
 
 
