@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -99,8 +100,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
                             f"say nothing of the dtypes each arm handles; give the records.jsonl of "
                             f"`burn-errors extract`, or drop --records to analyse a revision")
         matrix = build_runtimes(lines, collapse=not expand) if runtimes else build(lines, collapse=not expand)
-        gc.freeze()  # as below
-        _show(_filtered(matrix, backends, op_patterns, records_path), fmt, out)
+        with _rendering():
+            _show(_filtered(matrix, backends, op_patterns, records_path), fmt, out)
         return
     from analyzer.pipeline import coverage as audit
 
@@ -118,17 +119,31 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
                 return
         matrix, source, served = _tree_matrix(git_repo, sha, cache, no_cache, not expand, runtimes,
                                               dependency_repos if with_dependencies else None)
-        # The matrix lives until the command ends: the collections that filtering and rendering
-        # trigger need not walk its objects again.
-        gc.freeze()
-        matrix = _filtered(matrix, backends, op_patterns, source)
-        if doc_key is None:
-            _show(matrix, fmt, out, served, source)
-            return
-        text = COVERAGE[fmt](matrix)
-        n_ops, n_crates = _counts(matrix)
-        audit.keep_document(cache, doc_key, fmt, text, git_repo.name, sha, n_ops, n_crates)
+        with _rendering():
+            matrix = _filtered(matrix, backends, op_patterns, source)
+            if doc_key is None:
+                _show(matrix, fmt, out, served, source)
+                return
+            text = COVERAGE[fmt](matrix)
+            n_ops, n_crates = _counts(matrix)
+            audit.keep_document(cache, doc_key, fmt, text, git_repo.name, sha, n_ops, n_crates)
     _emit(text, fmt, out, served, source, n_ops, n_crates)
+
+
+@contextmanager
+def _rendering():
+    """The cycle collector kept off the matrix and the document while a view is filtered and
+    rendered: the matrix lives until the command ends (moved out of the collector's reach), and
+    a render builds one tree of dicts, lists and strings that holds no cycle and is dropped whole,
+    which each collection while it grows would walk again. Refcounting still frees what is dropped."""
+    gc.freeze()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _filtered(matrix, backends: tuple[str, ...], op_patterns: tuple[str, ...], source: str):

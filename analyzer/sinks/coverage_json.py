@@ -53,17 +53,7 @@ def build(matrix: Matrix) -> dict:
                            for lim in matrix.limits_of(crate)],
         } for crate in matrix.crates()],
         "matches": [_match(d) for d in matrix.dispatches],
-        "cells": [{
-            "crate": c.crate,
-            "operation": c.operation,
-            "dtype": c.dtype,
-            "enum": c.enum,
-            "status": c.status,
-            "parts": c.parts,
-            "sites": [_site(s) for s in c.sites],
-            **({"reasons": matrix.unknown_reasons.get(c.key, [])} if c.status == "unknown" else {}),
-            **({"reason": c.reason} if c.reason else {}),
-        } for c in matrix.cells.values()],
+        "cells": _cells(matrix),
         "settings": [{"crate": st.crate, "operation": st.operation, "enum": st.enum, "variant": st.variant,
                       "status": st.status, "sites": [_site(x) for x in st.sites]} for st in matrix.settings],
         "claims": [{"crate": cl.crate, "dtype": cl.dtype, "advertised": cl.advertised, "where": cl.where,
@@ -74,6 +64,25 @@ def build(matrix: Matrix) -> dict:
                                "status": lim.status, "sites": [_site(s) for s in lim.sites]}
                               for lim in matrix.runtime_limits]} if matrix.runtime_limits else {}),
     }
+
+
+def _cells(matrix: Matrix) -> list[dict]:
+    out: list[dict] = []
+    add = out.append
+    for c in matrix.cells.values():
+        # Most cells of a tree are n/a with nothing behind them: their entry is written at once.
+        if not (c.sites or c.evidence or c.decided or c.reason) and c.status != "unknown":
+            add({"crate": c.crate, "operation": c.operation, "dtype": c.dtype, "enum": c.enum, "status": c.status,
+                 "parts": {}, "sites": []})
+            continue
+        cell = {"crate": c.crate, "operation": c.operation, "dtype": c.dtype, "enum": c.enum, "status": c.status,
+                "parts": c.parts, "sites": [_site(s) for s in c.sites]}
+        if c.status == "unknown":
+            cell["reasons"] = matrix.unknown_reasons.get(c.key, [])
+        if c.reason:
+            cell["reason"] = c.reason
+        add(cell)
+    return out
 
 
 def _runtimes(matrix: Matrix) -> list[dict]:

@@ -170,6 +170,16 @@ class Limit:
     rejected_by: list[tuple[str, Site]]  # (creation operation, the panicking arm)
 
 
+@dataclass(slots=True)
+class _Backend:
+    """One backend's entry in Matrix's index by crate."""
+
+    operations: set[str] = field(default_factory=set)
+    counts: dict[str, int] = field(default_factory=lambda: {s: 0 for s in STATUSES})
+    enums: set[str] = field(default_factory=set)  # the enums it has a cell other than n/a in
+    has_ops: bool = False  # an operation of the operations view
+
+
 @dataclass
 class Matrix:
     cells: dict[tuple[str, str, str], Cell]
@@ -204,10 +214,11 @@ class Matrix:
         return bool(self.ops)
 
     def crates(self) -> list[str]:
-        return sorted({c for c, _, _ in self.cells} | {c for c, _ in self.ops})
+        return sorted(self._by_crate)
 
     def operations(self, crate: str) -> list[str]:
-        return sorted({o for c, o, _ in self.cells if c == crate} | {o for c, o in self.ops if c == crate})
+        entry = self._by_crate.get(crate)
+        return sorted(entry.operations) if entry is not None else []
 
     def operation(self, crate: str, name: str) -> Operation | None:
         return self.ops.get((crate, name))
@@ -223,6 +234,28 @@ class Matrix:
         for d in self.dispatches:
             out.setdefault((d.crate, d.operation), []).append(d)
             out.setdefault((d.crate, None), []).append(d)
+        return out
+
+    @cached_property
+    def _by_crate(self) -> dict[str, _Backend]:
+        """What the sinks ask of each backend (its operations, its cells by status, its enums),
+        gathered in one pass over the cells: a pass per backend per question would walk every
+        cell again for each."""
+        out: dict[str, _Backend] = {}
+        for (crate, op, _), cell in self.cells.items():  # a cell's key holds its crate (Cell.key)
+            entry = out.get(crate)
+            if entry is None:
+                entry = out[crate] = _Backend()
+            entry.operations.add(op)
+            entry.counts[cell.status] += 1
+            if cell.status != NA:
+                entry.enums.add(cell.enum)
+        for crate, op in self.ops:
+            entry = out.get(crate)
+            if entry is None:
+                entry = out[crate] = _Backend()
+            entry.operations.add(op)
+            entry.has_ops = True
         return out
 
     @cached_property
@@ -244,9 +277,11 @@ class Matrix:
         """The column groups a backend has cells in (every column of such a group, so backends
         line up)."""
         # In the operations view a group where the backend has only n/a cells says nothing.
-        used = {c.enum for c in self.cells.values() if c.crate == crate and c.status != NA}
-        first = self.groups[0] if self.groups and any(c == crate for c, _ in self.ops) else None
-        return [g for g in self.groups if g.enum in used or g is first]
+        entry = self._by_crate.get(crate)
+        if entry is None:
+            return []
+        first = self.groups[0] if self.groups and entry.has_ops else None
+        return [g for g in self.groups if g.enum in entry.enums or g is first]
 
     def operations_in(self, crate: str, group: Group) -> list[str]:
         """The rows of a backend's table of one group: the operations with a cell there (in the
@@ -327,10 +362,12 @@ class Matrix:
         return {(c.crate, c.operation) for c in self.cells.values() if c.status in (PANICS, PARTIAL)}
 
     def counts(self, crate: str | None = None) -> dict[str, int]:
+        """The cells of one backend (or of all) by status."""
         out = {s: 0 for s in STATUSES}
-        for c in self.cells.values():
-            if crate is None or c.crate == crate:
-                out[c.status] += 1
+        for name, entry in self._by_crate.items():
+            if crate is None or name == crate:
+                for status, n in entry.counts.items():
+                    out[status] += n
         return out
 
 
