@@ -77,15 +77,14 @@ def test_a_kept_table_of_another_shape_is_built_again(revisions):  # noqa: F811
 
 
 def test_a_kept_matrix_that_fails_its_checks_is_warned_about_as_coverage_does(revisions):  # noqa: F811
-    from test_coverage_cache import _poison_kept_matrices, drop_documents
-    from test_hostile_cache import rewrite_results
+    from test_coverage_cache import _poison_kept_matrices, drop_documents, rewrite_matrices
 
     repo, base, head = revisions
     cold = history(repo, base, head, "--no-cache")["cells"]
     for sha in (base, head):
         ok("coverage", "--repo", str(repo.path), "--sha", sha, "--format", "json")
     drop_documents()
-    rewrite_results(_poison_kept_matrices)
+    rewrite_matrices(_poison_kept_matrices)
     res = run_cli("history", "--repo", str(repo.path), "--revs", f"{base},{head}", "--format", "json")
     assert res.code == 0, res.stderr
     said = [line for line in res.stderr.splitlines() if "was not used" in line]

@@ -20,7 +20,7 @@ import time
 import zlib
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import orjson
 
@@ -278,13 +278,7 @@ class FactsCache:
         return data
 
     def put_raw_result(self, key: str, data: bytes) -> None:
-        self.put_raw_pieces(key, (data,))
-
-    def put_raw_pieces(self, key: str, pieces: Iterable[bytes]) -> None:
-        """`put_raw_result` of the pieces joined, each compressed as it comes: a large row is
-        never held whole and uncompressed beside its source."""
-        deflate = zlib.compressobj(1)
-        self._put_result_row(key, b"".join([*map(deflate.compress, pieces), deflate.flush()]))
+        self._put_result_row(key, zlib.compress(data, 1))
 
     def _put_result_row(self, key: str, data: bytes) -> None:
         try:

@@ -21,7 +21,7 @@ import dataclasses
 import gc
 import json
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -92,21 +92,7 @@ def _text(matrix: Matrix) -> bytes:
     return adapter.dump_json(adapter.validate_python(values, from_attributes=True))
 
 
-_PIECE = 1 << 20
-
-
-def _row_pieces(text: bytes) -> Iterator[bytes]:
-    """The row, `{"matrix": text}` as JSON, in pieces of the text's bytes escaped as a JSON
-    string: neither a str copy of the text nor a whole escaped copy is made (a matrix's text is
-    megabytes). A quote and a backslash are the only bytes to escape: pydantic's JSON holds no
-    raw control character, and no byte of a UTF-8 multi-byte sequence is either."""
-    yield b'{"matrix":"'
-    for at in range(0, len(text), _PIECE):
-        yield text[at:at + _PIECE].replace(b"\\", b"\\\\").replace(b'"', b'\\"')
-    yield b'"}'
-
-
-def _decode(row: dict) -> Matrix:
+def _decode(text: bytes) -> Matrix:
     from analyzer.features.coverage.model import Matrix
 
     # Validating builds one tree of objects and frees none; the collector, woken every few
@@ -114,7 +100,7 @@ def _decode(row: dict) -> Matrix:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        kept = _adapter().validate_json(row["matrix"])
+        kept = _adapter().validate_json(text)
     finally:
         if enabled:
             gc.enable()
@@ -144,13 +130,13 @@ def kept_matrix(cache, key: str, repo: str, sha: str,
     """(the matrix kept under `key`, None) on a hit; (None, why) for a row that does not pass the
     checks (dropped, so the next run makes it again, and said through `warn`: the caller builds
     the matrix again); (None, None) when there is none."""
-    row = cache.get_result(key) if cache is not None else None
-    if row is None:
+    text = cache.get_raw_result(key) if cache is not None else None
+    if text is None:
         return None, None
     import pydantic
 
     try:
-        matrix = _decode(row)
+        matrix = _decode(text)
     except (pydantic.ValidationError, TypeError, ValueError, KeyError, AttributeError, RecursionError):
         why = "it does not hold a coverage matrix"
     else:
@@ -175,7 +161,9 @@ def _say_not_used(warn: Callable[[str], None] | None, repo: str, sha: str, why: 
 
 def keep_matrix(cache, key: str, matrix: Matrix) -> None:
     if cache is not None:
-        cache.put_raw_pieces(key, _row_pieces(_text(matrix)))
+        # The row is the text itself (not a JSON string holding it): nothing to escape at keeping
+        # nor to unescape at serving, and what serves it validates the same bytes.
+        cache.put_raw_result(key, _text(matrix))
 
 
 def build_and_keep(cache, key: str, ex, git_repo, collapse: bool = True) -> Matrix:
