@@ -127,7 +127,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             text = COVERAGE[fmt](matrix)
             n_ops, n_crates = _counts(matrix)
             audit.keep_document(cache, doc_key, fmt, text, git_repo.name, sha, n_ops, n_crates)
-    _emit(text, fmt, out, served, source, n_ops, n_crates)
+        # Written before the cache is closed: the kept rows are compressed and stored meanwhile.
+        _emit(text, fmt, out, served, source, n_ops, n_crates)
 
 
 @contextmanager

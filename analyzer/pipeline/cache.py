@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 import stat
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -115,6 +116,7 @@ class FactsCache:
         self.tag = f"{tool_version}:{rules_hash}"
         self.hits = 0
         self.misses = 0
+        self._keeping: _Keeping | None = None  # the last row handed to `put_raw_result_soon`
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new cache is private
         try:
             self.db = self._open()
@@ -123,7 +125,9 @@ class FactsCache:
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        # Used by one thread at a time: a `_Keeping` thread writes its row while the caller's thread
+        # does not touch the database, which waits for it first (`_settle`).
+        db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA busy_timeout = 60000")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -154,7 +158,8 @@ class FactsCache:
             self._move_aside()
             self.db = self._open()
         except (OSError, sqlite3.DatabaseError):
-            self.db = sqlite3.connect(":memory:", isolation_level=None)  # run on, uncached
+            self.db = sqlite3.connect(":memory:", isolation_level=None,  # run on, uncached
+                                      check_same_thread=False)
             for table in _TABLES:
                 self.db.execute(table)
         return True
@@ -179,6 +184,7 @@ class FactsCache:
         `build(d)` when given. Identical rows (every file without facts stores the same few bytes) are
         decoded and built once and shared, so callers must not mutate what they get. A row
         that does not decode or build is a miss; the caller parses that file again."""
+        self._settle()
         out: dict[str, Any] = {}
         memo: dict[bytes, Any] = {}
         try:
@@ -210,6 +216,7 @@ class FactsCache:
 
     def put_encoded(self, items: dict[str, bytes], facet: str = SITES) -> None:
         """Store rows already made by `encode` (parser processes encode their own results)."""
+        self._settle()
         rows = [(b, self.tag + facet, data) for b, data in items.items()]
         for attempt in (1, 2):
             try:
@@ -230,6 +237,7 @@ class FactsCache:
 
     def _result_row(self, key: str) -> bytes | None:
         """The stored bytes of a results row, or None (a damaged database is rebuilt)."""
+        self._settle()
         try:
             row = self.db.execute("SELECT data FROM results WHERE key = ? AND tag = ?", (key, self.tag)).fetchone()
         except sqlite3.DatabaseError as e:
@@ -249,6 +257,7 @@ class FactsCache:
 
     def drop_result(self, key: str) -> None:
         """Forget a row that did not decode or serve, so no later run meets it again."""
+        self._settle()
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
@@ -257,6 +266,7 @@ class FactsCache:
             pass
 
     def put_result(self, key: str, value: dict) -> None:
+        self._settle()
         self._put_result_row(key, encode(value))
 
     def get_raw_result(self, key: str) -> bytes | None:
@@ -278,7 +288,20 @@ class FactsCache:
         return data
 
     def put_raw_result(self, key: str, data: bytes) -> None:
+        self._settle()
         self._put_result_row(key, zlib.compress(data, 1))
+
+    def put_raw_result_soon(self, key: str, data: bytes) -> None:
+        """`put_raw_result` on a thread of its own, while the caller goes on (zlib and SQLite let
+        go of the interpreter lock): rows are written in the order given, each whole or not at
+        all, and every later use of the cache (`close` too) waits for them first."""
+        self._keeping = _Keeping(self, key, data, self._keeping)
+
+    def _settle(self) -> None:
+        """Wait for the rows being kept on threads: the database is then this thread's alone."""
+        if self._keeping is not None:
+            self._keeping.join()
+            self._keeping = None
 
     def _put_result_row(self, key: str, data: bytes) -> None:
         try:
@@ -289,4 +312,28 @@ class FactsCache:
             pass  # an optimisation only
 
     def close(self) -> None:
+        self._settle()
         self.db.close()
+
+
+class _Keeping(threading.Thread):
+    """One row of `put_raw_result_soon`: compressed, then written once the row handed over
+    before it (`after`) is. A row that cannot be compressed is not kept (the cache is an
+    optimisation: the run goes on as if it had none)."""
+
+    def __init__(self, cache: FactsCache, key: str, data: bytes, after: threading.Thread | None):
+        super().__init__(name="cache-keeping", daemon=True)
+        self.cache, self.key, self.data, self.after = cache, key, data, after
+        self.start()
+
+    def run(self) -> None:
+        try:
+            row: bytes | None = zlib.compress(self.data, 1)
+        except (zlib.error, MemoryError, OverflowError):
+            row = None
+        self.data = b""
+        if self.after is not None:
+            self.after.join()
+            self.after = None
+        if row is not None:
+            self.cache._put_result_row(self.key, row)

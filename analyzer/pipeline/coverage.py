@@ -162,8 +162,9 @@ def _say_not_used(warn: Callable[[str], None] | None, repo: str, sha: str, why: 
 def keep_matrix(cache, key: str, matrix: Matrix) -> None:
     if cache is not None:
         # The row is the text itself (not a JSON string holding it): nothing to escape at keeping
-        # nor to unescape at serving, and what serves it validates the same bytes.
-        cache.put_raw_result(key, _text(matrix))
+        # nor to unescape at serving, and what serves it validates the same bytes. It is
+        # compressed and written while the caller renders.
+        cache.put_raw_result_soon(key, _text(matrix))
 
 
 def build_and_keep(cache, key: str, ex, git_repo, collapse: bool = True) -> Matrix:
@@ -290,4 +291,4 @@ def keep_document(cache, key: str, fmt: str, text: str, repo: str, sha: str, ope
     if document_fault(body, fmt, repo, sha) is not None:
         return
     line = json.dumps({"operations": operations, "backends": backends, **_facts(body)})
-    cache.put_raw_result(key, line.encode() + b"\n" + body)
+    cache.put_raw_result_soon(key, line.encode() + b"\n" + body)
