@@ -180,6 +180,47 @@ def test_a_raw_result_row_cut_short_is_a_miss_and_dropped(tmp_path):
     cache.close()
 
 
+def test_a_raw_result_row_is_inflated_in_pieces_to_the_bound(tmp_path, monkeypatch):
+    from analyzer.pipeline import cache as facts_cache
+
+    monkeypatch.setattr(facts_cache, "RAW_PIECE", 1000)
+    cache = facts_cache.FactsCache(tmp_path / "cache", "rules", "0")
+    data = b"header\n" + bytes(range(256)) * 40
+    cache.put_raw_result("k", data)
+    pieces = cache.get_raw_pieces("k")
+    assert pieces is not None and b"".join(pieces) == data
+    assert [len(p) for p in pieces] == [1000] * 10 + [247]
+    cache.put_raw_result("empty", b"")
+    assert cache.get_raw_pieces("empty") == [] and cache.get_raw_result("empty") == b""
+    # Past the bound (a decompression bomb, or damage): a miss, and dropped.
+    monkeypatch.setattr(facts_cache, "MAX_ROW_BYTES", len(data) - 1)
+    assert cache.get_raw_pieces("k") is None
+    assert cache.db.execute("SELECT count(*) FROM results WHERE key = 'k'").fetchone() == (0,)
+    cache.close()
+
+
+def test_a_document_in_pieces_is_judged_as_its_bytes_joined_wherever_it_is_cut():
+    """The checks count their needles within the pieces and across each seam: every way of
+    cutting a document into pieces gives the verdict of its bytes whole."""
+    from analyzer.pipeline.coverage import document_fault
+
+    sha = "ab" * 20
+    prefix = f"https://github.com/o/r/blob/{sha}/"
+    head = f'{{"repo": "o/r", "sha": "{sha}",\n'
+    link = f'"url": "{prefix}a.rs#L3"'
+    docs = [head + f"{link},\n{link}}}\n", head + f'{link},\n"url": "javascript:x"}}\n',
+            head + f'{link},\n"u": "http://x/{prefix}"}}\n', head + f'{link},\n"a": "url"}}\n']
+    for text in docs:
+        data = text.encode()
+        whole = document_fault(data, "json", "o/r", sha)
+        for cut in range(1, len(data)):
+            for second in (cut + 1, cut + len(prefix) + 2):
+                pieces = [data[:cut], data[cut:second], data[second:]]
+                assert document_fault(pieces, "json", "o/r", sha) == whole, (text, cut, second)
+    assert [document_fault(d.encode(), "json", "o/r", sha) for d in docs] == [None, *["it links outside o/r@ababababab"
+                                                                                     "ab"] * 2, None]
+
+
 def test_a_cut_document_row_is_not_served(repo):
     genuine = coverage(repo, "--format", "markdown").stdout
     drop_matrices()
@@ -202,9 +243,9 @@ def test_only_a_document_that_passes_the_checks_is_kept(tmp_path):
     good = f"# dtype coverage of `o/r` at `{sha[:12]}`\n\n[a.rs:3](https://github.com/o/r/blob/{sha}/a.rs#L3)\n"
     cache = FactsCache(tmp_path / "cache", "rules", "0")
     keep_document(cache, "good", "markdown", good, "o/r", sha, 1, 1)
-    assert kept_document(cache, "good", "markdown", "o/r", sha) == ({"data": good.encode(), "operations": 1,
-                                                                    "backends": 1},
-                                                                    None)
+    row, why = kept_document(cache, "good", "markdown", "o/r", sha)
+    assert why is None and row is not None
+    assert (b"".join(row["data"]), row["operations"], row["backends"]) == (good.encode(), 1, 1)
     keep_document(cache, "bad", "markdown", good.replace("https://github.com/o/r", "https://example.com/o/r"), "o/r",
                   sha, 1, 1)
     assert cache.get_raw_result("bad") is None

@@ -170,13 +170,13 @@ def _show(matrix, fmt: str, out: Path | None, served: bool = False, source: str 
     _emit(COVERAGE[fmt](matrix), fmt, out, served, source, *_counts(matrix))
 
 
-def _emit(text: str | bytes, fmt: str, out: Path | None, served: bool, source: str, n_ops: int,
+def _emit(text: str | list[bytes], fmt: str, out: Path | None, served: bool, source: str, n_ops: int,
           n_crates: int) -> None:
-    """The document on stdout or into `out` (whole or not at all; bytes there, UTF-8 already),
-    then what was said of it."""
+    """The document on stdout or into `out` (whole or not at all; a served one's pieces of bytes
+    there as they are, UTF-8 already), then what was said of it."""
     if out is None:
-        if isinstance(text, bytes):  # on stdout as a built document is echoed: as text
-            text = text.decode("utf-8")
+        if not isinstance(text, str):  # on stdout as a built document is echoed: as text
+            text = b"".join(text).decode("utf-8")
         echo_document(text, fmt, nl=not text.endswith("\n"))
         _say_served(served, source)
         return

@@ -164,11 +164,12 @@ def _hold(path: str, temps: list[str]) -> None:
     threading.Event().wait()
 
 
-def write_files(files: Mapping[Path, str | bytes]) -> None:
+def write_files(files: Mapping[Path, str | bytes | list[bytes]]) -> None:
     """Write every file to a temporary sibling first; rename them into place only when all are
     written, so a failure leaves the previous outputs exactly as they were. A device or one of the
     process's descriptors is written through, after the others are in place. A text is written as
-    UTF-8; bytes (a document already encoded, as the results cache serves it) as they are."""
+    UTF-8; bytes (a document already encoded, or the pieces of one as the results cache serves
+    it) as they are."""
     through = {path for path in files if _through(path)}
     temps: list[tuple[str, Path]] = []
     path = next(iter(files), Path("."))
@@ -185,9 +186,8 @@ def write_files(files: Mapping[Path, str | bytes]) -> None:
                 continue
             fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
             temps.append((tmp, path))
-            data = text if isinstance(text, bytes) else text.encode("utf-8")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                fh.writelines(_pieces(text))
             # mkstemp makes the file private (0600); an output gets the permissions any new file would.
             os.chmod(tmp, 0o666 & ~_umask())
         hold = os.environ.get(HOLD_BEFORE_RENAME)
@@ -197,8 +197,7 @@ def write_files(files: Mapping[Path, str | bytes]) -> None:
             os.replace(tmp, path)
         temps = []
         for path in through:
-            text = files[path]
-            _write_through(path, text if isinstance(text, bytes) else text.encode("utf-8"))
+            _write_through(path, b"".join(_pieces(files[path])))
     except OSError as e:
         raise UserError(f"cannot write {path}: {e.strerror or e}; check the folder's permissions and free "
                         f"space") from None
@@ -213,5 +212,11 @@ def write_files(files: Mapping[Path, str | bytes]) -> None:
                 pass
 
 
-def write_file(path: Path, text: str | bytes) -> None:
+def _pieces(text: str | bytes | list[bytes]) -> list[bytes]:
+    if isinstance(text, str):
+        return [text.encode("utf-8")]
+    return [text] if isinstance(text, bytes) else text
+
+
+def write_file(path: Path, text: str | bytes | list[bytes]) -> None:
     write_files({path: text})

@@ -45,6 +45,8 @@ CODE = "+code"
 # Far above any row the tool writes (burn's whole results are a few MB); a row that inflates past
 # it is damaged or a decompression bomb, and is a miss.
 MAX_ROW_BYTES = 256 << 20
+# The size of the pieces a raw row is inflated to (see get_raw_pieces).
+RAW_PIECE = 256 << 10
 
 
 def encode(facts: dict) -> bytes:
@@ -273,19 +275,38 @@ class FactsCache:
         """The bytes `put_raw_result` kept under `key`, for a result that is a document rather
         than facts (decoding it as a JSON string would cost more than the rest of a hit). A row
         that does not inflate whole, to the end of its stream, is dropped: a miss."""
+        pieces = self.get_raw_pieces(key)
+        return None if pieces is None else b"".join(pieces)
+
+    def get_raw_pieces(self, key: str) -> list[bytes] | None:
+        """`get_raw_result` as the pieces it inflates to, each RAW_PIECE bytes but the last (which
+        is never empty): a document megabytes long is neither inflated into an output buffer that
+        grows by copying nor joined, whose fresh memory costs more than the inflating. Bounded
+        as a whole row is: past MAX_ROW_BYTES it is not whole, so dropped: a miss."""
         stored = self._result_row(key)
         if stored is None:
             return None
         inflate = zlib.decompressobj()
+        pieces: list[bytes] = []
+        size = 0
         try:
-            data = inflate.decompress(stored, MAX_ROW_BYTES)
-            whole = inflate.eof and not inflate.unconsumed_tail and not inflate.unused_data
+            tail = stored
+            while size <= MAX_ROW_BYTES:
+                piece = inflate.decompress(tail, RAW_PIECE)
+                tail = inflate.unconsumed_tail
+                if not piece:  # the input ran out before the stream's end, or ends it with nothing
+                    break
+                pieces.append(piece)
+                size += len(piece)
+                if inflate.eof:
+                    break
+            whole = inflate.eof and not tail and not inflate.unused_data and size <= MAX_ROW_BYTES
         except (zlib.error, TypeError):
             whole = False
         if not whole:
             self.drop_result(key)
             return None
-        return data
+        return pieces
 
     def put_raw_result(self, key: str, data: bytes) -> None:
         self._settle()

@@ -21,7 +21,7 @@ import dataclasses
 import gc
 import json
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -197,60 +197,92 @@ _LINK_OPENERS: dict[str, tuple[bytes, ...]] = {
 _HEAD = 4096
 
 
-def document_fault(data: bytes, fmt: str, repo: str, sha: str) -> str | None:
-    """Why `data` (UTF-8) may not be served as the `fmt` document of `repo` at `sha`, or None:
-    it must name that revision in its opening, and every absolute link in it must be https to
-    that commit's files on GitHub. Each check is one scan of the bytes in C (bytes.count,
-    bytes.find); in valid UTF-8 an encoded needle is found exactly where the text holds it."""
+def document_fault(data: bytes | Sequence[bytes], fmt: str, repo: str, sha: str) -> str | None:
+    """Why `data` (UTF-8: the bytes, or the pieces they are kept in) may not be served as the
+    `fmt` document of `repo` at `sha`, or None: it must name that revision in its opening, and
+    every absolute link in it must be https to that commit's files on GitHub. Each check is one
+    scan of the bytes in C (bytes.count, bytes.find); in valid UTF-8 an encoded needle is found
+    exactly where the text holds it."""
     openers = _LINK_OPENERS.get(fmt)
     if openers is None:
         return f"no check is known for the {fmt} format"
+    pieces = [data] if isinstance(data, bytes) else [p for p in data if p]
     # The opening's first _HEAD characters (at most 4 bytes each; a character cut at the end
     # lies past them).
-    head = str(data[:4 * _HEAD], "utf-8", "ignore")[:_HEAD]
+    head = str(_opening(pieces, 4 * _HEAD), "utf-8", "ignore")[:_HEAD]
     if repo not in head or sha[:12] not in head:
         return f"it is of another revision than {repo}@{sha[:12]}"
     prefix = f"https://github.com/{repo}/blob/{sha}/".encode()
     outside = f"it links outside {repo}@{sha[:12]}"
-    if data.count(b"://") != data.count(prefix):
+    if _count(pieces, b"://") != _count(pieces, prefix):
         return outside
-    if fmt == "json" and data.count(b'"url"') == data.count(b'"url": "' + prefix):
-        # Every `"url"` opens a link to the commit's files: then so does every opener. (A
-        # `"url"` that does not, or one the count steps over as it overlaps an earlier one,
-        # leaves the first count the larger.) Else the scan below says which.
+    if fmt == "json" and _count(pieces, b'url"') == _count(pieces, b'"url": "' + prefix):
+        # Every `url"` is the one of a `"url"` that opens a link to the commit's files (a needle
+        # that cannot overlap itself, so each is counted): then so does every opener. Else the
+        # scan below says which.
         return None
+    whole = pieces[0] if len(pieces) == 1 else b"".join(pieces)
     for opener in openers:
         # After the opener: the commit's files, a place in the page, or (a quoted value) nothing.
         allowed = (prefix, b"#", b'"') if opener.endswith(b'"') else (prefix, b"#")
-        at = data.find(opener)
+        at = whole.find(opener)
         while at >= 0:
             at += len(opener)
-            if not data.startswith(allowed, at):
+            if not whole.startswith(allowed, at):
                 return outside
-            at = data.find(opener, at)
+            at = whole.find(opener, at)
     return None
 
 
-def _facts(text: bytes) -> dict:
+def _opening(pieces: list[bytes], size: int) -> bytes:
+    """The first `size` bytes of the pieces joined."""
+    out = b""
+    for piece in pieces:
+        if len(out) >= size:
+            break
+        out += piece[:size - len(out)]
+    return out
+
+
+def _count(pieces: list[bytes], needle: bytes) -> int:
+    """`needle`'s count in the pieces joined, without joining them: the counts within each piece
+    and across each seam (the needle's length less one byte either side of it). Exact for a needle
+    that cannot overlap itself when no piece but the last is shorter than it; else counted in the
+    joined bytes."""
+    m = len(needle) - 1
+    if len(pieces) == 1 or m == 0:
+        return sum(p.count(needle) for p in pieces)
+    if any(needle[:k] == needle[-k:] for k in range(1, m + 1)) or any(len(p) <= m for p in pieces[:-1]):
+        return b"".join(pieces).count(needle)
+    seams = sum((a[-m:] + b[:m]).count(needle) for a, b in zip(pieces, pieces[1:]))
+    return seams + sum(p.count(needle) for p in pieces)
+
+
+def _facts(text: bytes | Sequence[bytes]) -> dict:
     """What a kept document's row holds beside it, so a row cut short or damaged is a miss."""
     import zlib
-    return {"length": len(text), "crc32": zlib.crc32(text)}
+    pieces = (text,) if isinstance(text, bytes) else text
+    crc = 0
+    for piece in pieces:
+        crc = zlib.crc32(piece, crc)
+    return {"length": sum(map(len, pieces)), "crc32": crc}
 
 
 def kept_document(cache, key: str, fmt: str, repo: str, sha: str,
                   warn: Callable[[str], None] | None = None) -> tuple[dict | None, str | None]:
     """({"data", "operations", "backends"}, None) for the document kept under `key`, `data` its
-    UTF-8 bytes; (None, why) for a row that does not pass the checks (dropped, so this run makes
-    it again, and said through `warn` as `kept_matrix` says it); (None, None) when there is none."""
-    data = cache.get_raw_result(key) if cache is not None else None
-    if data is None:
+    UTF-8 bytes in pieces (a list of bytes, as the cache inflates them: joined, they would be
+    copied once more); (None, why) for a row that does not pass the checks (dropped, so this run
+    makes it again, and said through `warn` as `kept_matrix` says it); (None, None) when there is
+    none."""
+    pieces = cache.get_raw_pieces(key) if cache is not None else None
+    if pieces is None:
         return None, None
     # The row: one line of JSON (the counts the closing line says, the document's length and
     # checksum), then the document's bytes. What it is of is in the key, and checked in the text.
-    cut = data.find(b"\n")
-    body = data[cut + 1:]
+    line, body = _first_line(pieces)
     try:
-        row = json.loads(data[:cut]) if cut >= 0 else None
+        row = json.loads(line) if line is not None else None
     except (ValueError, RecursionError):
         row = None
     if not isinstance(row, dict) or not _whole(row, body) or not _utf8(body):
@@ -265,18 +297,28 @@ def kept_document(cache, key: str, fmt: str, repo: str, sha: str,
     return None, why
 
 
-def _utf8(body: bytes) -> bool:
-    """Whether the bytes are UTF-8 (ASCII, as a document almost always is, is told at once)."""
-    if body.isascii():
+def _first_line(pieces: list[bytes]) -> tuple[bytes | None, list[bytes]]:
+    """(the bytes before the first newline, the pieces after it, none empty); (None, []) without one."""
+    for i, piece in enumerate(pieces):
+        cut = piece.find(b"\n")
+        if cut >= 0:
+            line = b"".join([*pieces[:i], piece[:cut]])
+            return line, [p for p in (piece[cut + 1:], *pieces[i + 1:]) if p]
+    return None, []
+
+
+def _utf8(body: Sequence[bytes]) -> bool:
+    """Whether the pieces joined are UTF-8 (ASCII, as a document almost always is, is told at once)."""
+    if all(piece.isascii() for piece in body):
         return True
     try:
-        str(body, "utf-8")
+        str(b"".join(body), "utf-8")
     except UnicodeDecodeError:
         return False
     return True
 
 
-def _whole(row: dict, body: bytes) -> bool:
+def _whole(row: dict, body: Sequence[bytes]) -> bool:
     return ({k: row.get(k) for k in ("length", "crc32")} == _facts(body)
             and isinstance(row.get("operations"), int) and isinstance(row.get("backends"), int))
 
