@@ -130,6 +130,39 @@ def test_identical_rows_are_decoded_once_and_counted_per_blob(tmp_path):
     assert (cache.hits, cache.misses) == (10, 2)
 
 
+def test_rows_written_behind_are_there_for_the_next_read(tmp_path):
+    """The writer thread waits on another connection's write lock; a read made meanwhile waits
+    for the writer, so it sees every row, never a half-written cache."""
+    import sqlite3
+    import threading
+
+    cache = FactsCache(tmp_path, "rules", "v")
+    other = sqlite3.connect(tmp_path / "facts.sqlite3", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.3, other.rollback)
+    release.start()
+    rows = {f"{i:040x}": encode({"i": i}) for i in range(50)}
+    cache.put_encoded_behind([(rows, ""), ({"d" * 40: encode({"code": 1})}, "+code")])
+    assert cache.get_many(list(rows)) == {b: {"i": i} for i, b in enumerate(rows)}
+    assert cache.get_many(["d" * 40], facet="+code") == {"d" * 40: {"code": 1}}
+    release.join()
+    other.close()
+    cache.close()
+
+
+def test_what_the_writer_behind_raises_is_raised_at_the_next_use(tmp_path, monkeypatch):
+    cache = FactsCache(tmp_path, "rules", "v")
+
+    def fail(items, facet):
+        raise MemoryError("no room")
+    monkeypatch.setattr(cache, "_put_rows", fail)
+    cache.put_encoded_behind([({"a" * 40: encode({})}, "")])
+    with pytest.raises(MemoryError):
+        cache.get_many(["a" * 40])
+    assert cache.get_many(["a" * 40]) == {}  # raised once; the cache goes on
+    cache.close()
+
+
 def test_a_row_that_does_not_decode_is_a_miss(tmp_path):
     cache = FactsCache(tmp_path, "rules", "v")
     cache.put_encoded({"a" * 40: b"not zlib", "b" * 40: encode({"sites": "wrong shape"})})

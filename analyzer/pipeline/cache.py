@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 import stat
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -115,6 +116,8 @@ class FactsCache:
         self.tag = f"{tool_version}:{rules_hash}"
         self.hits = 0
         self.misses = 0
+        self._writer: threading.Thread | None = None  # put_encoded_behind's, while it writes
+        self._writer_error: BaseException | None = None
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new cache is private
         try:
             self.db = self._open()
@@ -123,7 +126,8 @@ class FactsCache:
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        # Used from one thread at a time: put_encoded_behind's writer, then (after `_settle`) the caller.
+        db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA busy_timeout = 60000")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -154,7 +158,7 @@ class FactsCache:
             self._move_aside()
             self.db = self._open()
         except (OSError, sqlite3.DatabaseError):
-            self.db = sqlite3.connect(":memory:", isolation_level=None)  # run on, uncached
+            self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)  # run on, uncached
             for table in _TABLES:
                 self.db.execute(table)
         return True
@@ -179,6 +183,7 @@ class FactsCache:
         `build(d)` when given. Identical rows (every file without facts stores the same few bytes) are
         decoded and built once and shared, so callers must not mutate what they get. A row
         that does not decode or build is a miss; the caller parses that file again."""
+        self._settle()
         out: dict[str, Any] = {}
         memo: dict[bytes, Any] = {}
         try:
@@ -210,6 +215,35 @@ class FactsCache:
 
     def put_encoded(self, items: dict[str, bytes], facet: str = SITES) -> None:
         """Store rows already made by `encode` (parser processes encode their own results)."""
+        self._settle()
+        self._put_rows(items, facet)
+
+    def put_encoded_behind(self, batches: list[tuple[dict[str, bytes], str]]) -> None:
+        """`put_encoded` of each (rows, facet) on a thread, while the caller goes on: SQLite
+        leaves the GIL while it writes and syncs the file. Every other use of the cache, and
+        close, waits for that thread first."""
+        self._settle()
+        writer = threading.Thread(target=self._put_batches, args=(batches,), name="cache-writer")
+        self._writer = writer
+        writer.start()
+
+    def _put_batches(self, batches: list[tuple[dict[str, bytes], str]]) -> None:
+        try:
+            for items, facet in batches:
+                self._put_rows(items, facet)
+        except BaseException as e:  # raised to the caller by _settle, as put_encoded would raise it
+            self._writer_error = e
+
+    def _settle(self) -> None:
+        """Wait for put_encoded_behind's writer, if one is at work; what it raised is raised here."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.join()
+        error, self._writer_error = self._writer_error, None
+        if error is not None:
+            raise error
+
+    def _put_rows(self, items: dict[str, bytes], facet: str) -> None:
         rows = [(b, self.tag + facet, data) for b, data in items.items()]
         for attempt in (1, 2):
             try:
@@ -230,6 +264,7 @@ class FactsCache:
 
     def _result_row(self, key: str) -> bytes | None:
         """The stored bytes of a results row, or None (a damaged database is rebuilt)."""
+        self._settle()
         try:
             row = self.db.execute("SELECT data FROM results WHERE key = ? AND tag = ?", (key, self.tag)).fetchone()
         except sqlite3.DatabaseError as e:
@@ -249,6 +284,7 @@ class FactsCache:
 
     def drop_result(self, key: str) -> None:
         """Forget a row that did not decode or serve, so no later run meets it again."""
+        self._settle()
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
@@ -287,6 +323,7 @@ class FactsCache:
         self._put_result_row(key, b"".join([*map(deflate.compress, pieces), deflate.flush()]))
 
     def _put_result_row(self, key: str, data: bytes) -> None:
+        self._settle()
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
@@ -295,4 +332,5 @@ class FactsCache:
             pass  # an optimisation only
 
     def close(self) -> None:
+        self._settle()
         self.db.close()
