@@ -120,6 +120,23 @@ def test_facts_survive_the_json_the_cache_keeps():
     assert FileFacts.from_json(facts.to_json()) == facts
 
 
+@pytest.mark.parametrize("change", ["site-extra", "site-missing", "arm-extra", "arm-missing"])
+def test_a_row_whose_sites_or_arms_lack_a_field_or_hold_another_is_refused(change, tmp_path):
+    row = parse_file(DISPATCH_RS.format(n=1).encode()).to_json()
+    site = row["sites"][0]
+    arm = site["arms"][0]
+    target = site if change.startswith("site") else arm
+    if change.endswith("extra"):
+        target["colour"] = "red"
+    else:
+        del target["line"]
+    with pytest.raises(TypeError):
+        FileFacts.from_json(row)
+    cache = FactsCache(tmp_path, "rules", "v")
+    cache.put_encoded({"a" * 40: encode(row)})
+    assert cache.get_many(["a" * 40], FileFacts.from_json) == {}  # a miss: the file is parsed again
+
+
 def test_identical_rows_are_decoded_once_and_counted_per_blob(tmp_path):
     cache = FactsCache(tmp_path, "rules", "v")
     empty = FileFacts([], [], False, False).to_json()
