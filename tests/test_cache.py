@@ -120,6 +120,23 @@ def test_facts_survive_the_json_the_cache_keeps():
     assert FileFacts.from_json(facts.to_json()) == facts
 
 
+@pytest.mark.parametrize("change", ["site-extra", "site-missing", "arm-extra", "arm-missing"])
+def test_a_row_whose_sites_or_arms_lack_a_field_or_hold_another_is_refused(change, tmp_path):
+    row = parse_file(DISPATCH_RS.format(n=1).encode()).to_json()
+    site = row["sites"][0]
+    arm = site["arms"][0]
+    target = site if change.startswith("site") else arm
+    if change.endswith("extra"):
+        target["colour"] = "red"
+    else:
+        del target["line"]
+    with pytest.raises(TypeError):
+        FileFacts.from_json(row)
+    cache = FactsCache(tmp_path, "rules", "v")
+    cache.put_encoded({"a" * 40: encode(row)})
+    assert cache.get_many(["a" * 40], FileFacts.from_json) == {}  # a miss: the file is parsed again
+
+
 def test_identical_rows_are_decoded_once_and_counted_per_blob(tmp_path):
     cache = FactsCache(tmp_path, "rules", "v")
     empty = FileFacts([], [], False, False).to_json()
@@ -128,6 +145,39 @@ def test_identical_rows_are_decoded_once_and_counted_per_blob(tmp_path):
     got = cache.get_many([f"{i:040x}" for i in range(12)], lambda d: built.append(d) or FileFacts.from_json(d))
     assert len(got) == 10 and len(built) == 1
     assert (cache.hits, cache.misses) == (10, 2)
+
+
+def test_rows_written_behind_are_there_for_the_next_read(tmp_path):
+    """The writer thread waits on another connection's write lock; a read made meanwhile waits
+    for the writer, so it sees every row, never a half-written cache."""
+    import sqlite3
+    import threading
+
+    cache = FactsCache(tmp_path, "rules", "v")
+    other = sqlite3.connect(tmp_path / "facts.sqlite3", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.3, other.rollback)
+    release.start()
+    rows = {f"{i:040x}": encode({"i": i}) for i in range(50)}
+    cache.put_encoded_behind([(rows, ""), ({"d" * 40: encode({"code": 1})}, "+code")])
+    assert cache.get_many(list(rows)) == {b: {"i": i} for i, b in enumerate(rows)}
+    assert cache.get_many(["d" * 40], facet="+code") == {"d" * 40: {"code": 1}}
+    release.join()
+    other.close()
+    cache.close()
+
+
+def test_what_the_writer_behind_raises_is_raised_at_the_next_use(tmp_path, monkeypatch):
+    cache = FactsCache(tmp_path, "rules", "v")
+
+    def fail(items, facet):
+        raise MemoryError("no room")
+    monkeypatch.setattr(cache, "_put_rows", fail)
+    cache.put_encoded_behind([({"a" * 40: encode({})}, "")])
+    with pytest.raises(MemoryError):
+        cache.get_many(["a" * 40])
+    assert cache.get_many(["a" * 40]) == {}  # raised once; the cache goes on
+    cache.close()
 
 
 def test_a_row_that_does_not_decode_is_a_miss(tmp_path):
@@ -380,3 +430,32 @@ def test_an_extraction_pauses_the_cycle_collector_and_restores_it(many_files, mo
     with pytest.raises(ZeroDivisionError):
         extract(repo, sha, jobs=2)
     assert gc.isenabled()
+
+
+def test_a_row_kept_soon_waits_for_the_facts_written_behind(tmp_path):
+    """The two background writers share one connection: a results row handed over while the facts
+    writer is still at work is written after it, never inside its transaction, and both are there."""
+    import threading
+
+    cache = FactsCache(tmp_path, "rules", "v")
+    order: list[str] = []
+    go = threading.Event()
+    put_rows, put_row = cache._put_rows, cache._put_result_row
+
+    def slow_rows(items, facet):
+        go.wait(5)
+        put_rows(items, facet)
+        order.append("facts")
+
+    def row(key, data):
+        order.append("row")
+        put_row(key, data)
+    cache._put_rows, cache._put_result_row = slow_rows, row  # type: ignore[method-assign]
+    rows = {f"{i:040x}": encode({"i": i}) for i in range(50)}
+    cache.put_encoded_behind([(rows, "")])
+    threading.Timer(0.2, go.set).start()
+    cache.put_raw_result_soon("doc", b"kept whole")
+    assert cache.get_raw_result("doc") == b"kept whole"
+    assert cache.get_many(list(rows)) == {b: {"i": i} for i, b in enumerate(rows)}
+    assert order == ["facts", "row"]
+    cache.close()

@@ -28,3 +28,14 @@ def test_the_deepest_cargo_toml_folder_wins_and_folders_share_one_answer():
     assert crate_of(path, ROOTS) == "onnx-tests"
     assert crates_of([path, "crates/burn-import/onnx-tests/src/x.rs"], ROOTS) == {
         path: "onnx-tests", "crates/burn-import/onnx-tests/src/x.rs": "onnx-tests"}
+
+
+@pytest.mark.parametrize("path,crate", [
+    ("crates/burn-flexible/src/a.rs", "crates"),  # a folder whose name only starts like a crate's
+    ("tools/gen/src/main.rs", "tools"),  # under no crate folder but the top one
+    ("build.rs", ""),
+    ("examples/mnist/src/deep/er/x.rs", "mnist"),
+])
+def test_a_file_under_no_crate_folder_takes_its_top_folder(path, crate):
+    assert crate_of(path, ROOTS) == crate
+    assert crates_of([path], ROOTS) == {path: crate}

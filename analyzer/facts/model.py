@@ -6,7 +6,7 @@ coverage and record stages read these classes without importing the parser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
@@ -235,10 +235,10 @@ class FileFacts:
         sites = []
         for s in d["sites"]:
             s = dict(s)
-            s["arms"] = [ArmFacts(**{**a, "refs": [VariantRef.from_dict(r) for r in a["refs"]]})
+            s["arms"] = [_filled(ArmFacts, _ARM_FIELDS, {**a, "refs": [VariantRef.from_dict(r) for r in a["refs"]]})
                          for a in s["arms"]]
             s["message_segments"] = [tuple(x) for x in s["message_segments"]]
-            sites.append(SiteFacts(**s))
+            sites.append(_filled(SiteFacts, _SITE_FIELDS, s))
         enums = [EnumFacts(e["name"], [tuple(v) for v in e["variants"]], e["line"], e.get("fields", []),
                            e.get("gated", [])) for e in d["enums"]]
         aliases = [tuple(a) for a in d.get("aliases", [])]
@@ -253,6 +253,21 @@ class FileFacts:
                          [(t, n) for t, n in d.get("built_from", [])],
                          d.get("trait_names", []),
                          [(e, v) for e, v in d.get("remaps", [])])
+
+
+_ARM_FIELDS = frozenset(f.name for f in fields(ArmFacts))
+_SITE_FIELDS = frozenset(f.name for f in fields(SiteFacts))
+
+
+def _filled(cls, names: frozenset[str], values: dict):
+    """cls(**values) for a dict that names every field (to_json writes each one): the dict
+    becomes the instance's own, which costs a fraction of the generated __init__ with keywords.
+    A row with a field missing or one more is refused as that call would refuse it."""
+    if values.keys() != names:
+        raise TypeError(f"{cls.__name__} fields {sorted(values.keys() ^ names)} missing or unexpected")
+    obj = object.__new__(cls)
+    obj.__dict__ = values
+    return obj
 
 
 def _ref_json(r: VariantRef) -> dict:

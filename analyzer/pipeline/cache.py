@@ -119,6 +119,8 @@ class FactsCache:
         self.hits = 0
         self.misses = 0
         self._keeping: _Keeping | None = None  # the last row handed to `put_raw_result_soon`
+        self._writer: threading.Thread | None = None  # put_encoded_behind's, while it writes
+        self._writer_error: BaseException | None = None
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new cache is private
         try:
             self.db = self._open()
@@ -127,8 +129,8 @@ class FactsCache:
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        # Used by one thread at a time: a `_Keeping` thread writes its row while the caller's thread
-        # does not touch the database, which waits for it first (`_settle`).
+        # Used by one thread at a time: a `_Keeping` thread or put_encoded_behind's writer writes
+        # while the caller's thread does not touch the database, which waits for them first (`_settle`).
         db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA busy_timeout = 60000")
         db.execute("PRAGMA journal_mode = WAL")
@@ -219,6 +221,25 @@ class FactsCache:
     def put_encoded(self, items: dict[str, bytes], facet: str = SITES) -> None:
         """Store rows already made by `encode` (parser processes encode their own results)."""
         self._settle()
+        self._put_rows(items, facet)
+
+    def put_encoded_behind(self, batches: list[tuple[dict[str, bytes], str]]) -> None:
+        """`put_encoded` of each (rows, facet) on a thread, while the caller goes on: SQLite
+        leaves the GIL while it writes and syncs the file. Every other use of the cache, and
+        close, waits for that thread first."""
+        self._settle()
+        writer = threading.Thread(target=self._put_batches, args=(batches,), name="cache-writer")
+        self._writer = writer
+        writer.start()
+
+    def _put_batches(self, batches: list[tuple[dict[str, bytes], str]]) -> None:
+        try:
+            for items, facet in batches:
+                self._put_rows(items, facet)
+        except BaseException as e:  # raised to the caller by _settle, as put_encoded would raise it
+            self._writer_error = e
+
+    def _put_rows(self, items: dict[str, bytes], facet: str) -> None:
         rows = [(b, self.tag + facet, data) for b, data in items.items()]
         for attempt in (1, 2):
             try:
@@ -316,13 +337,25 @@ class FactsCache:
         """`put_raw_result` on a thread of its own, while the caller goes on (zlib and SQLite let
         go of the interpreter lock): rows are written in the order given, each whole or not at
         all, and every later use of the cache (`close` too) waits for them first."""
+        self._settle_writer()  # the facts writer's transaction must not meet this row's
         self._keeping = _Keeping(self, key, data, self._keeping)
 
     def _settle(self) -> None:
-        """Wait for the rows being kept on threads: the database is then this thread's alone."""
+        """Wait for the rows being kept on threads (put_raw_result_soon's, put_encoded_behind's):
+        the database is then this thread's alone. What the writer of facts raised is raised here,
+        as put_encoded would have raised it."""
         if self._keeping is not None:
             self._keeping.join()
             self._keeping = None
+        self._settle_writer()
+
+    def _settle_writer(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.join()
+        error, self._writer_error = self._writer_error, None
+        if error is not None:
+            raise error
 
     def _put_result_row(self, key: str, data: bytes) -> None:
         try:

@@ -273,7 +273,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     facts: dict[str, FileFacts] = {}
     code_facts: dict[str, FileFacts] = {}
     if cache is not None:
-        from analyzer.pipeline.cache import CODE
+        from analyzer.pipeline.cache import CODE, SITES
         facts = cache.get_many(oids, FileFacts.from_json)
         if code:
             code_facts = cache.get_many(oids, FileFacts.from_json, facet=CODE)
@@ -289,9 +289,11 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
                            prefiltered, code)
         facts.update((oid, p.sites) for oid, p in fresh.items())
         if cache is not None:
-            cache.put_encoded({oid: p.sites_row for oid, p in fresh.items()})
+            # Written on a thread while the classifier runs; the cache's next use waits for it.
+            batches = [({oid: p.sites_row for oid, p in fresh.items()}, SITES)]
             if code:
-                cache.put_encoded({oid: p.code_row for oid, p in fresh.items() if p.code_row is not None}, facet=CODE)
+                batches.append(({oid: p.code_row for oid, p in fresh.items() if p.code_row is not None}, CODE))
+            cache.put_encoded_behind(batches)
         if code:
             code_facts.update((oid, p.code) for oid, p in fresh.items() if p.code is not None)
     timings["parse"] = time.perf_counter() - t1

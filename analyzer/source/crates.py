@@ -16,24 +16,30 @@ _CRATE_FOLDERS = ("src", "tests", "benches", "examples")
 
 def crates_of(paths: list[str], crate_roots: list[str]) -> dict[str, str]:
     """crate_of for many paths, worked out once per folder."""
+    roots = set(crate_roots)
     by_dir: dict[str, str] = {}
     out = {}
     for p in paths:
         d = posixpath.dirname(p)
         if d not in by_dir:
-            by_dir[d] = crate_of(p, crate_roots)  # every file of a folder has that folder's crate
+            by_dir[d] = _crate_of(p, roots)  # every file of a folder has that folder's crate
         out[p] = by_dir[d]
     return out
 
 
 def crate_of(path: str, crate_roots: list[str]) -> str:
     """The crate a file belongs to: the deepest folder above it holding a Cargo.toml."""
-    best = ""
-    for root in crate_roots:
-        if (root == "" or path.startswith(root + "/")) and len(root) >= len(best):
-            best = root
-    if best:
-        return posixpath.basename(best)
+    return _crate_of(path, set(crate_roots))
+
+
+def _crate_of(path: str, roots: set[str]) -> str:
+    # The folders above the file, deepest first: as many steps as the path is deep, whatever
+    # the number of crates in the tree.
+    folder = posixpath.dirname(path)
+    while folder:
+        if folder in roots:
+            return posixpath.basename(folder)
+        folder = posixpath.dirname(folder)
     return path.split("/", 1)[0] if "/" in path else ""
 
 
