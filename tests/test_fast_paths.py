@@ -287,3 +287,42 @@ def test_code_braces_are_the_brace_marks(text):
     except lexer.LexError:
         got = None
     assert got == expected
+
+
+@st.composite
+def _token_tree_files(draw) -> bytes:
+    """Files whose calls stand in macro arguments and transcribers, nested, beside plain ones."""
+    parts = [draw(rust_files(calls=True)).decode()]
+    for i in range(draw(st.integers(1, 3))):
+        body = draw(st.sampled_from(_BODIES))
+        parts.append(draw(st.sampled_from([
+            f"fn g{i}() {{ wrap!{{ {body} }}; }}\n",
+            f"fn g{i}() -> T {{ quote! {{ match x {{ A => 1, _ => {body} }} }} }}\n",
+            f"fn g{i}() {{ outer!(inner![ {body} ], {draw(_noise)} 2); }}\n",
+            f"fn g{i}() {{ a::b::c!( {body} ); {body}; }}\n",
+            f"macro_rules! t{i} {{ () => {{ {body} }}; ($x:expr) => {{ w!({body}) }}; }}\n",
+            f"// panic in a comment\nfn g{i}() {{ v!(1); }}\n",
+        ])))
+    return "\n".join(parts).encode()
+
+
+@_FAST
+@given(_token_tree_files())
+def test_the_token_trees_around_the_words_are_those_the_query_matches(src):
+    # sites._token_trees walks down to each word in place of running queries/token_trees.scm:
+    # it must give the query's trees that hold a word, in order.
+    from tree_sitter import QueryCursor
+
+    from analyzer.facts import sites
+    from analyzer.facts.prefilter import PANIC_WORDS
+
+    root = syntax._parser().parse(src).root_node
+    words = [s for s, _ in syntax._word_spans(src, PANIC_WORDS, 0, len(src))]
+    expected = []
+    for _, caps in QueryCursor(syntax.query("token_trees.scm")).matches(root):
+        body = caps["body"][0]
+        if any(body.start_byte <= w < body.end_byte for w in words):
+            expected.append((body.start_byte, body.end_byte, caps["macro"][0].id if "macro" in caps else None))
+    got = [(b.start_byte, b.end_byte, m.id if m is not None else None)
+           for b, m in sites._token_trees(root, src, 0, len(src), 0)]
+    assert got == sorted(expected)

@@ -11,7 +11,7 @@ from analyzer.facts.messages import LiteralError, build_message, decode_string_l
 from analyzer.facts.model import SiteFacts
 from analyzer.facts.placement import _cfg_gate, _is_whole_body, _placement
 from analyzer.facts.prefilter import PANIC_HINT, PANIC_WORDS
-from analyzer.facts.syntax import _COMMENTS, _has_test_attribute, _matches_at, _parser, _text, norm
+from analyzer.facts.syntax import _COMMENTS, _has_test_attribute, _matches_at, _parser, _text, _word_spans, norm
 from analyzer.facts.tokentrees import _MAX_SHADOW_DEPTH, _shadow
 
 
@@ -154,9 +154,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         ))
     if depth >= _MAX_SHADOW_DEPTH:
         return
-    for _, caps in _matches_at("token_trees.scm", root, source, PANIC_WORDS, lo, hi, offset):
-        body = caps["body"][0]
-        macro_node = caps.get("macro", [None])[0]
+    for body, macro_node in _token_trees(root, source, lo, hi, offset):
         if macro_node is not None:
             name = norm(source[macro_node.start_byte - offset:macro_node.end_byte - offset].decode("utf-8", "replace"))
             if name.split("::")[-1] in ("panic", "unimplemented", "todo", "unreachable"):
@@ -173,6 +171,48 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         inner_wrapper = (body.parent, tx) if macro_node is not None and body.parent is not None else None
         _collect_sites(tree.root_node, source, shadow_offset, name,
                        body if outer is None else outer, sites, depth + 1, inner_wrapper, (start, end))
+
+
+def _token_trees(root: Node, source: bytes, lo: int, hi: int, shift: int) -> list[tuple[Node, Node | None]]:
+    """(token tree, macro name node or None for a macro_rules transcriber) of every token tree
+    that holds an occurrence of PANIC_WORDS in source[lo:hi], in order: the trees of
+    queries/token_trees.scm that the caller reads (only those holding a call), found by going down
+    the tree to each word rather than by running the query over the windows around the words.
+    One cursor walks forward through the nodes that hold a word and their children, each once:
+    a walk from the root per word would step again over every sibling before it (a file of
+    thousands of commented words at the top level)."""
+    words = [s + shift for s, _ in _word_spans(source, PANIC_WORDS, lo, hi)]
+    out: list[tuple[Node, Node | None]] = []
+    cursor = root.walk()
+    if not words or not cursor.goto_first_child():
+        return out
+    parents = [root]  # the nodes above the cursor's
+    k = 0  # the first word not passed yet
+    while True:
+        node = cursor.node
+        assert node is not None
+        while k < len(words) and words[k] < node.start_byte:
+            k += 1  # between nodes
+        if k == len(words):
+            return out
+        if words[k] < node.end_byte:
+            if node.type == "token_tree":
+                parent = parents[-1]
+                if parent.type == "macro_invocation":
+                    macro = parent.child_by_field_name("macro")
+                    if macro is not None:
+                        out.append((node, macro))
+                elif parent.type == "macro_rule" and cursor.field_name == "right":
+                    out.append((node, None))
+            if cursor.goto_first_child():
+                parents.append(node)
+                continue
+            while k < len(words) and words[k] < node.end_byte:
+                k += 1  # inside a leaf
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return out
+            parents.pop()
 
 
 def _column(source: bytes, at: int) -> int:

@@ -12,7 +12,7 @@ from analyzer.profiles import current, select
 
 
 # The tree-sitter queries the site facts run (analyzer/facts/sites.py, enums.py).
-SITE_QUERIES = ("panic_calls.scm", "token_trees.scm", "enums.scm")
+SITE_QUERIES = ("panic_calls.scm", "enums.scm")
 
 
 def start_pool(jobs: int):
