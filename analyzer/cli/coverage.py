@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from analyzer.core.collector import no_cycle_collection
 from analyzer.core.errors import UserError
 from analyzer.core.wording import plural
 from analyzer.sinks import COVERAGE, COVERAGE_TERMINAL
@@ -138,13 +139,8 @@ def _rendering():
     a render builds one tree of dicts, lists and strings that holds no cycle and is dropped whole,
     which each collection while it grows would walk again. Refcounting still frees what is dropped."""
     gc.freeze()
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with no_cycle_collection():
         yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _filtered(matrix, backends: tuple[str, ...], op_patterns: tuple[str, ...], source: str):
