@@ -4,12 +4,40 @@ rules read about it, worked out once, when first asked."""
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
 
 from analyzer.decisions.catalog import DtypeCatalog, canonical_dtype
 from analyzer.decisions.data import patterns, rule_data
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
 from analyzer.profiles import current
+
+_T = TypeVar("_T")
+
+
+class cached_fact(Generic[_T]):
+    """functools.cached_property without its lock (Python 3.11 takes one on every first
+    access): a Call is worked on by one thread only. The value lands in the instance's
+    __dict__, which later lookups find before this (non-data) descriptor."""
+
+    def __init__(self, fn: Callable[[Any], _T]):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> cached_fact[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> _T | cached_fact[_T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -61,11 +89,11 @@ class Call:
         assert self.arm is not None, "exclude/not-in-arm is checked first"
         return self.arm
 
-    @cached_property
+    @cached_fact
     def arms(self) -> list[ArmFacts]:
         return [self.arm, *self.others] if self.arm is not None else []
 
-    @cached_property
+    @cached_fact
     def named_variants(self) -> dict[str, set[str]]:
         """Variant names the arms name, per enum name, payloads included."""
         out: dict[str, set[str]] = {}
@@ -74,18 +102,18 @@ class Call:
                 out.setdefault(r.enum, set()).add(r.variant)
         return out
 
-    @cached_property
+    @cached_fact
     def dtype_enums(self) -> set[str]:
         """The enums the arms name that are dtype enums for this match."""
         return {r.enum for a in self.arms for r in all_refs(a.refs)
                 if self.catalog.names(r)
                 and self.catalog.is_dtype(r.enum, self.named_variants[r.enum], self.path, self.crate)}
 
-    @cached_property
+    @cached_fact
     def foreign(self) -> str | None:
         return _foreign_dtype_enum(self.arms, self.catalog)
 
-    @cached_property
+    @cached_fact
     def element_format_enum(self) -> str | None:
         """The enum whose variants the arms name as pixel/element formats with a bit depth
         (`Rgb8`, `L16`, `Rgba32F`), at least `element_format_min` distinct ones, if any."""
@@ -96,7 +124,7 @@ class Call:
                 return enum
         return None
 
-    @cached_property
+    @cached_fact
     def says_unsupported(self) -> bool:
         pats = patterns()
         message = self.site.message
@@ -106,7 +134,7 @@ class Call:
         says = pats.unsupported.search(message) or (chosen and pats.variant_cannot.search(message))
         return bool(says) and not pats.transient_state.search(message)
 
-    @cached_property
+    @cached_fact
     def names_a_dtype(self) -> bool:
         """The message names a dtype of the tree (`int64`, `F32`) or speaks of a data type: it
         says which dtype it wanted, so the values it rejects are dtypes."""

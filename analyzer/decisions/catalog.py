@@ -108,7 +108,7 @@ class DtypeCatalog:
         return root not in self.crates
 
     def is_defined_anywhere(self, name: str) -> bool:
-        return any(name in names for names in self.local.values())
+        return name in self.every  # build() files every enum of `local` under its name there
 
     def uninhabited(self, d: DtypeEnum, variant: str) -> bool:
         """A variant no value can take: a field of type `Infallible`, `!` or an empty enum of

@@ -12,23 +12,41 @@ from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.categories import DTYPE
 from analyzer.profiles import current
 from analyzer.decisions.model import Decision
-from analyzer.decisions.rules import NONE, RULE_ORDER, Rule
+from analyzer.decisions.rules import EVERY_POSITION, NONE, RULE_ORDER, Rule
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
+
+
+def _runs(rules: tuple[Rule, ...]) -> list[int]:
+    """Each rule's run: the index of the stretch of consecutive rules deciding the same."""
+    out: list[int] = []
+    for i, r in enumerate(rules):
+        out.append(out[-1] if i and r.decides == rules[i - 1].decides else i)
+    return out
+
+
+# Per position, the rules that apply there, each with its run in RULE_ORDER: the walk stops where
+# the run of the first rule that fired ends, whichever positions the rules after it apply to.
+_AT: dict[str, tuple[tuple[Rule, int], ...]] = {
+    ctx: tuple((r, run) for r, run in zip(RULE_ORDER, _runs(RULE_ORDER)) if ctx in r.positions)
+    for ctx in EVERY_POSITION}
 
 
 def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> Decision:
     call = Call(site, path, crate, catalog)
     fired: list[Rule] = []
-    for rule in RULE_ORDER:
-        if fired and rule.decides != fired[0].decides:
+    first_run = -1
+    for rule, run in _AT.get(site.context, ()):
+        if fired and run != first_run:
             break
-        if site.context in rule.positions and rule.applies(call):
+        if rule.applies(call):
             if rule.decides == NONE:
                 dec = Decision(False, None, rule.id, [r.id for r in fired] + [rule.id])
                 if rule.keeps_dtypes and call.arm is not None:
                     dec.pattern, dec.catch_all = call.arm.pattern, True
                     _dtype_sets(dec, call)
                 return dec
+            if not fired:
+                first_run = run
             fired.append(rule)
     category = fired[0].decides
     if call.arm is None:

@@ -26,7 +26,7 @@ class VariantRef:
     def from_dict(d: dict) -> VariantRef:
         sub = d.get("sub")
         return VariantRef(d["enum"], d["variant"], [VariantRef.from_dict(s) for s in sub] if sub else None,
-                          d.get("root", ""))
+                          d["root"])
 
 
 @dataclass
@@ -109,7 +109,7 @@ class MacroCall:
 
     @staticmethod
     def from_json(d: dict) -> MacroCall:
-        return MacroCall(**d)
+        return MacroCall(d["name"], d["line"], d["dtypes"], d["unreadable"])
 
 
 @dataclass
@@ -130,8 +130,9 @@ class FnFacts:
 
     @staticmethod
     def from_json(d: dict) -> FnFacts:
+        macros = d["macros"]  # most functions invoke none: no comprehension for those
         return FnFacts(d["name"], d["line"], d["end_line"], d["trait"], d["calls"],
-                       [MacroCall.from_json(m) for m in d["macros"]])
+                       [MacroCall.from_json(m) for m in macros] if macros else [])
 
 
 @dataclass
