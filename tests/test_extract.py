@@ -301,7 +301,7 @@ def test_a_clone_of_a_local_path_is_not_named_after_its_folders(cli, git_repo, t
 
 
 def test_which_origins_are_on_this_machine():
-    from analyzer.source.repository import local_origin_path
+    from analyzer.source.urls import local_origin_path
 
     for url in ("https://github.com/a/b.git", "ssh://git@example.com/a/b", "git@github.com:a/b.git", "github.com:a/b"):
         assert local_origin_path(url) is None, url

@@ -163,7 +163,8 @@ def _warn_of_a_guessed_name(git_repo, repo: str, cache_dir) -> None:
     from pathlib import Path
 
     from analyzer.core.safe import terminal_text
-    from analyzer.source.repository import local_origin_path, origin_url
+    from analyzer.source.repository import origin_url
+    from analyzer.source.urls import local_origin_path
 
     origin = git_repo.origin_remote if git_repo.origin_remote is not None else origin_url(git_repo.git_dir)
     local = local_origin_path(origin) if origin else None

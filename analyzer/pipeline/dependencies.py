@@ -19,7 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from analyzer.core.errors import UserError
 from analyzer.profiles import Profile
-from analyzer.source.repository import GitRepository, slug_from_url
+from analyzer.source.repository import GitRepository
+from analyzer.source.urls import slug_from_url
 
 LOCKFILE = "Cargo.lock"
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -116,7 +117,7 @@ def _pin_of(package: dict, profile: Profile) -> tuple[str, str, str, str, str] |
 
 def parse_overrides(values: tuple[str, ...]) -> dict[str, str]:
     """`--dependency-repo OWNER/NAME=PATH|URL` values, by OWNER/NAME."""
-    from analyzer.source.repository import REPO_NAME
+    from analyzer.source.urls import REPO_NAME
 
     out: dict[str, str] = {}
     for value in values:

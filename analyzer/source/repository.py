@@ -20,15 +20,8 @@ from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
 
 from analyzer.core.errors import UserError
-
-_URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.I)
-# Compiled by re on first use, as the patterns below are: a run that never needs one pays nothing.
-_SLUG = r"[:/]([^/:]+)/([^/]+?)(?:\.git)?/?$"
-
-
-def is_url(spec: str) -> bool:
-    return bool(_URL.match(spec))
-
+from analyzer.source.urls import (ALLOWED_SCHEMES, REPO_NAME, TRANSPORT, is_url, origin_name,
+                                  slug_from_url)
 
 # What every git process the tool starts runs with. A repository's `refs/replace` would make
 # `cat-file` return a replacement's bytes under the genuine object id, and a graft file would
@@ -55,23 +48,6 @@ def blob_id(data: bytes) -> str:
     digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
     digest.update(data)  # no copy of the content to prepend the header
     return digest.hexdigest()
-
-
-_NAME_PART = r"^[A-Za-z0-9._-]{1,100}$"
-REPO_NAME = re.compile(r"^[^/\s]+/[^/\s]+$")  # what a record's `repo` may hold
-# URL schemes git may fetch from here; gitpython refuses the rest (ext::, fd::) and so does this.
-_ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file", "git+ssh", "ssh+git")
-_TRANSPORT = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)::")
-
-
-def slug_from_url(url: str) -> str | None:
-    """`https://github.com/owner/name(.git)` or `git@github.com:owner/name` -> owner/name;
-    None when the URL does not end in an owner and a name of the characters GitHub allows (an
-    origin with spaces or control characters names no repository we could link to)."""
-    m = re.search(_SLUG, url)
-    if not m or not re.match(_NAME_PART, m.group(1)) or not re.match(_NAME_PART, m.group(2)):
-        return None
-    return f"{m.group(1)}/{m.group(2)}"
 
 
 # How git reports an object the repository lacks (a commit, tree or blob a command walks to).
@@ -333,16 +309,16 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
     that must be present, fetched if the mirror lacks it."""
     if name is not None and not REPO_NAME.match(name):
         raise UserError(f"--repo-name {name!r} is not OWNER/NAME (one slash, no spaces)")
-    transport = _TRANSPORT.match(spec)
+    transport = TRANSPORT.match(spec)
     if transport and not Path(spec).exists():
         raise UserError(f"--repo {spec.split('::')[0]}::... asks git to run its `{transport.group(1)}` "
                         f"transport program, "
                         f"which burn-errors does not allow; give an https, ssh, git or file URL or a local path")
     if is_url(spec):
         scheme = spec.split("://", 1)[0].lower() if "://" in spec else "ssh"
-        if scheme not in _ALLOWED_SCHEMES:
+        if scheme not in ALLOWED_SCHEMES:
             raise UserError(f"--repo {scheme}:// is not a protocol burn-errors fetches from; give an "
-                            f"{', '.join(_ALLOWED_SCHEMES[:-2])} URL or a local path")
+                            f"{', '.join(ALLOWED_SCHEMES[:-2])} URL or a local path")
         return _open_mirror(spec, cache_dir, name, progress, want)
     path = Path(spec).expanduser()
     try:
@@ -361,7 +337,7 @@ def open_repository(spec: str, cache_dir: Path | None, name: str | None = None,
         repo = GitRepository(git_dir, name, spec)
     else:
         remote = origin_url(git_dir)
-        found = _origin_name(remote)
+        found = origin_name(remote)
         if found is None:
             from analyzer.profiles import current
             repo = GitRepository(git_dir, current().repository.name, spec, name_assumed=True, origin_remote=remote)
@@ -410,28 +386,6 @@ def origin_url(git_dir: Path | str) -> str:
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "config", "--get", "remote.origin.url"],
                           capture_output=True, env=git_env())
     return proc.stdout.decode("utf-8", "replace").strip()
-
-
-# git's scp-like form, `[user@]host:path`: a colon before any slash (a drive letter is a path).
-_SCP_LIKE = r"^(?:[^@/:\s]+@)?[^@/:\s]+:(?![\\/])"
-_DRIVE = r"^[A-Za-z]:(?:[\\/]|$)"
-
-
-def local_origin_path(url: str) -> str | None:
-    """The folder an origin remote names when it is on this machine (a path, or a `file://`
-    URL), else None: a remote URL (https, ssh, `git@host:owner/name`)."""
-    if "://" in url:
-        scheme, _, rest = url.partition("://")
-        return rest if scheme.lower() == "file" else None
-    if re.match(_SCP_LIKE, url) and not re.match(_DRIVE, url):
-        return None
-    return url
-
-
-def _origin_name(url: str) -> str | None:
-    """owner/name from the repository's origin remote `url`, if it is a remote URL that names it. A
-    local path's last two folders are no owner and name (`/home/me/src/burn` is not `src/burn`)."""
-    return slug_from_url(url) if url and local_origin_path(url) is None else None
 
 
 def _mirror_path(cache_dir: Path, url: str) -> Path:
