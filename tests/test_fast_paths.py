@@ -221,7 +221,8 @@ def test_facts_read_without_a_parse_are_what_their_rows_decode_to(text, code, la
 _MEMBERS = ["fn a() {}", "fn b<'a>(x: &'a str) -> u8 { 0 }", "/// fn doc() {\n    fn c() {}",
             "fn d() { fn inner() {} }", "fn e() -> char { '{' }", "const K: S = S {};", "type T = u8;",
             "fn f() { let s = \"} fn g() {\"; }", "/* } */ fn h() {}", "fn i(x: u8) -> u8 { x / 2 }",
-            "#[cfg(x)]\n    fn j() {}", "fn k() where B: 'static {}", "m!(fn l);"]
+            "#[cfg(x)]\n    fn j() {}", "fn k() where B: 'static {}", "m!(fn l);", "fn fnord() {}",
+            "m!(afn b);", "fn n_fn(fnx: u8) {}"]
 
 
 @st.composite
@@ -229,7 +230,7 @@ def ops_impl_files(draw) -> bytes:
     items = []
     for _ in range(draw(st.integers(1, 3))):
         head = draw(st.sampled_from(["impl<B: Backend> FloatTensorOps<Self> for Cube<B>", "impl IntTensorOps<B> for Nd",
-                                     "impl Other for X", "mod m"]))
+                                     "impl Other for X", "mod m", "impl BoolTensorOps for Nd"]))
         members = draw(st.lists(st.sampled_from(_MEMBERS), max_size=5))
         items.append(head + " {\n" + "".join(f"    {m}\n" for m in members) + "}\n")
     return "\n".join(items).encode()

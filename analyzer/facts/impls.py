@@ -46,12 +46,15 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
     if lexed is None:
         return []
     header_rx = _impl_header()
+    suffix = current().code.ops_trait_suffix.encode()
     first_mark = lexer._scanner(lexer.BRACES)  # a brace, or a byte that may open a literal or comment
     out: list[tuple[str, str, list[str]]] = []
     start = 0
     for open_at, end in zip(lexed.opens, lexed.ends):
-        header = source[start:open_at]
-        start = regions._past_semicolon(source, end)
+        header_start, start = start, regions._past_semicolon(source, end)
+        if source.find(suffix, header_start, open_at) < 0:  # the header names no ops trait
+            continue
+        header = source[header_start:open_at]
         at = regions.keyword_at(header, 0, len(header))
         m = header_rx.match(header, at)
         if m is None:
@@ -75,7 +78,7 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
                     brace = e if first is None else first.start()
                 else:
                     brace = next(lexer.marks(source, lexer.BRACES, s, e), e)
-                for f in _FN.finditer(source, s, brace):
+                for f in _fns(source, s, brace):
                     if plain or cursor.in_code(f.start()):
                         methods.append(f.group(1).decode())
                 cursor.resume(e)
@@ -84,3 +87,16 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
         out.append((m.group(1).decode(), m.group(2).decode(), methods))
     return out
 
+
+def _fns(source: bytes, start: int, end: int):
+    """`_FN.finditer(source, start, end)`: the regex (which starts with `\\b`, with which the regex
+    engine steps through every byte) is tried only where substring search finds `fn`; `\\b` still
+    sees the byte before, and the search goes on past a match as finditer's does."""
+    at = source.find(b"fn", start, end)
+    while at >= 0:
+        m = _FN.match(source, at, end)
+        if m is None:
+            at = source.find(b"fn", at + 1, end)
+        else:
+            yield m
+            at = source.find(b"fn", m.end(), end)

@@ -40,7 +40,7 @@ MAX_FILE_BYTES = 4_000_000
 MAX_ARM_FACTS = 200_000
 
 
-def parse_file(source: bytes, code: bool = False) -> FileFacts:
+def parse_file(source: bytes, code: bool = False, panic_hint: bool | None = None) -> FileFacts:
     """The facts of one Rust file, or none with `skipped` saying why (see the budgets above; a
     file nested deeper than Python's recursion limit is skipped too).
 
@@ -48,11 +48,12 @@ def parse_file(source: bytes, code: bool = False) -> FileFacts:
     the items that hold them (analyzer/regions.py). With `code`, also what the coverage audit's call
     graph needs of every function, ops trait and impl (FileFacts.code_part), read from a parse of
     the file less its function bodies (analyzer/facts/skeleton.py); the site facts are the same
-    either way."""
+    either way. `panic_hint` is has_panic_hint(source) when the caller has it already (the
+    prefilter asks it of every file)."""
     if len(source) > MAX_FILE_BYTES:
         return FileFacts([], [], False, False, [], skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
     try:
-        facts = _parse_file(source, code)
+        facts = _parse_file(source, code, has_panic_hint(source) if panic_hint is None else panic_hint)
     except RecursionError:
         return FileFacts([], [], False, False, [], skipped="nested too deep to read")
     if sum(len(s.arms) for s in facts.sites) > MAX_ARM_FACTS:
@@ -75,14 +76,13 @@ def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
     return facts
 
 
-def _parse_file(source: bytes, code: bool) -> FileFacts:
+def _parse_file(source: bytes, code: bool, has_panic: bool) -> FileFacts:
     not_utf8 = False
     try:
         source.decode("utf-8")
     except UnicodeDecodeError:
         not_utf8 = True
     aliases = plain_aliases(source)
-    has_panic = has_panic_hint(source)
     hits = [start for start, _ in _word_spans(source, _SITE_WORDS, 0, len(source))] if has_panic else []
     if code and has_panic:
         shared = _shared_tree(source, hits)

@@ -113,10 +113,17 @@ def _prefilter(code: bool) -> Callable[[bytes], bool]:
     ENUM_HINT are tried only where one of the words they match occurs (see matches_at_a_word: a
     regex over every byte cost ~8 ns a byte); the target's ops hint starts with a literal, which
     the regex engine finds by a fast scan."""
+    other = _other_hints(code)
+    return lambda data: has_panic_hint(data) or other(data)
+
+
+def _other_hints(code: bool) -> Callable[[bytes], bool]:
+    """The prefilter's tests after has_panic_hint: whether a file without a panic-family call is
+    still worth parsing."""
     if code:
         profile = current()
-        return lambda data: has_panic_hint(data) or has_enum_hint(data) or profile.wants_code(data)
-    return lambda data: has_panic_hint(data) or has_enum_hint(data)
+        return lambda data: has_enum_hint(data) or profile.wants_code(data)
+    return has_enum_hint
 
 
 class Parsed(NamedTuple):
@@ -140,15 +147,16 @@ def _parsed(site_row: bytes, code_row: bytes | None) -> Parsed:
                   FileFacts.from_json(decode(code_row)) if code_row is not None else None, code_row)
 
 
-def _parse_blob(data: bytes, code: bool) -> Parsed:
-    return _parsed(*_rows(parse_file(data, code), code))
+def _parse_blob(data: bytes, code: bool, panic_hint: bool) -> Parsed:
+    return _parsed(*_rows(parse_file(data, code, panic_hint), code))
 
 
-def _parse_chunk(items: list[tuple[str, bytes]], code: bool) -> list[tuple[str, bytes, bytes | None]]:
+def _parse_chunk(items: list[tuple[str, bytes, bool]], code: bool) -> list[tuple[str, bytes, bytes | None]]:
     """A worker's part: the cache rows of each file, which is all it sends back. The parent turns
     the rows into facts as a cached run does; pickling the facts objects instead cost more than
-    parsing the rows again (~100 ms against ~60 ms of CPU on burn)."""
-    return [(oid, *_rows(parse_file(data, code), code)) for oid, data in items]
+    parsing the rows again (~100 ms against ~60 ms of CPU on burn). Each file comes with the
+    prefilter's has_panic_hint verdict, which the parse would otherwise scan the file for again."""
+    return [(oid, *_rows(parse_file(data, code, panic_hint), code)) for oid, data, panic_hint in items]
 
 
 def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
@@ -185,27 +193,28 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
         # the parsers work. Only after the fork: a child forked while a thread holds the import
         # lock would deadlock on its first import.
         threading.Thread(target=_import_record_stage, daemon=True).start()
-    worth_parsing = _prefilter(code)
+    other_hints = _other_hints(code)  # the prefilter, split so that the parse reuses has_panic_hint
     out: dict[str, Parsed] = {}
     unparsed: dict[tuple, Parsed] = {}
     futures = []
-    chunk: list[tuple[str, bytes]] = []
+    chunk: list[tuple[str, bytes, bool]] = []
     chunk_bytes = 0
     n_parse = 0
     try:
         if progress:
             progress(f"reading {len(oids)} files")
         for oid, data in repo.read_blobs(order):
-            if not worth_parsing(data):
+            panic_hint = has_panic_hint(data)
+            if not (panic_hint or other_hints(data)):
                 if prefiltered is not None:
                     prefiltered.add(oid)
                 out[oid] = _unparsed(data, code, unparsed)
                 continue
             n_parse += 1
             if pool is None:
-                out[oid] = _parse_blob(data, code)
+                out[oid] = _parse_blob(data, code, panic_hint)
                 continue
-            chunk.append((oid, data))
+            chunk.append((oid, data, panic_hint))
             chunk_bytes += len(data)
             if chunk_bytes >= CHUNK_BYTES or len(chunk) >= CHUNK_FILES:
                 futures.append(pool.submit(_parse_chunk, chunk, code))

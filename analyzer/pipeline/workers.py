@@ -29,6 +29,7 @@ def start_pool(jobs: int):
         from analyzer.facts.syntax import query
         for name in SITE_QUERIES:
             query(name)
+        import ctypes  # noqa: F401  (what _exit_with_parent imports in every worker)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
                                initargs=(os.getpid(), current()))
     for _ in range(jobs):
