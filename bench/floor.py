@@ -25,7 +25,7 @@ from pathlib import Path
 from analyzer.facts import enums, regions, syntax
 from analyzer.facts import parse as P
 from analyzer.facts.model import FileFacts
-from analyzer.facts.prefilter import has_panic_hint, plain_aliases
+from analyzer.facts.prefilter import plain_aliases
 from analyzer.pipeline.cache import decode, encode
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.classify import classify
@@ -68,9 +68,10 @@ def main() -> None:
     rust = [b for b in repo.tree(sha) if b.path.endswith(".rs")]
     oids = sorted({b.oid for b in rust})
     blobs = dict(repo.read_blobs(oids))
-    worth = _prefilter(False)
-    calls = [o for o in oids if worth(blobs[o]) and has_panic_hint(blobs[o])]
-    enum_only = [o for o in oids if worth(blobs[o]) and o not in set(calls)]
+    prefilter = _prefilter(False)
+    verdict = {o: prefilter(blobs[o]) for o in oids}  # (worth parsing, has a call)
+    calls = [o for o in oids if all(verdict[o])]
+    enum_only = [o for o in oids if verdict[o] == (True, False)]
     parser = syntax._parser()
     ranged = P._ranged_parser()
     for name in ("panic_calls.scm", "token_trees.scm", "enums.scm"):
@@ -98,7 +99,7 @@ def main() -> None:
     rows.append((f"read {len(oids)} blobs ({sum(map(len, blobs.values())) / 1e6:.1f} MB) from git cat-file (wall)",
                  best_wall(r, lambda: list(repo.read_blobs(oids)))))
     rows.append(("prefilter + plain aliases of every blob",
-                 best(r, lambda: [(worth(d), plain_aliases(d)) for d in blobs.values()])))
+                 best(r, lambda: [(prefilter(d), plain_aliases(d)) for d in blobs.values()])))
     calls_mb = sum(len(blobs[o]) for o in calls) / 1e6
     planned_mb = sum(plans[o].size if o in planned else len(blobs[o]) for o in calls) / 1e6
     rows.append((f"for comparison: tree-sitter parse of the {len(calls)} files with a call, whole ({calls_mb:.2f} MB)",

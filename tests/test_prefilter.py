@@ -40,12 +40,12 @@ def test_hints_find_a_call_after_a_word_that_is_not_one():
 
 def test_prefilter_keeps_calls_and_enums_and_for_the_coverage_audit_ops_traits():
     for code in (False, True):
-        worth = _prefilter(code)
-        assert worth(b"fn f() { unimplemented!() }")
-        assert worth(b"pub enum E { A }")
-        assert not worth(b"fn f() { xs.iter().enumerate(); let panicked = true; }\n// todo\n")
+        verdict = _prefilter(code)
+        assert verdict(b"fn f() { unimplemented!() }") == (True, True)  # worth parsing, and for its call
+        assert verdict(b"pub enum E { A }") == (True, False)
+        assert verdict(b"fn f() { xs.iter().enumerate(); let panicked = true; }\n// todo\n") == (False, False)
     ops_only = b"impl<B: Backend> FloatTensorOps<Self> for Flex<B> {}"
-    assert _prefilter(True)(ops_only) and not _prefilter(False)(ops_only)
+    assert _prefilter(True)(ops_only) == (True, False) and not _prefilter(False)(ops_only)[0]
 
 
 def test_plain_aliases_one_per_line_at_the_line_start():

@@ -107,23 +107,22 @@ CHUNK_BYTES = 256_000
 CHUNK_FILES = 64
 
 
-def _prefilter(code: bool) -> Callable[[bytes], bool]:
-    """Whether a file may hold a panic-family call or an enum, or (with `code`, for the coverage
-    audit) an ops trait or impl or a claims method; plain aliases are read without a parse. PANIC_HINT and
-    ENUM_HINT are tried only where one of the words they match occurs (see matches_at_a_word: a
-    regex over every byte cost ~8 ns a byte); the target's ops hint starts with a literal, which
-    the regex engine finds by a fast scan."""
-    other = _other_hints(code)
-    return lambda data: has_panic_hint(data) or other(data)
-
-
-def _other_hints(code: bool) -> Callable[[bytes], bool]:
-    """The prefilter's tests after has_panic_hint: whether a file without a panic-family call is
-    still worth parsing."""
+def _prefilter(code: bool) -> Callable[[bytes], tuple[bool, bool]]:
+    """(whether a file may hold a panic-family call or an enum, or (with `code`, for the coverage
+    audit) an ops trait or impl or a claims method; whether it may hold a panic-family call, the
+    verdict the parse then reuses instead of scanning again). Plain aliases are read without a
+    parse. PANIC_HINT and ENUM_HINT are tried only where one of the words they match occurs (see
+    matches_at_a_word: a regex over every byte cost ~8 ns a byte); the target's ops hint starts
+    with a literal, which the regex engine finds by a fast scan."""
+    others: Callable[[bytes], bool] = has_enum_hint
     if code:
         profile = current()
-        return lambda data: has_enum_hint(data) or profile.wants_code(data)
-    return has_enum_hint
+        others = lambda data: has_enum_hint(data) or profile.wants_code(data)  # noqa: E731
+
+    def verdict(data: bytes) -> tuple[bool, bool]:
+        panic_hint = has_panic_hint(data)
+        return panic_hint or others(data), panic_hint
+    return verdict
 
 
 class Parsed(NamedTuple):
@@ -193,7 +192,7 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
         # the parsers work. Only after the fork: a child forked while a thread holds the import
         # lock would deadlock on its first import.
         threading.Thread(target=_import_record_stage, daemon=True).start()
-    other_hints = _other_hints(code)  # the prefilter, split so that the parse reuses has_panic_hint
+    prefilter = _prefilter(code)
     out: dict[str, Parsed] = {}
     unparsed: dict[tuple, Parsed] = {}
     futures = []
@@ -204,8 +203,8 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
         if progress:
             progress(f"reading {len(oids)} files")
         for oid, data in repo.read_blobs(order):
-            panic_hint = has_panic_hint(data)
-            if not (panic_hint or other_hints(data)):
+            worth_parsing, panic_hint = prefilter(data)
+            if not worth_parsing:
                 if prefiltered is not None:
                     prefiltered.add(oid)
                 out[oid] = _unparsed(data, code, unparsed)
