@@ -118,9 +118,7 @@ class FactsCache:
         self.tag = f"{tool_version}:{rules_hash}"
         self.hits = 0
         self.misses = 0
-        self._keeping: _Keeping | None = None  # the last row handed to `put_raw_result_soon`
-        self._writer: threading.Thread | None = None  # put_encoded_behind's, while it writes
-        self._writer_error: BaseException | None = None
+        self._pending: _Behind | None = None  # the last write handed to a thread, until `_settle`
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new cache is private
         try:
             self.db = self._open()
@@ -129,8 +127,8 @@ class FactsCache:
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        # Used by one thread at a time: a `_Keeping` thread or put_encoded_behind's writer writes
-        # while the caller's thread does not touch the database, which waits for them first (`_settle`).
+        # Used by one thread at a time: a `_Behind` thread writes while the caller's thread does not
+        # touch the database, which waits for it first (`_settle`).
         db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA busy_timeout = 60000")
         db.execute("PRAGMA journal_mode = WAL")
@@ -227,17 +225,10 @@ class FactsCache:
         """`put_encoded` of each (rows, facet) on a thread, while the caller goes on: SQLite
         leaves the GIL while it writes and syncs the file. Every other use of the cache, and
         close, waits for that thread first."""
-        self._settle()
-        writer = threading.Thread(target=self._put_batches, args=(batches,), name="cache-writer")
-        self._writer = writer
-        writer.start()
-
-    def _put_batches(self, batches: list[tuple[dict[str, bytes], str]]) -> None:
-        try:
+        def write(_: None) -> None:
             for items, facet in batches:
                 self._put_rows(items, facet)
-        except BaseException as e:  # raised to the caller by _settle, as put_encoded would raise it
-            self._writer_error = e
+        self._pending = _Behind("cache-writer", lambda: None, write, self._pending)
 
     def _put_rows(self, items: dict[str, bytes], facet: str) -> None:
         rows = [(b, self.tag + facet, data) for b, data in items.items()]
@@ -337,25 +328,26 @@ class FactsCache:
         """`put_raw_result` on a thread of its own, while the caller goes on (zlib and SQLite let
         go of the interpreter lock): rows are written in the order given, each whole or not at
         all, and every later use of the cache (`close` too) waits for them first."""
-        self._settle_writer()  # the facts writer's transaction must not meet this row's
-        self._keeping = _Keeping(self, key, data, self._keeping)
+        def compressed() -> bytes | None:
+            try:
+                return zlib.compress(data, 1)
+            except (zlib.error, MemoryError, OverflowError):
+                return None  # not kept: the cache is an optimisation, the run goes on as if it had none
+
+        def write(row: bytes | None) -> None:
+            if row is not None:
+                self._put_result_row(key, row)
+        self._pending = _Behind("cache-keeping", compressed, write, self._pending)
 
     def _settle(self) -> None:
-        """Wait for the rows being kept on threads (put_raw_result_soon's, put_encoded_behind's):
-        the database is then this thread's alone. What the writer of facts raised is raised here,
-        as put_encoded would have raised it."""
-        if self._keeping is not None:
-            self._keeping.join()
-            self._keeping = None
-        self._settle_writer()
-
-    def _settle_writer(self) -> None:
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.join()
-        error, self._writer_error = self._writer_error, None
-        if error is not None:
-            raise error
+        """Wait for the writes handed to threads (put_encoded_behind's, put_raw_result_soon's):
+        the database is then this thread's alone. What a write raised is raised here, as the
+        same write made in this thread would have raised it."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.join()
+            if pending.error is not None:
+                raise pending.error
 
     def _put_result_row(self, key: str, data: bytes) -> None:
         try:
@@ -370,24 +362,32 @@ class FactsCache:
         self.db.close()
 
 
-class _Keeping(threading.Thread):
-    """One row of `put_raw_result_soon`: compressed, then written once the row handed over
-    before it (`after`) is. A row that cannot be compressed is not kept (the cache is an
-    optimisation: the run goes on as if it had none)."""
+class _Behind(threading.Thread):
+    """One write of the cache on a thread of its own: `prepare()` (compressing a row) runs at
+    once, beside the caller and the writes before it; `write(prepared)` once the write handed
+    over before it (`after`) is done, so writes land in the order given and never two at a time
+    on the one connection. What is raised, by this write or one before it, is kept in `error`
+    for the cache's next use to raise."""
 
-    def __init__(self, cache: FactsCache, key: str, data: bytes, after: threading.Thread | None):
-        super().__init__(name="cache-keeping", daemon=True)
-        self.cache, self.key, self.data, self.after = cache, key, data, after
+    def __init__(self, name: str, prepare: Callable[[], Any], write: Callable[[Any], None],
+                 after: _Behind | None):
+        super().__init__(name=name)
+        self.prepare: Callable[[], Any] | None = prepare
+        self.write: Callable[[Any], None] | None = write
+        self.after = after
+        self.error: BaseException | None = None
         self.start()
 
     def run(self) -> None:
+        assert self.prepare is not None and self.write is not None
         try:
-            row: bytes | None = zlib.compress(self.data, 1)
-        except (zlib.error, MemoryError, OverflowError):
-            row = None
-        self.data = b""
-        if self.after is not None:
-            self.after.join()
-            self.after = None
-        if row is not None:
-            self.cache._put_result_row(self.key, row)
+            prepared = self.prepare()
+            self.prepare = None  # what it held (a document's bytes) is freed once it is made
+            if self.after is not None:
+                self.after.join()
+                self.error, self.after = self.after.error, None
+            if self.error is None:
+                self.write(prepared)
+        except BaseException as e:
+            self.error = e
+        self.prepare = self.write = None
