@@ -14,6 +14,7 @@ import re
 from functools import cache
 
 from analyzer.facts import lexer, regions
+from analyzer.facts.prefilter import finditer_at_a_word
 from analyzer.profiles import current
 
 # `impl<..> path::NameOps<..> for Type<..> where ..`, after the attributes and `;` items before it.
@@ -78,7 +79,7 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
                     brace = e if first is None else first.start()
                 else:
                     brace = next(lexer.marks(source, lexer.BRACES, s, e), e)
-                for f in _fns(source, s, brace):
+                for f in finditer_at_a_word(_FN, b"fn", source, s, brace):
                     if plain or cursor.in_code(f.start()):
                         methods.append(f.group(1).decode())
                 cursor.resume(e)
@@ -86,17 +87,3 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
             return []
         out.append((m.group(1).decode(), m.group(2).decode(), methods))
     return out
-
-
-def _fns(source: bytes, start: int, end: int):
-    """`_FN.finditer(source, start, end)`: the regex (which starts with `\\b`, with which the regex
-    engine steps through every byte) is tried only where substring search finds `fn`; `\\b` still
-    sees the byte before, and the search goes on past a match as finditer's does."""
-    at = source.find(b"fn", start, end)
-    while at >= 0:
-        m = _FN.match(source, at, end)
-        if m is None:
-            at = source.find(b"fn", at + 1, end)
-        else:
-            yield m
-            at = source.find(b"fn", m.end(), end)

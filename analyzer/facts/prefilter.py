@@ -7,6 +7,7 @@ run on the raw bytes at memory speed, and only the files (or items) they point a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # Text a file must contain before it is worth parsing: every site is one of these macros, and the
 # dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
@@ -56,6 +57,23 @@ def matches_at_a_word(pattern: re.Pattern, words: tuple[bytes, ...], source: byt
                 return True
             at = source.find(w, at + 1)
     return False
+
+
+def finditer_at_a_word(pattern: re.Pattern, word: bytes, source: bytes, start: int = 0,
+                      end: int | None = None) -> Iterator[re.Match]:
+    """`pattern.finditer(source, start, end)` for a pattern whose every match starts with `word`:
+    the regex is tried only where substring search finds the word (one starting with `\\b`
+    steps through every byte slower), `\\b` still sees the byte before, and the search goes on
+    past a match as finditer's does."""
+    end = len(source) if end is None else end
+    at = source.find(word, start, end)
+    while at >= 0:
+        m = pattern.match(source, at, end)
+        if m is None:
+            at = source.find(word, at + 1, end)
+        else:
+            yield m
+            at = source.find(word, m.end(), end)
 
 
 def has_panic_hint(source: bytes) -> bool:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from analyzer.facts.prefilter import finditer_at_a_word
+
 # `match x {` (`*x`, `&x`, `self.x`), one arm `Path::Enum::Variant => expr,` whose value is one
 # line with no block, then `_ => x` (or `*x`, `&x`) closing the match: rustfmt's layout of it.
 _REMAP = re.compile(
@@ -25,23 +27,9 @@ def remaps(source: bytes) -> list[tuple[str, str]]:
     """(enum, variant) of each variant the file remaps (sorted, each once). An arm whose value is
     a macro call (`panic!(..)`) or names the same variant again maps nothing away."""
     out: set[tuple[str, str]] = set()
-    for m in _matches(source):
+    for m in finditer_at_a_word(_REMAP, b"match", source):  # every match starts with `match`
         enum, variant, value = m.group(2), m.group(3), m.group(4)
         if b"!" in value or re.search(rb"\b" + re.escape(enum + b"::" + variant) + rb"\b", value):
             continue
         out.add((enum.decode(), variant.decode()))
     return sorted(out)
-
-
-def _matches(source: bytes):
-    """`_REMAP.finditer(source)`: every match starts with `match`, so the regex is tried only where
-    substring search finds the word (the regex engine steps through the bytes between slower),
-    and the search goes on past a match as finditer's does."""
-    at = source.find(b"match")
-    while at >= 0:
-        m = _REMAP.match(source, at)
-        if m is None:
-            at = source.find(b"match", at + 1)
-        else:
-            yield m
-            at = source.find(b"match", m.end())
