@@ -109,9 +109,10 @@ def read_paths(source: bytes, first_line: int, enums: set[str]) -> FnPaths:
             filters[a.id] = f
             variables[a.id] = variable
     lets = _lets_in_arms(found.get("let", ()), fn.id, variables)
+    around: dict[int, int | None] = {}
     for kind in ("call", "macro"):
         for node in found.get(kind, ()):
-            at = _arm_around(node, fn.id, filters, values)
+            at = _arm_around(node, fn.id, filters, values, around)
             if at == _OUTSIDE:
                 continue
             arm, rebinds = (filters[at], lets.get(at, ())) if at is not None else (EVERY, [])
@@ -130,21 +131,42 @@ def read_paths(source: bytes, first_line: int, enums: set[str]) -> FnPaths:
 _OUTSIDE = -1
 
 
-def _arm_around(node: Node, fn: int, arms: Collection[int], values: dict[int, int | None]) -> int | None:
+def _arm_around(node: Node, fn: int, arms: Collection[int], values: dict[int, int | None],
+                memo: dict[int, int | None]) -> int | None:
     """The innermost dtype arm around a node (None: outside any), or _OUTSIDE when the node sits
     in a dtype match outside its scrutinee and arms (in an ERROR node of its block): no path is
-    read there."""
-    innermost = None
-    child, below = node, None
-    up = node.parent
-    while up is not None and up.id != fn:
-        if innermost is None and up.id in arms:
-            innermost = up.id
-        if up.id in values and child.id != values[up.id] and not (
-                child.type == "match_block" and below is not None and below.id in arms):
-            return _OUTSIDE
-        below, child, up = child, up, up.parent
-    return innermost
+    read there. `memo` holds the answer of every node walked through (node id -> answer), shared
+    by the calls of one function: each node between them and the function is walked once, however
+    many calls lie below it (a walk per call would be quadratic in the nesting)."""
+    chain: list[tuple[Node, Node]] = []  # (node, its parent) up to the first answered node
+    at = node
+    while at.id not in memo:
+        up = at.parent
+        if up is None or up.id == fn:
+            memo[at.id] = None
+            break
+        chain.append((at, up))
+        at = up
+    answer = memo[at.id]
+    for child, up in reversed(chain):
+        if answer != _OUTSIDE:
+            if _off_path(child, up, arms, values):
+                answer = _OUTSIDE
+            elif up.id in arms:
+                answer = up.id
+        memo[child.id] = answer
+    return memo[node.id]
+
+
+def _off_path(child: Node, up: Node, arms: Collection[int], values: dict[int, int | None]) -> bool:
+    """Whether `child` of a dtype match (or of its block) is neither its scrutinee nor one of its
+    arms (through the block)."""
+    if up.id in values:
+        return child.id != values[up.id] and child.type != "match_block"
+    if up.type == "match_block":
+        match = up.parent
+        return match is not None and match.id in values and child.id not in arms
+    return False
 
 
 def _lets_in_arms(lets: Iterable[Node], fn: int, variables: dict[int, str]) -> dict[int, list[int]]:
