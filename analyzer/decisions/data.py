@@ -27,6 +27,9 @@ class Patterns(NamedTuple):
     validation: re.Pattern
     inferred_output: re.Pattern
     outside_value: re.Pattern
+    input_count: re.Pattern
+    kind_enum: re.Pattern
+    required: re.Pattern
 
 
 @cache
@@ -37,4 +40,6 @@ def patterns() -> Patterns:
                      re.compile(d["mode"]["unsupported"]), re.compile(d["mode"]["variant_cannot"]),
                      re.compile(d["mode"]["transient_state"]), re.compile(d["dtype"]["element_format"]),
                      re.compile(d["mode"]["internal_enum"]), re.compile(d["dtype"]["validation"]),
-                     re.compile(d["mode"]["inferred_output"]), re.compile(d["kind_fixed"]["outside_value"]))
+                     re.compile(d["mode"]["inferred_output"]), re.compile(d["kind_fixed"]["outside_value"]),
+                     re.compile(d["count"]["condition"]), re.compile(d["dtype"]["kind_enum"]),
+                     re.compile(d["dtype"]["required"]))

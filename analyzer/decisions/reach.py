@@ -205,7 +205,7 @@ def _kind_covered(c: Call) -> bool:
     if places is None:
         return False
     parts, alternatives = places
-    method = _method_kind(c.site.impl)
+    method = _method_kind(c.site.impl) or _name_kind(c.site.function)
     wanted: list[list[str]] = []
     for i, expr in enumerate(parts):
         enums = {enum for a in alternatives for enum, _ in _choices(a[i]) or []} - {""}
@@ -282,6 +282,19 @@ def _method_kind(impl_header: str) -> str | None:
     if m is None:
         return None
     return next((kind for prefix, kind in current().code.ops_trait_kinds if m.group(1).startswith(prefix)), None)
+
+
+def _name_kind(function: str) -> str | None:
+    """The tensor kind a function's name gives it the way the ops traits name their methods
+    (`int_scalar_op` -> int, `float_predicate` -> float): a backend's helper named after the kind
+    of tensor its callers hand it, by the target's `code.ops_trait_kinds` prefixes."""
+    head, sep, _ = function.partition("_")
+    if not sep:
+        return None
+    # Only the traits named after their kind (`Int`, `Q`); `Module` ops are float by their tensors,
+    # not by a `module_` prefix on their names.
+    return next((kind for prefix, kind in current().code.ops_trait_kinds
+                 if prefix.lower() == head and (kind == head or len(prefix) == 1)), None)
 
 
 def _fixed_kind(expr: str, method: str | None) -> str | None:

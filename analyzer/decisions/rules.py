@@ -110,7 +110,9 @@ def _kernel_only_dtype(c: Call) -> bool:
 
 def _error_handling(c: Call) -> bool:
     arm, others = c.body, c.others
-    if arm.error_handling:
+    # `Some(ClipInput::Runtime(_)) => panic!(..)` takes one inner variant of a value that is there:
+    # a dispatch on the inner enum, judged by the rules below, not the None / Err case.
+    if arm.error_handling and not (_VALUE_ARM.match(arm.pattern) and _names_inner(arm.refs)):
         return True
     # (The `else` of a let-else or if-let-else is a catch-all beside its one written pattern, so
     # `let Some(Values::Int64s(v)) = x else { panic!("values must be int64") }` reads as below.)
@@ -140,6 +142,10 @@ _OPTION_RESULT = {"Some", "None", "Ok", "Err"}
 _VALUE_ARM = re.compile(r"^&?\s*(?:\w+::)*(?:Some|Ok)\b")
 
 
+def _names_inner(refs) -> bool:
+    return any(r.variant not in _OPTION_RESULT for r in refs)
+
+
 # --- dtype-dispatch ---------------------------------------------------------------------------
 
 def _dtype_validation(c: Call) -> bool:
@@ -150,7 +156,12 @@ def _dtype_validation(c: Call) -> bool:
     its arms dispatch over (`F32`/`F64` arms, `F16` left): a dtype missing, not a mismatch."""
     if _mode_macro(c) or c.says_unsupported or leaves_kind_gap(c):
         return False
-    return patterns().validation.search(c.site.message) is not None
+    pats, message = patterns(), c.site.message
+    # "must be int64" after `Some(Values::Int64s(..))` arms is R12's lookup of the one dtype an
+    # importer reads where a model may hold others: a record, judged by the dtype rules.
+    required = c.body.catch_all and not any(o.error_handling for o in c.others)
+    return (pats.validation.search(message) is not None
+            or (required and pats.required.search(message) is not None))
 
 
 def _dtype_scrutinee(c: Call) -> bool:
@@ -210,7 +221,11 @@ def _condition_tests_dtype(c: Call) -> bool:
     predicate = rule_data()["dtype"]["binding_predicate"]
     if re.search(rf"\.\s*(?:{predicate})\s*\(\s*\)", cond):
         return True
-    return any(patterns().enum_name.match(enum) for enum in re.findall(r"\b([A-Z][A-Za-z0-9]*)\s*::\s*[A-Z]", cond))
+    pats, kinds = patterns(), current().dtype_kinds
+    for enum, variant in re.findall(r"\b([A-Z][A-Za-z0-9]*)\s*::\s*([A-Z][A-Za-z0-9]*)", cond):
+        if pats.enum_name.match(enum) or (pats.kind_enum.match(enum) and variant.lower() in kinds):
+            return True
+    return False
 
 
 def _guard_says_unsupported(c: Call) -> bool:
@@ -313,6 +328,20 @@ def _node_kind_else(c: Call) -> bool:
     return not any(rx.match(w) for w in words for _, rx in kinds)
 
 
+def _input_count(c: Call) -> bool:
+    """A guard on how many inputs or outputs a node was given (`if node.inputs.len() != 1 {
+    panic!("Flatten: multiple inputs are not supported") }`): the operation's definition fixes the
+    count, so only a malformed node fails it, whatever the message calls it."""
+    m = patterns().input_count.search(c.site.condition) if c.site.branch == "then" else None
+    if m is None:
+        return False
+    op, n = m.group(1), int(m.group(2))
+    # `> n` / `>= n` rejects inputs past the first n (or n - 1): an optional trailing input when
+    # more than one is allowed.
+    allowed = n if op == ">" else n - 1 if op == ">=" else 0
+    return allowed <= 1
+
+
 def _kernel_author_stub(c: Call) -> bool:
     """A function's whole body in a crate kernels are written against (the target's
     `audience.kernel_api`): a slot of the kernel language a type leaves empty (a tensor-map view
@@ -395,7 +424,8 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a dtype arm whose message states a mismatch, an invalid value or the dtype it expected, not missing support "
          "(a catch-all its arms leave a dtype of the kind they dispatch over stays a record)",
          "`(DType::F32, DType::F64) => panic!(\"data type mismatch\")`; `_ => panic!(\"expected float, got {:?}\")`",
-         _dtype_validation, ARM_POSITIONS, ("dtype.validation", "mode.unsupported", "mode.macros", "target.kinds")),
+         _dtype_validation, ARM_POSITIONS,
+         ("dtype.validation", "dtype.required", "mode.unsupported", "mode.macros", "target.kinds")),
     Rule("exclude/kind-fixed-catch-all", NONE,
          "the catch-all of a dtype match whose arms take every dtype of the one kind the code around it allows "
          "(the tensor of an ops method of that kind), or whose dtypes left its crate remaps away",
@@ -452,6 +482,11 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a function's whole body in a crate kernels are written against (the kernel language, its library, its IR)",
          "`fn __expand_read_method(&self, s: &Scope, i: I) -> E { unimplemented!(\"Can't read\") }`",
          _kernel_author_stub, BODY, ("target.kernel_api",)),
+    Rule("exclude/input-count", NONE,
+         "a plain if on how many inputs or outputs a node was given: the operation fixes the count, so a node "
+         "failing it is malformed",
+         "`if node.inputs.len() != 1 { panic!(\"multiple inputs are not supported\") }`", _input_count, GUARD,
+         ("count.condition",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

@@ -177,6 +177,11 @@ class Profile:
         return re.compile(rf"^#\[\s*(?:[\w:]*::)?(?:{names})\b|cfg\(\s*(?:all\(\s*)?test\b")
 
     @cached_property
+    def dtype_kinds(self) -> frozenset[str]:
+        """The dtype kinds' names, lower-case (float, int, bool, ...)."""
+        return frozenset(kind.lower() for kind, _ in self.dtypes.kinds)
+
+    @cached_property
     def dtype_kind_patterns(self) -> tuple[tuple[str, re.Pattern], ...]:
         return tuple((kind, re.compile(rx)) for kind, rx in self.dtypes.kinds)
 
