@@ -125,7 +125,8 @@ def main() -> None:
                                  [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
                                  [(crates[b.path], facts[b.oid].built_from) for b in rust],
                                  {t for b in rust for t in facts[b.oid].trait_names},
-                                 [(crates[b.path], facts[b.oid].remaps) for b in rust])
+                                 [(crates[b.path], facts[b.oid].remaps) for b in rust],
+                                 [(b.path, crates[b.path], facts[b.oid].ops_impls) for b in rust])
         for b in rust:
             for s in facts[b.oid].sites:
                 classify(s, b.path, crates[b.path], catalog)

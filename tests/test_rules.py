@@ -49,7 +49,8 @@ def decisions(code: str, path: str = "crates/burn-x/src/lib.rs", elsewhere: str 
                                  [(c, f.variant_uses) for _, c, f in files],
                                  [(c, f.built_from) for _, c, f in files],
                                  {t for _, _, f in files for t in f.trait_names},
-                                 [(c, f.remaps) for _, c, f in files])
+                                 [(c, f.remaps) for _, c, f in files],
+                                 [(p, c, f.ops_impls) for p, c, f in files])
     facts = files[1][2]
     return [(s, classify(s, path, crate, catalog)) for s in facts.sites]
 

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 
 from analyzer.decisions.data import patterns, rule_data
-from analyzer.facts.model import EnumFacts, VariantRef
+from analyzer.facts.model import EnumFacts, SiteFacts, VariantRef
+from analyzer.profiles import current
 
 _SPELLED = re.compile(r"^(b?float|u?int|f|i|u|bf)(\d+)s?$")
 # A number type in canonical spelling: f32, bf16, i64, u8.
@@ -72,6 +73,9 @@ class DtypeCatalog:
     # Per crate, the (enum, variant) pairs its files map to another value before passing a value
     # on (`Precision::Bool => self.bool_precision, _ => precision`).
     remapped: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    # Per ops trait (`...Ops`), the crate and the methods of each impl of it outside test code;
+    # None when unknown (a catalog built without them).
+    implementors: dict[str, list[tuple[str, frozenset[str]]]] | None = None
 
     def names(self, ref: VariantRef) -> bool:
         """The ref's enum name is a dtype enum somewhere in the tree and its path does not start
@@ -132,13 +136,15 @@ class DtypeCatalog:
               uses: list[tuple[str, list[str]]] | None = None,
               built: list[tuple[str, list[tuple[str, str]]]] | None = None,
               traits: set[str] | None = None,
-              remaps: list[tuple[str, list[tuple[str, str]]]] | None = None) -> DtypeCatalog:
+              remaps: list[tuple[str, list[tuple[str, str]]]] | None = None,
+              impls: list[tuple[str, str, list[tuple[str, str, list[str]]]]] | None = None) -> DtypeCatalog:
         """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
         (path, crate, alias, target) for every plain type alias; `uses` holds (crate, the type
         names a file writes before `::Variant`) for every file; `built` holds (crate, the (type,
         derive or parse trait) pairs of a file) for every file; `traits` the names of every trait
         the tree defines; `remaps` holds (crate, the (enum, variant) pairs a file remaps) for every
-        file."""
+        file; `impls` holds (path, crate, the file's ops-trait impls: trait, type, methods) for
+        every file."""
         enum_name = patterns().enum_name
         rules = rule_data()["dtype"]
         aliases = aliases or []
@@ -188,7 +194,21 @@ class DtypeCatalog:
         from_input = {(crate, typ) for crate, pairs in built or [] for typ, how in pairs if how in derives}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
                             _users(uses or []), from_input, set(traits) if traits is not None else None,
-                            _remapped(remaps or []))
+                            _remapped(remaps or []), _implementors(impls) if impls is not None else None)
+
+    def inheriting(self, site: SiteFacts) -> list[str] | None:
+        """The crates (sorted) whose impl of the trait lacks the default method `site` is the
+        whole body of; None when the site is not a trait's default method, or the trait is no
+        ops trait (`...Ops`), whose impls are not read."""
+        if self.implementors is None or site.context != "body" or site.fn_kind != "trait-default" \
+                or not site.fn_trait or not site.fn_trait.endswith(current().code.ops_trait_suffix):
+            return None
+        return sorted({crate for crate, methods in self.implementors.get(site.fn_trait, ())
+                       if site.function not in methods})
+
+    def implemented(self, trait: str) -> bool:
+        """Some impl of the ops trait outside test code is known."""
+        return bool(self.implementors and self.implementors.get(trait))
 
     def foreign_trait(self, name: str) -> bool:
         """No file of the tree defines a trait of that name: another library's (serde's
@@ -240,6 +260,17 @@ def _remapped(remaps: list[tuple[str, list[tuple[str, str]]]]) -> dict[str, set[
         if pairs:
             out.setdefault(crate, set()).update(pairs)
     return out
+
+
+def _implementors(impls: list[tuple[str, str, list[tuple[str, str, list[str]]]]]
+                  ) -> dict[str, list[tuple[str, frozenset[str]]]]:
+    test_path = current().test_path
+    by_trait: dict[str, list[tuple[str, frozenset[str]]]] = {}
+    for path, crate, found in impls:
+        if found and not test_path.search(path):
+            for trait, _type, methods in found:
+                by_trait.setdefault(trait, []).append((crate, frozenset(methods)))
+    return by_trait
 
 
 def _users(uses: list[tuple[str, list[str]]]) -> dict[str, set[str]]:

@@ -342,6 +342,14 @@ def _input_count(c: Call) -> bool:
     return allowed <= 1
 
 
+def _overridden_default(c: Call) -> bool:
+    """A trait's default method whose whole body is the call, in an ops trait every backend of the
+    tree implements with a method of its own (`fn int_scatter_nd(..) { unimplemented!() }` that
+    each impl overrides): no backend a user picks runs the default."""
+    inheriting = c.catalog.inheriting(c.site)
+    return inheriting == [] and c.catalog.implemented(c.site.fn_trait)
+
+
 def _kernel_author_stub(c: Call) -> bool:
     """A function's whole body in a crate kernels are written against (the target's
     `audience.kernel_api`): a slot of the kernel language a type leaves empty (a tensor-map view
@@ -475,6 +483,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a method of an impl of a trait no file of the tree defines (another library's protocol) whose whole "
          "body is the call", "`impl serde::Serializer for Ser { fn serialize_map(..) { unimplemented!() } }`",
          _foreign_protocol, BODY, ("dtype.derived_suffixes",)),
+    Rule("exclude/overridden-default", NONE,
+         "a trait's default method whose whole body is the call, which every impl of the ops trait in the tree "
+         "overrides", "`trait IntTensorOps { fn int_scatter_nd(..) { unimplemented!() } }` with every backend "
+         "defining `int_scatter_nd`", _overridden_default, BODY),
     Rule("exclude/node-kind-else", NONE,
          "the else of an if chain that tests which kind of IR node a value is by its type: a form the compiler builds",
          "`if t.is_op::<YieldOp>(ctx) { .. } else { panic!(\"Unsupported terminator\") }`", _node_kind_else, GUARD),

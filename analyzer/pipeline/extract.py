@@ -314,7 +314,8 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
                                  [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
                                  [(crates[b.path], facts[b.oid].built_from) for b in rust],
                                  {t for b in rust for t in facts[b.oid].trait_names},
-                                 [(crates[b.path], facts[b.oid].remaps) for b in rust])
+                                 [(crates[b.path], facts[b.oid].remaps) for b in rust],
+                                 [(b.path, crates[b.path], facts[b.oid].ops_impls) for b in rust])
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:
@@ -330,9 +331,6 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     for a, i in zip(kept, ids):
         a.id = i
     from analyzer.records.build import file_lines, record_line
-    from analyzer.pipeline.inherited import Implementors
-
-    implementors = Implementors((b.path, crates[b.path], facts[b.oid]) for b in rust)
 
     by_path = {b.path: b for b in rust}
     need = sorted({by_path[a.path].oid for a in kept} - set(contents))
@@ -344,7 +342,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
         lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
-                                 alternate, implementors.inheriting(a.site)))
+                                 alternate, catalog.inheriting(a.site)))
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None
