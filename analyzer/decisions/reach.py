@@ -198,6 +198,33 @@ def leaves_kind_gap(c: Call) -> bool:
     return False
 
 
+def mixes_kinds(c: Call) -> bool:
+    """The catch-all of a match on a tuple of dtypes whose arms each pair a variant with itself
+    (`(Float(a), Float(b)) => .., (QFloat(a), QFloat(b)) => ..`), over variants of two or more kinds
+    (a plain and a quantized float): the pairs left mix the kinds, which the arms show the code
+    handles one at a time, so a user who combines a quantized and a plain tensor meets a
+    combination the code lacks, whatever its message calls it. Pairs of one kind (`(F32, F32)`,
+    `(F64, F64)`) leave only a mismatch. The variants' kinds come from their names (the target's
+    `dtypes.kinds`), so a tensor's primitive (`Float`, `QFloat`) counts as its dtypes do."""
+    arm = c.arm
+    if arm is None or not arm.catch_all or arm.gated or not c.others \
+            or any(o.gated or o.guard or o.catch_all for o in c.others):
+        return False
+    places = _places(c)
+    if places is None or len(places[0]) < 2:
+        return False
+    named: set[str] = set()
+    for alt in places[1]:
+        choices = [_choices(item) for item in alt]
+        if any(ch is None or len(ch) != 1 or not ch[0][0] for ch in choices):
+            return False
+        pairs = {ch[0] for ch in choices if ch}
+        if len(pairs) != 1:
+            return False
+        named.update(v for _, v in pairs)
+    return len({_kind(v) for v in named} - {None}) >= 2
+
+
 def _kind_covered(c: Call) -> bool:
     """Each value the scrutinee holds (one, or each of a tuple's) is fixed to a kind, and the
     arms take every combination of dtypes of those kinds."""

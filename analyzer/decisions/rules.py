@@ -10,7 +10,7 @@ from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_forei
 from analyzer.decisions.catalog import canonical_dtype
 from analyzer.decisions.categories import DTYPE, MODE, OP
 from analyzer.decisions.data import patterns, rule_data
-from analyzer.decisions.reach import kind_fixed_catch_all, leaves_kind_gap, unreachable
+from analyzer.decisions.reach import kind_fixed_catch_all, leaves_kind_gap, mixes_kinds, unreachable
 from analyzer.profiles import current
 
 def is_test_path(path: str) -> bool:
@@ -154,7 +154,7 @@ def _dtype_validation(c: Call) -> bool:
     misuse, not a dtype the library lacks. An arm that says the dtype is unsupported, or an
     unimplemented!/todo!, is left to the dtype rules; so is a catch-all left a dtype of the kind
     its arms dispatch over (`F32`/`F64` arms, `F16` left): a dtype missing, not a mismatch."""
-    if _mode_macro(c) or c.says_unsupported or leaves_kind_gap(c):
+    if _mode_macro(c) or c.says_unsupported or leaves_kind_gap(c) or mixes_kinds(c):
         return False
     pats, message = patterns(), c.site.message
     # "must be int64" after `Some(Values::Int64s(..))` arms is R12's lookup of the one dtype an
@@ -206,6 +206,10 @@ def _dtype_element_formats(c: Call) -> bool:
     """The arms name pixel/element formats with a bit depth per channel (`Rgb8`, `L16`,
     `Rgba32F`) of one enum: each arm maps a format to per-dtype values."""
     return c.element_format_enum is not None
+
+
+def _dtype_mixed_kinds(c: Call) -> bool:
+    return mixes_kinds(c)
 
 
 def _dtype_guard(c: Call) -> bool:
@@ -471,6 +475,11 @@ RULE_ORDER: tuple[Rule, ...] = (
          "arms name pixel/element formats with a bit depth (an image colour type: L8, Rgb16, Rgba32F)",
          "`L8 => .., Rgb16 => .., Rgba32F => .., _ => panic!()`", _dtype_element_formats, ARM_POSITIONS,
          ("dtype.element_format", "dtype.element_format_min")),
+    Rule("dtype/mixed-kinds", DTYPE,
+         "the catch-all of a tuple match whose arms pair each variant with itself, over variants of two dtype kinds: "
+         "the pairs left mix a quantized and a plain tensor",
+         "`(Float(a), Float(b)) => .., (QFloat(a), QFloat(b)) => .., _ => panic!(\"type mismatch\")`",
+         _dtype_mixed_kinds, ("match-arm",), ("target.kinds",)),
     Rule("dtype/guard-condition", DTYPE,
          "a plain if whose condition tests a dtype rejects it as not supported (or with unimplemented!/todo!)",
          "`if x.dtype().is_int() { panic!(\"int matmul is not supported\") }`", _dtype_guard, GUARD,
