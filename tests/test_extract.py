@@ -167,6 +167,31 @@ def test_ids_stay_put_when_lines_are_inserted_above(cli, git_repo, tmp_path):
     assert len({r["id"] for r in after.values()}) == len(after)
 
 
+CLOSURE_STUBS = """\
+impl TransactionOps<Self> for Fusion {
+    fn tr_execute(tx: Transaction) -> Data {
+        let floats = tx.read_floats.into_iter().map(|t| read(t)).collect();
+        let qfloats = tx.read_qfloats.into_iter().map(|_t| todo!("Quantization not supported yet")).collect();
+        let bools = tx.read_bools.into_iter().map(|_t| todo!("Bool reads not supported yet")).collect();
+        Data::new(floats, qfloats, bools)
+    }
+}
+"""
+
+
+def test_a_closure_that_is_only_a_stub_is_a_closure_record_whose_id_holds(cli, git_repo, tmp_path):
+    git_repo.crate("burn-fusion", {"src/ops/transaction.rs": CLOSURE_STUBS})
+    git_repo.commit()
+    before = _extract(cli, git_repo, tmp_path / "a")
+    assert [(r["analysis"]["context"], r["analysis"]["category"], r["record"]["lineNumber"]) for r in before] == [
+        ("closure", "unsupported-op", 4), ("closure", "unsupported-op", 5)]
+    assert len({r["record"]["id"] for r in before}) == 2
+    git_repo.write("crates/burn-fusion/src/ops/transaction.rs", "// moved down\n" + CLOSURE_STUBS)
+    git_repo.commit()
+    after = _extract(cli, git_repo, tmp_path / "b")
+    assert [r["record"]["id"] for r in after] == [r["record"]["id"] for r in before]
+
+
 def test_records_are_sorted_by_file_then_line(cli, git_repo, tmp_path):
     src = "fn f(d: DType) {{ match d {{ DType::F32 => 1, _ => panic!(\"{}\") }}; }}\n"
     git_repo.crate("burn-b", {"src/lib.rs": src.format("b1") + src.format("b2")})

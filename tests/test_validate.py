@@ -181,7 +181,7 @@ def test_a_kept_slug_is_fine_once_the_message_is_edited(cli, tmp_path):
     ("record", ("errorType", "exception"), "record.errorType: Input should be 'panic'"),
     ("record", ("backgroundTag", "unsupported-thing"), "record.backgroundTag: Input should be"),
     ("analysis", ("macro", "assert"), "analysis.macro: Input should be 'panic', 'unimplemented' or 'todo'"),
-    ("analysis", ("context", "closure"), "analysis.context: Input should be 'match-arm'"),
+    ("analysis", ("context", "lambda"), "analysis.context: Input should be 'match-arm'"),
     ("analysis", ("annotationStatus", "reviewed"), "analysis.annotationStatus: Input should be 'new'"),
 ])
 def test_values_outside_the_schemas_sets(cli, tmp_path, where, value, field):

@@ -20,8 +20,8 @@ def is_test_path(path: str) -> bool:
 
 # The positions a call can stand in (SiteFacts.context); a rule names those it applies to.
 ARM_POSITIONS = ("match-arm", "let-else", "if-let-else", "if-let")
-BODY, GUARD = ("body",), ("guard",)
-EVERY_POSITION = (*ARM_POSITIONS, *BODY, *GUARD, "other")
+BODY, CLOSURE, GUARD = ("body",), ("closure",), ("guard",)
+EVERY_POSITION = (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD, "other")
 
 
 @dataclass(frozen=True)
@@ -529,15 +529,16 @@ RULE_ORDER: tuple[Rule, ...] = (
          "compiled only when a feature is left out",
          "`if Handle::is_blocking() { panic!(\"Can't use `all_reduce` with a blocking handle\") }`",
          _build_guard, GUARD, ("mode.variant_cannot", "mode.transient_state")),
-    Rule("op/unimplemented-body", OP, "a function whose whole body is unimplemented!/todo!",
-         "`fn q_slice(t: T, r: R) -> T { unimplemented!() }`", _op_macro, BODY, ("mode.macros",)),
+    Rule("op/unimplemented-body", OP, "a function or closure whose whole body is unimplemented!/todo!",
+         "`fn q_slice(t: T, r: R) -> T { unimplemented!() }`", _op_macro, (*BODY, *CLOSURE), ("mode.macros",)),
     Rule("op/unsupported-message", OP,
-         "a function whose whole body is a panic saying the operation is not supported (or can't be done)",
-         "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`", _op_message, BODY,
+         "a function or closure whose whole body is a panic saying the operation is not supported (or can't be done)",
+         "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`", _op_message, (*BODY, *CLOSURE),
          ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
     Rule("exclude/internal-expectation", NONE, "the message states an internal expectation or misuse, "
          "not a missing feature", "`_ => panic!(\"Malformed list of entries\")`; "
-         "`if a.len() != b.len() { panic!(\"lengths differ\") }`", lambda c: True, (*ARM_POSITIONS, *BODY, *GUARD)),
+         "`if a.len() != b.len() { panic!(\"lengths differ\") }`", lambda c: True,
+         (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD)),
 )
 RULES = {r.id: r.checks for r in RULE_ORDER}
 EXCLUSIONS = {r.id: r.checks for r in RULE_ORDER if r.decides == NONE}

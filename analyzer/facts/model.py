@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 10
+FACTS_VERSION = 11
 
 
 @dataclass
@@ -58,7 +58,8 @@ class SiteFacts:
     message_segments: list[tuple[str, bool]]
     message_literal: bool  # the message came from a string literal (or the macro's default)
     # Where the call stands: match-arm | let-else | if-let-else | if-let | body (the whole body
-    # of a function) | guard (the body of a plain `if` / `else` branch) | other
+    # of a function) | closure (the whole body of a closure) | guard (the body of a plain `if` /
+    # `else` branch) | other
     context: str
     unconditional: bool  # the call is the whole body of that arm/else/branch (not behind an `if`)
     scrutinee: str = ""

@@ -121,6 +121,8 @@ def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:  # no
     if parent.type == "function_item" and _is_function_body(call, node, parent):
         kind, trait = _function_kind(parent)
         return _Placement("body", True, fn_kind=kind, fn_trait=trait)
+    if parent.type == "closure_expression" and _is_closure_body(call, node, parent):
+        return _Placement("closure", True)
     # Deeper inside an arm (behind an `if`, in a loop): an arm site, but a conditional one. A
     # closure or a nested function is code of its own, not the arm's body.
     up: Node | None = parent
@@ -178,6 +180,18 @@ def _is_function_body(call: Node, block: Node, function: Node) -> bool:
         return False
     rest = [c for c in block.named_children if c.type not in _COMMENTS and not _silences(c)]
     return len(rest) == 1 and _is_whole_body(call, block)
+
+
+def _is_closure_body(call: Node, node: Node, closure: Node) -> bool:
+    """The call is all a closure's body holds (`.map(|_| todo!(".."))`, `|| { panic!(..) }`): every
+    element or value the closure is handed reaches it."""
+    body = closure.child_by_field_name("body")
+    if body is None or body.id != node.id:
+        return False
+    if node.id == call.id:
+        return True
+    rest = [c for c in node.named_children if c.type not in _COMMENTS]
+    return len(rest) == 1 and _is_whole_body(call, node)
 
 
 def _silences(stmt: Node) -> bool:

@@ -83,10 +83,11 @@ def site_key(crate: str, item_path: str, scrutinee: str, slot: str) -> tuple[str
 def position_key(crate: str, item_path: str, context: str, scrutinee: str, pattern: str, catch_all: bool,
                  branch: str = "") -> tuple[str, ...]:
     """The key of a site in any position. An arm's is `site_key`; a function's whole body is
-    (crate, items, `body`); a guard is (crate, items, `guard`, the branch and the condition,
-    paths by their last segment). Keys of the three shapes never coincide."""
-    if context == "body":
-        return (crate, structural_path(item_path), "body")
+    (crate, items, `body`), a closure's (crate, items, `closure`); a guard is (crate, items,
+    `guard`, the branch and the condition, paths by their last segment). Keys of the four shapes
+    never coincide."""
+    if context in ("body", "closure"):
+        return (crate, structural_path(item_path), context)
     if context == "guard":
         return (crate, structural_path(item_path), "guard", branch + " " + _PATH.sub(r"\1", pattern))
     return site_key(crate, item_path, scrutinee, arm_slot(pattern, catch_all))

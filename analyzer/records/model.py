@@ -113,7 +113,7 @@ class Analysis(BaseModel):
     function: StrictStr
     impl: StrictStr = ""
     itemPath: StrictStr = ""
-    context: Literal["match-arm", "let-else", "if-let-else", "if-let", "body", "guard"] = "match-arm"
+    context: Literal["match-arm", "let-else", "if-let-else", "if-let", "body", "closure", "guard"] = "match-arm"
     scrutinee: StrictStr
     pattern: StrictStr
     enum: StrictStr | None = None
