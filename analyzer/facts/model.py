@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 11
+FACTS_VERSION = 12
 
 
 @dataclass
@@ -79,6 +79,9 @@ class SiteFacts:
     # (a trait's default method), method (of an inherent impl) or free; and the trait's name.
     fn_kind: str = ""
     fn_trait: str = ""
+    # The comments written on the lines just before the call's statement, in its block
+    # (`// Not supported in Burn`), joined by a space: what the author says of the branch.
+    comment: str = ""
 
 
 @dataclass

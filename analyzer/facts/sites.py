@@ -151,6 +151,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             item_path=item_path,
             in_test=in_test,
             in_macro=in_macro,
+            comment=_comment_before(call, tx),
         ))
     if depth >= _MAX_SHADOW_DEPTH:
         return
@@ -233,3 +234,17 @@ def _is_whole_shadow(call: Node) -> bool:
         return False
     stmts = [c for c in block.named_children if c.type not in _COMMENTS]
     return len(stmts) == 1 and _is_whole_body(call, block)
+
+
+def _comment_before(call: Node, tx) -> str:
+    """The comments on the lines just before the call's statement (`// Not supported in Burn`
+    above `panic!("the reduce operation must preserve the reduced dimension")`), nearest last, as
+    one line of text; "" when the line before holds code. At most a few comment lines are read."""
+    stmt = call.parent if call.parent is not None and call.parent.type == "expression_statement" else call
+    texts: list[str] = []
+    sib, row = stmt.prev_named_sibling, stmt.start_point.row
+    while sib is not None and sib.type in _COMMENTS and sib.end_point.row >= row - 1 and len(texts) < 4:
+        texts.append(tx(sib).lstrip("/*! ").rstrip("*/ ").strip())
+        row, sib = sib.start_point.row, sib.prev_named_sibling
+    return " ".join(reversed(texts))
+
