@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from analyzer.decisions.call import Call
-from analyzer.decisions.data import patterns
+from analyzer.decisions.data import patterns, rule_data
 from analyzer.profiles import current
 
 
@@ -201,7 +201,8 @@ def leaves_kind_gap(c: Call) -> bool:
 def mixes_kinds(c: Call) -> bool:
     """The catch-all of a match on a tuple of dtypes whose arms each pair a variant with itself
     (`(Float(a), Float(b)) => .., (QFloat(a), QFloat(b)) => ..`), over variants of two or more kinds
-    (a plain and a quantized float): the pairs left mix the kinds, which the arms show the code
+    that one tensor type holds side by side (`dtype.mixed_kinds`: a plain and a quantized float):
+    the pairs left mix the kinds, which the arms show the code
     handles one at a time, so a user who combines a quantized and a plain tensor meets a
     combination the code lacks, whatever its message calls it. Pairs of one kind (`(F32, F32)`,
     `(F64, F64)`) leave only a mismatch. The variants' kinds come from their names (the target's
@@ -222,7 +223,8 @@ def mixes_kinds(c: Call) -> bool:
         if len(pairs) != 1:
             return False
         named.update(v for _, v in pairs)
-    return len({_kind(v) for v in named} - {None}) >= 2
+    kinds = {_kind(v) for v in named}
+    return len(kinds) >= 2 and kinds <= set(rule_data()["dtype"]["mixed_kinds"])
 
 
 def _kind_covered(c: Call) -> bool:

@@ -479,7 +479,7 @@ RULE_ORDER: tuple[Rule, ...] = (
          "the catch-all of a tuple match whose arms pair each variant with itself, over variants of two dtype kinds: "
          "the pairs left mix a quantized and a plain tensor",
          "`(Float(a), Float(b)) => .., (QFloat(a), QFloat(b)) => .., _ => panic!(\"type mismatch\")`",
-         _dtype_mixed_kinds, ("match-arm",), ("target.kinds",)),
+         _dtype_mixed_kinds, ("match-arm",), ("target.kinds", "dtype.mixed_kinds")),
     Rule("dtype/guard-condition", DTYPE,
          "a plain if whose condition tests a dtype rejects it as not supported (or with unimplemented!/todo!)",
          "`if x.dtype().is_int() { panic!(\"int matmul is not supported\") }`", _dtype_guard, GUARD,
