@@ -11,6 +11,7 @@ from analyzer.decisions.catalog import canonical_dtype
 from analyzer.decisions.categories import DTYPE, MODE, OP
 from analyzer.decisions.data import patterns, rule_data
 from analyzer.decisions.reach import kind_fixed_catch_all, leaves_kind_gap, mixes_kinds, unreachable
+from analyzer.facts.model import VariantRef
 from analyzer.profiles import current
 
 def is_test_path(path: str) -> bool:
@@ -122,7 +123,7 @@ def _error_handling(c: Call) -> bool:
     # named it rejects dtypes, whatever its message (Step 2); otherwise only a message saying the
     # rest is not supported makes it one.
     if arm.catch_all and others and all(o.error_handling for o in others):
-        inner = [o for o in others if any(r.variant not in _OPTION_RESULT for r in o.refs)]
+        inner = [o for o in others if _names_inner(o.refs)]
         # A `Some(x)` arm takes every inner value: then the catch-all is the None case alone.
         whole = [o for o in others if o not in inner and _VALUE_ARM.match(o.pattern)]
         if not inner or whole:
@@ -142,7 +143,7 @@ _OPTION_RESULT = {"Some", "None", "Ok", "Err"}
 _VALUE_ARM = re.compile(r"^&?\s*(?:\w+::)*(?:Some|Ok)\b")
 
 
-def _names_inner(refs) -> bool:
+def _names_inner(refs: list[VariantRef]) -> bool:
     return any(r.variant not in _OPTION_RESULT for r in refs)
 
 
@@ -206,10 +207,6 @@ def _dtype_element_formats(c: Call) -> bool:
     """The arms name pixel/element formats with a bit depth per channel (`Rgb8`, `L16`,
     `Rgba32F`) of one enum: each arm maps a format to per-dtype values."""
     return c.element_format_enum is not None
-
-
-def _dtype_mixed_kinds(c: Call) -> bool:
-    return mixes_kinds(c)
 
 
 def _dtype_guard(c: Call) -> bool:
@@ -479,7 +476,7 @@ RULE_ORDER: tuple[Rule, ...] = (
          "the catch-all of a tuple match whose arms pair each variant with itself, over variants of two dtype kinds: "
          "the pairs left mix a quantized and a plain tensor",
          "`(Float(a), Float(b)) => .., (QFloat(a), QFloat(b)) => .., _ => panic!(\"type mismatch\")`",
-         _dtype_mixed_kinds, ("match-arm",), ("target.kinds", "dtype.mixed_kinds")),
+         mixes_kinds, ("match-arm",), ("target.kinds", "dtype.mixed_kinds")),
     Rule("dtype/guard-condition", DTYPE,
          "a plain if whose condition tests a dtype rejects it as not supported (or with unimplemented!/todo!)",
          "`if x.dtype().is_int() { panic!(\"int matmul is not supported\") }`", _dtype_guard, GUARD,
