@@ -397,6 +397,14 @@ _FEATURE_LEFT_OUT = re.compile(r"#\s*\[\s*cfg\s*\(\s*not\s*\(\s*feature\s*=")
 
 # --- unsupported-op -------------------------------------------------------------------------------
 
+def _build_gate(c: Call) -> bool:
+    """A statement a `#[cfg(..)]` attribute compiles in only for the builds that lack a feature or
+    a capability, and that says so (`#[cfg(not(target_has_atomic = "32"))] panic!("Can't use
+    deformable convolution backwards pass without atomics")`): in those builds it is what the
+    operation does, so the operation is not there."""
+    return c.site.branch == "cfg" and (_mode_macro(c) or c.says_unsupported or _build_guard(c))
+
+
 def _op_macro(c: Call) -> bool:
     return c.site.macro in rule_data()["mode"]["macros"]
 
@@ -514,6 +522,16 @@ RULE_ORDER: tuple[Rule, ...] = (
          "failing it is malformed",
          "`if node.inputs.len() != 1 { panic!(\"multiple inputs are not supported\") }`", _input_count, GUARD,
          ("count.condition",)),
+    Rule("op/build-gate", OP,
+         "a statement compiled in only for builds that lack a feature or capability says the operation is not there",
+         "`#[cfg(not(feature = \"std\"))] panic!(\"Attempting to run benchmark in a no-std environment\")`",
+         _build_gate, GUARD, ("mode.macros", "mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("op/unimplemented-body", OP, "a function or closure whose whole body is unimplemented!/todo!",
+         "`fn q_slice(t: T, r: R) -> T { unimplemented!() }`", _op_macro, (*BODY, *CLOSURE), ("mode.macros",)),
+    Rule("op/unsupported-message", OP,
+         "a function or closure whose whole body is a panic saying the operation is not supported (or can't be done)",
+         "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`", _op_message, (*BODY, *CLOSURE),
+         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),
@@ -526,12 +544,6 @@ RULE_ORDER: tuple[Rule, ...] = (
          "compiled only when a feature is left out",
          "`if Handle::is_blocking() { panic!(\"Can't use `all_reduce` with a blocking handle\") }`",
          _build_guard, GUARD, ("mode.variant_cannot", "mode.transient_state")),
-    Rule("op/unimplemented-body", OP, "a function or closure whose whole body is unimplemented!/todo!",
-         "`fn q_slice(t: T, r: R) -> T { unimplemented!() }`", _op_macro, (*BODY, *CLOSURE), ("mode.macros",)),
-    Rule("op/unsupported-message", OP,
-         "a function or closure whose whole body is a panic saying the operation is not supported (or can't be done)",
-         "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`", _op_message, (*BODY, *CLOSURE),
-         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
     Rule("exclude/internal-expectation", NONE, "the message states an internal expectation or misuse, "
          "not a missing feature", "`_ => panic!(\"Malformed list of entries\")`; "
          "`if a.len() != b.len() { panic!(\"lengths differ\") }`", lambda c: True,
