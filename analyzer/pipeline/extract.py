@@ -95,8 +95,8 @@ class Extraction:
 # a call or an enum (analyzer/regions.py). A worker returns each file's encoded cache rows only;
 # the parent decodes them into FileFacts as a cached run does, so a cold run sees exactly what a
 # cached run sees.
-# Contents are not kept: the record stage reads again the few files that hold records, so memory
-# does not grow with the tree.
+# Contents are not kept but for the files that may hold a panic-family call (a fraction of the
+# tree): the record stage reads its source windows from those, with no second read from git.
 
 # Below this many bytes of files to read, one process does it all: starting the pool costs more
 # than it saves on so little (bench/README.md, "Parser processes", has the measurements).
@@ -180,10 +180,12 @@ def _direct(facts: FileFacts, code: bool) -> Parsed:
 
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
                progress: Callable[[str], None] | None = None,
-               prefiltered: set[str] | None = None, code: bool = False) -> dict[str, Parsed]:
+               prefiltered: set[str] | None = None, code: bool = False,
+               kept: dict[str, bytes] | None = None) -> dict[str, Parsed]:
     """Read and parse the blobs `oids`: facts and cache rows per blob. Across `jobs` processes
     when there is enough to read to pay for them. The blobs the prefilter kept from the parser
-    are added to `prefiltered`."""
+    are added to `prefiltered`, and the contents of those that may hold a panic-family call (the
+    only ones a record can come from) to `kept`."""
     order = sorted(oids, key=lambda o: (-sizes.get(o, 0), o))  # biggest first
     total = sum(sizes.get(o, 0) for o in oids)
     pool = start_pool(jobs) if jobs > 1 and total >= PARALLEL_MIN_BYTES else None
@@ -210,6 +212,8 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
                 out[oid] = _unparsed(data, code, unparsed)
                 continue
             n_parse += 1
+            if panic_hint and kept is not None:
+                kept[oid] = data
             if pool is None:
                 out[oid] = _parse_blob(data, code, panic_hint)
                 continue
@@ -288,13 +292,13 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     missing = [o for o in oids if o not in facts or (code and o not in code_facts)]
     from_cache = set(oids) - set(missing)
     prefiltered: set[str] = set()
-    contents: dict[str, bytes] = {}  # the record stage reads the files it needs
+    contents: dict[str, bytes] = {}  # what the record stage reads its windows from
     if missing:
         sizes = {b.oid: b.size for b in rust}
         missing = _within_budget(missing, sizes, facts, code_facts if code else None)
     if missing:
         fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress,
-                           prefiltered, code)
+                           prefiltered, code, contents)
         facts.update((oid, p.sites) for oid, p in fresh.items())
         if cache is not None:
             # Written on a thread while the classifier runs; the cache's next use waits for it.
@@ -333,8 +337,9 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     from analyzer.records.build import file_lines, record_line
 
     by_path = {b.path: b for b in rust}
-    need = sorted({by_path[a.path].oid for a in kept} - set(contents))
-    contents.update(repo.read_blobs(need))
+    need = {by_path[a.path].oid for a in kept}
+    contents = {oid: data for oid, data in contents.items() if oid in need}  # the others freed now
+    contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
     for a, alternate in zip(kept, alternates):
