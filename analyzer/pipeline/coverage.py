@@ -171,12 +171,22 @@ def build_and_keep(cache, key: str, ex, git_repo, collapse: bool = True) -> Matr
     """The operations matrix of extraction `ex` (made with `code=True`) of `git_repo`, kept under
     `key` for the next audit of that commit: what `coverage --repo` and `diff` do on a miss.
     `ex.code` is emptied once the matrix is built."""
-    matrix = tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), collapse=collapse)
-    # Nothing after the matrix reads the code facts, the larger part of an extraction: released
-    # before the matrix is encoded and its document rendered.
+    matrix = tree_matrix(ex, lambda paths: _read_files(ex, git_repo, paths), collapse=collapse)
+    # Nothing after the matrix reads the code facts, the larger part of an extraction, nor the
+    # files' bytes: released before the matrix is encoded and its document rendered.
     ex.code = []
+    ex.sources = {}
     keep_matrix(cache, key, matrix)
     return matrix
+
+
+def _read_files(ex, git_repo, paths) -> dict[str, bytes]:
+    """`git_repo.read_files(ex.sha, paths)`, served from the bytes the extraction kept
+    (`Extraction.sources`) where it has them: git is asked only for the others."""
+    paths = [p for p in paths if "\n" not in p]  # as read_files asks (a `sha:path` request is a line)
+    rest = [p for p in paths if p not in ex.sources]
+    got = git_repo.read_files(ex.sha, rest) if rest else {}
+    return {p: ex.sources[p] if p in ex.sources else got[p] for p in paths if p in ex.sources or p in got}
 
 
 def document_key(target: str, repo_name: str, sha: str, collapse: bool, fmt: str,

@@ -70,6 +70,9 @@ class Extraction:
     # definitions), for the coverage audit's call graph; empty unless extract() was asked for them.
     code: list[tuple[str, str, FileFacts]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # files not read: {path, reason}
+    # With extract(sources=True): the bytes of every file this run read for a parse, by path, which
+    # the coverage build reads some of again (pipeline/coverage.py); empty otherwise.
+    sources: dict[str, bytes] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -181,11 +184,11 @@ def _direct(facts: FileFacts, code: bool) -> Parsed:
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
                progress: Callable[[str], None] | None = None,
                prefiltered: set[str] | None = None, code: bool = False,
-               kept: dict[str, bytes] | None = None) -> dict[str, Parsed]:
+               kept: dict[str, bytes] | None = None, keep_all: bool = False) -> dict[str, Parsed]:
     """Read and parse the blobs `oids`: facts and cache rows per blob. Across `jobs` processes
     when there is enough to read to pay for them. The blobs the prefilter kept from the parser
     are added to `prefiltered`, and the contents of those that may hold a panic-family call (the
-    only ones a record can come from) to `kept`."""
+    only ones a record can come from), or with `keep_all` of every file parsed, to `kept`."""
     order = sorted(oids, key=lambda o: (-sizes.get(o, 0), o))  # biggest first
     total = sum(sizes.get(o, 0) for o in oids)
     pool = start_pool(jobs) if jobs > 1 and total >= PARALLEL_MIN_BYTES else None
@@ -212,7 +215,7 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
                 out[oid] = _unparsed(data, code, unparsed)
                 continue
             n_parse += 1
-            if panic_hint and kept is not None:
+            if kept is not None and (panic_hint or keep_all):
                 kept[oid] = data
             if pool is None:
                 out[oid] = _parse_blob(data, code, panic_hint)
@@ -259,18 +262,19 @@ def _within_budget(oids: list[str], sizes: dict[str, int], facts: dict[str, File
 
 def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
             now: str | None = None, jobs: int | None = None,
-            progress: Callable[[str], None] | None = None, code: bool = False) -> Extraction:
+            progress: Callable[[str], None] | None = None, code: bool = False, sources: bool = False) -> Extraction:
     """The records at `sha`. With `code`, also the code facts the coverage audit's call graph
     reads (`Extraction.code`), which cost a parse of every file with a panic-family call or an
     ops trait or impl, less its function bodies; extract itself parses only the items that hold
-    its sites."""
+    its sites. With `sources`, the bytes of the files read for a parse are kept
+    (`Extraction.sources`)."""
     with no_cycle_collection():
         return _extract(repo, sha, cache=cache, previous=previous, now=now, jobs=jobs, progress=progress,
-                        code=code)
+                        code=code, sources=sources)
 
 
 def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine] | None, now: str | None,
-             jobs: int | None, progress: Callable[[str], None] | None, code: bool) -> Extraction:
+             jobs: int | None, progress: Callable[[str], None] | None, code: bool, sources: bool) -> Extraction:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     now = now or utc_now()
@@ -298,7 +302,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         missing = _within_budget(missing, sizes, facts, code_facts if code else None)
     if missing:
         fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress,
-                           prefiltered, code, contents)
+                           prefiltered, code, contents, sources)
         facts.update((oid, p.sites) for oid, p in fresh.items())
         if cache is not None:
             # Written on a thread while the classifier runs; the cache's next use waits for it.
@@ -338,6 +342,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
 
     by_path = {b.path: b for b in rust}
     need = {by_path[a.path].oid for a in kept}
+    kept_sources = {b.path: contents[b.oid] for b in rust if b.oid in contents} if sources else {}
     contents = {oid: data for oid, data in contents.items() if oid in need}  # the others freed now
     contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
@@ -374,7 +379,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         cache_hits=len(from_cache) if cache is not None else 0,
         cache_misses=len(missing),
         timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts, code=code_files,
-        scan=_scan_counts(rust, from_cache, prefiltered),
+        scan=_scan_counts(rust, from_cache, prefiltered), sources=kept_sources,
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                            "reason": "its file name is not UTF-8"} for b in bad_names],
