@@ -67,9 +67,9 @@ def _overrides() -> dict[str, object]:
 
 
 @cache
-def _adapter():
-    """A pydantic adapter of a dataclass with every field of Matrix (read from Matrix itself, so
-    a field added later is kept without anyone listing it)."""
+def _kept():
+    """A dataclass with every field of Matrix (read from Matrix itself, so a field added later is
+    kept without anyone listing it), and its pydantic adapter."""
     import pydantic
 
     from analyzer.features.coverage import model
@@ -78,18 +78,24 @@ def _adapter():
     overrides = _overrides()
     kept = dataclasses.make_dataclass("KeptMatrix", [(f.name, overrides.get(f.name, hints[f.name]))
                                                      for f in dataclasses.fields(model.Matrix)])
-    return pydantic.TypeAdapter(kept)
+    return kept, pydantic.TypeAdapter(kept)
+
+
+def _adapter():
+    return _kept()[1]
 
 
 def _text(matrix: Matrix) -> bytes:
     """The matrix as one JSON text (pydantic writes and reads it in its own compiled code, which
-    a walk over the matrix's objects in Python would take many times longer to)."""
+    a walk over the matrix's objects in Python would take many times longer to). The matrix's own
+    objects are written as they are: validating them into a copy first only to write that copy
+    made the same text. What serves the row validates it (_decode)."""
     values = {f.name: getattr(matrix, f.name) for f in dataclasses.fields(matrix)}
     values.update(cells=list(matrix.cells.values()), ops=list(matrix.ops.values()),
                   unknown_reasons=[(*k, v) for k, v in matrix.unknown_reasons.items()],
                   unimplemented=[(*k, s) for k, s in matrix.unimplemented.items()])
-    adapter = _adapter()
-    return adapter.dump_json(adapter.validate_python(values, from_attributes=True))
+    kept, adapter = _kept()
+    return adapter.dump_json(kept(**values))
 
 
 def _decode(text: bytes) -> Matrix:
