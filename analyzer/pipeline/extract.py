@@ -99,7 +99,8 @@ class Extraction:
 # the parent decodes them into FileFacts as a cached run does, so a cold run sees exactly what a
 # cached run sees.
 # Contents are not kept but for the files that may hold a panic-family call (a fraction of the
-# tree): the record stage reads its source windows from those, with no second read from git.
+# tree; with `sources`, every file parsed): the record stage reads its source windows from those,
+# and coverage's build the functions it reads again, with no second read from git.
 
 # Below this many bytes of files to read, one process does it all: starting the pool costs more
 # than it saves on so little (bench/README.md, "Parser processes", has the measurements).
