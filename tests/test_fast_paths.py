@@ -327,3 +327,19 @@ def test_the_token_trees_around_the_words_are_those_the_query_matches(src):
     got = [(b.start_byte, b.end_byte, m.id if m is not None else None)
            for b, m in sites._token_trees(root, src, 0, len(src), 0)]
     assert got == sorted(expected)
+
+
+@_FAST
+@given(_token_tree_files())
+def test_the_calls_found_on_the_way_to_the_words_are_the_query_matches(src):
+    # sites._word_nodes finds the calls on its walk down to each word in place of running
+    # queries/panic_calls.scm: it must give the query's matches, once each, in order.
+    from tree_sitter import QueryCursor
+
+    from analyzer.facts import sites
+
+    root = syntax._parser().parse(src).root_node
+    expected = [(caps["call"][0].id, caps["name"][0].id)
+                for _, caps in QueryCursor(syntax.query("panic_calls.scm")).matches(root)]
+    got = [(call.id, name.id) for call, name in sites._word_nodes(root, src, 0, len(src), 0)[0]]
+    assert got == expected

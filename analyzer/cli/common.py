@@ -269,13 +269,16 @@ def opened(repo: str, rev: str, repo_name: str | None, no_cache: bool):
             cache.close()
 
 
-def analyse(git_repo, sha: str, cache, jobs: int | None = None, previous=None, code: bool = False):
-    """Extract at `sha`, with a status line on a terminal; `code` for the coverage audit."""
+def analyse(git_repo, sha: str, cache, jobs: int | None = None, previous=None, code: bool = False,
+            sources: bool = False):
+    """Extract at `sha`, with a status line on a terminal; `code` for the coverage audit, `sources`
+    to keep the bytes it parsed (see extract)."""
     from analyzer.pipeline.extract import extract
     from analyzer.core.ui import status
 
     with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
-        return extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say, code=code)
+        return extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say, code=code,
+                       sources=sources)
 
 
 def run_extract(repo: str, rev: str, repo_name: str | None, no_cache: bool, jobs: int | None = None,

@@ -221,7 +221,7 @@ def _operations_matrix(git_repo, sha: str, cache, collapse: bool):
     matrix, _ = audit.kept_matrix(cache, key, git_repo.name, sha, warn=warn)
     if matrix is not None:
         return matrix, source, True
-    ex = analyse(git_repo, sha, cache, code=True)
+    ex = analyse(git_repo, sha, cache, code=True, sources=True)
     return audit.build_and_keep(cache, key, ex, git_repo, collapse), f"{ex.repo}@{ex.sha[:12]}", False
 
 

@@ -97,6 +97,9 @@ class Plan:
 # end in `;` with no string in them (`use a::b;`, `mod c;`, `type D = E;`).
 _HEADER_NOISE = re.compile(
     rb'\s+|//[^\n]*|/\*.*?\*/|#!?\[(?:[^\[\]"]|"(?:[^"\\]|\\.)*"|\[[^\[\]]*\])*\]|[^;"/#{}]+;', re.S)
+# A run of it, read by one match: nothing follows the repetition, so the engine never goes back
+# into it, and each step takes what one match of _HEADER_NOISE takes (none matches empty).
+_HEADER_NOISE_RUN = re.compile(rb"(?:" + _HEADER_NOISE.pattern + rb")*", re.S)
 # An item whose body holds items: an impl, a module, a trait (with visibility, `unsafe`).
 _CONTAINER = re.compile(rb"(?:pub(?:\s*\([^)]*\))?\s+)?(?:unsafe\s+)?(?:impl|mod|trait)\b")
 
@@ -104,10 +107,8 @@ _CONTAINER = re.compile(rb"(?:pub(?:\s*\([^)]*\))?\s+)?(?:unsafe\s+)?(?:impl|mod
 def keyword_at(source: bytes, start: int, end: int) -> int:
     """Where the item whose header is source[start:end] starts: past the white space, comments,
     attributes and `;` items before its keyword."""
-    at = start
-    while (m := _HEADER_NOISE.match(source, at, end)) is not None and m.end() > at:
-        at = m.end()
-    return at
+    m = _HEADER_NOISE_RUN.match(source, start, end)
+    return start if m is None else m.end()
 
 
 def _is_container(source: bytes, start: int, end: int) -> bool:

@@ -11,7 +11,7 @@ from analyzer.facts.messages import LiteralError, build_message, decode_string_l
 from analyzer.facts.model import SiteFacts
 from analyzer.facts.placement import _cfg_gate, _is_whole_body, _placement
 from analyzer.facts.prefilter import PANIC_HINT, PANIC_WORDS
-from analyzer.facts.syntax import _COMMENTS, _has_test_attribute, _matches_at, _parser, _text, _word_spans, norm
+from analyzer.facts.syntax import _COMMENTS, _has_test_attribute, _parser, _text, _word_spans, norm
 from analyzer.facts.tokentrees import _MAX_SHADOW_DEPTH, _shadow
 
 
@@ -103,9 +103,9 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
     lo, hi = span or (0, len(source))
     arms_of: dict = {}
     names_of: dict[str, str] = {}
-    for _, caps in _matches_at("panic_calls.scm", root, source, PANIC_WORDS, lo, hi, offset):
-        call = caps["call"][0]
-        macro = _text(caps["name"][0]).decode()
+    calls, token_trees = _word_nodes(root, source, lo, hi, offset)
+    for call, name_node in calls:
+        macro = _text(name_node).decode()
         mnode = call.child_by_field_name("macro")
         place = _placement(call, tx, arms_of)
         if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
@@ -155,7 +155,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         ))
     if depth >= _MAX_SHADOW_DEPTH:
         return
-    for body, macro_node in _token_trees(root, source, lo, hi, offset):
+    for body, macro_node in token_trees:
         if macro_node is not None:
             name = norm(source[macro_node.start_byte - offset:macro_node.end_byte - offset].decode("utf-8", "replace"))
             if name.split("::")[-1] in ("panic", "unimplemented", "todo", "unreachable"):
@@ -176,18 +176,57 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
 
 def _token_trees(root: Node, source: bytes, lo: int, hi: int, shift: int) -> list[tuple[Node, Node | None]]:
     """(token tree, macro name node or None for a macro_rules transcriber) of every token tree
-    that holds an occurrence of PANIC_WORDS in source[lo:hi], in order: the trees of
-    queries/token_trees.scm that the caller reads (only those holding a call), found by going down
-    the tree to each word rather than by running the query over the windows around the words.
+    that holds an occurrence of PANIC_WORDS in source[lo:hi], in order (see _word_nodes)."""
+    return _word_nodes(root, source, lo, hi, shift)[1]
+
+
+_CALL_NAMES = frozenset(w.decode() for w in PANIC_WORDS)
+
+
+def _tree_read(tree: Node, field: str | None, parent: Node) -> tuple[Node, Node | None] | None:
+    """(token tree, macro name node) of a macro call's arguments, (token tree, None) of a
+    macro_rules transcriber, else None: the token trees the site facts read."""
+    if parent.type == "macro_invocation":
+        macro = parent.child_by_field_name("macro")
+        return (tree, macro) if macro is not None else None
+    if parent.type == "macro_rule" and field == "right":
+        return (tree, None)
+    return None
+
+
+def _call_named(name: Node, field: str | None, parents: list[Node], fields: list[str | None]) -> Node | None:
+    """The macro call whose macro is `name` (an identifier, its field `field` in its parent, the
+    last of `parents`): one of the panic-family words alone or at the end of a path."""
+    parent = parents[-1]
+    if field == "macro" and parent.type == "macro_invocation":
+        call = parent
+    elif (field == "name" and parent.type == "scoped_identifier" and fields[-1] == "macro"
+          and parents[-2].type == "macro_invocation"):
+        call = parents[-2]
+    else:
+        return None
+    return call if _text(name).decode("utf-8", "replace") in _CALL_NAMES else None
+
+
+def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
+                ) -> tuple[list[tuple[Node, Node]], list[tuple[Node, Node | None]]]:
+    """What the site facts read around the occurrences of PANIC_WORDS in source[lo:hi], in
+    order, found by going down the tree to each word rather than by running queries over the
+    windows around the words: (call, name) of each panic-family call, the matches of
+    queries/panic_calls.scm (a `macro_invocation` whose macro is the word as an identifier, or a
+    path ending in it); and (token tree, macro name node or None for a macro_rules transcriber)
+    of every token tree that holds a word, the trees of queries/token_trees.scm the caller reads.
     One cursor walks forward through the nodes that hold a word and their children, each once:
     a walk from the root per word would step again over every sibling before it (a file of
     thousands of commented words at the top level)."""
     words = [s + shift for s, _ in _word_spans(source, PANIC_WORDS, lo, hi)]
+    calls: list[tuple[Node, Node]] = []
     out: list[tuple[Node, Node | None]] = []
     cursor = root.walk()
     if not words or not cursor.goto_first_child():
-        return out
+        return calls, out
     parents = [root]  # the nodes above the cursor's
+    fields: list[str | None] = [None]  # the field name of each of them in its parent
     k = 0  # the first word not passed yet
     while True:
         node = cursor.node
@@ -195,25 +234,29 @@ def _token_trees(root: Node, source: bytes, lo: int, hi: int, shift: int) -> lis
         while k < len(words) and words[k] < node.start_byte:
             k += 1  # between nodes
         if k == len(words):
-            return out
+            return calls, out
         if words[k] < node.end_byte:
-            if node.type == "token_tree":
-                parent = parents[-1]
-                if parent.type == "macro_invocation":
-                    macro = parent.child_by_field_name("macro")
-                    if macro is not None:
-                        out.append((node, macro))
-                elif parent.type == "macro_rule" and cursor.field_name == "right":
-                    out.append((node, None))
+            t = node.type
+            field = cursor.field_name
+            if t == "token_tree":
+                tree = _tree_read(node, field, parents[-1])
+                if tree is not None:
+                    out.append(tree)
+            elif t == "identifier" and node.start_byte == words[k]:
+                call = _call_named(node, field, parents, fields)
+                if call is not None:
+                    calls.append((call, node))
             if cursor.goto_first_child():
                 parents.append(node)
+                fields.append(field)
                 continue
             while k < len(words) and words[k] < node.end_byte:
                 k += 1  # inside a leaf
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
-                return out
+                return calls, out
             parents.pop()
+            fields.pop()
 
 
 def _column(source: bytes, at: int) -> int:

@@ -364,7 +364,8 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
         say = (lambda text, w=which: progress(w, text)) if progress else None
         key = audit.matrix_key(current().name, git_repo.name, shas[which], collapse=True)
         matrix, _ = audit.kept_matrix(cache, key, git_repo.name, shas[which], warn=warn)
-        ex = extract(git_repo, shas[which], cache=cache, now=now, jobs=jobs, progress=say, code=matrix is None)
+        ex = extract(git_repo, shas[which], cache=cache, now=now, jobs=jobs, progress=say, code=matrix is None,
+                     sources=matrix is None)
         if matrix is None:
             matrix = audit.build_and_keep(cache, key, ex, git_repo)
         lines[which], matrices[which] = ex.lines, matrix

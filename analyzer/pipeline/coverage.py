@@ -67,9 +67,9 @@ def _overrides() -> dict[str, object]:
 
 
 @cache
-def _adapter():
-    """A pydantic adapter of a dataclass with every field of Matrix (read from Matrix itself, so
-    a field added later is kept without anyone listing it)."""
+def _kept():
+    """A dataclass with every field of Matrix (read from Matrix itself, so a field added later is
+    kept without anyone listing it), and its pydantic adapter."""
     import pydantic
 
     from analyzer.features.coverage import model
@@ -78,18 +78,24 @@ def _adapter():
     overrides = _overrides()
     kept = dataclasses.make_dataclass("KeptMatrix", [(f.name, overrides.get(f.name, hints[f.name]))
                                                      for f in dataclasses.fields(model.Matrix)])
-    return pydantic.TypeAdapter(kept)
+    return kept, pydantic.TypeAdapter(kept)
+
+
+def _adapter():
+    return _kept()[1]
 
 
 def _text(matrix: Matrix) -> bytes:
     """The matrix as one JSON text (pydantic writes and reads it in its own compiled code, which
-    a walk over the matrix's objects in Python would take many times longer to)."""
+    a walk over the matrix's objects in Python would take many times longer to). The matrix's own
+    objects are written as they are: validating them into a copy first only to write that copy
+    made the same text. What serves the row validates it (_decode)."""
     values = {f.name: getattr(matrix, f.name) for f in dataclasses.fields(matrix)}
     values.update(cells=list(matrix.cells.values()), ops=list(matrix.ops.values()),
                   unknown_reasons=[(*k, v) for k, v in matrix.unknown_reasons.items()],
                   unimplemented=[(*k, s) for k, s in matrix.unimplemented.items()])
-    adapter = _adapter()
-    return adapter.dump_json(adapter.validate_python(values, from_attributes=True))
+    kept, adapter = _kept()
+    return adapter.dump_json(kept(**values))
 
 
 def _decode(text: bytes) -> Matrix:
@@ -171,12 +177,22 @@ def build_and_keep(cache, key: str, ex, git_repo, collapse: bool = True) -> Matr
     """The operations matrix of extraction `ex` (made with `code=True`) of `git_repo`, kept under
     `key` for the next audit of that commit: what `coverage --repo` and `diff` do on a miss.
     `ex.code` is emptied once the matrix is built."""
-    matrix = tree_matrix(ex, lambda paths: git_repo.read_files(ex.sha, paths), collapse=collapse)
-    # Nothing after the matrix reads the code facts, the larger part of an extraction: released
-    # before the matrix is encoded and its document rendered.
+    matrix = tree_matrix(ex, lambda paths: _read_files(ex, git_repo, paths), collapse=collapse)
+    # Nothing after the matrix reads the code facts, the larger part of an extraction, nor the
+    # files' bytes: released before the matrix is encoded and its document rendered.
     ex.code = []
+    ex.sources = {}
     keep_matrix(cache, key, matrix)
     return matrix
+
+
+def _read_files(ex, git_repo, paths) -> dict[str, bytes]:
+    """`git_repo.read_files(ex.sha, paths)`, served from the bytes the extraction kept
+    (`Extraction.sources`) where it has them: git is asked only for the others."""
+    paths = [p for p in paths if "\n" not in p]  # as read_files asks (a `sha:path` request is a line)
+    rest = [p for p in paths if p not in ex.sources]
+    got = git_repo.read_files(ex.sha, rest) if rest else {}
+    return {p: ex.sources[p] if p in ex.sources else got[p] for p in paths if p in ex.sources or p in got}
 
 
 def document_key(target: str, repo_name: str, sha: str, collapse: bool, fmt: str,

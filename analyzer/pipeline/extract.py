@@ -70,6 +70,9 @@ class Extraction:
     # definitions), for the coverage audit's call graph; empty unless extract() was asked for them.
     code: list[tuple[str, str, FileFacts]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # files not read: {path, reason}
+    # With extract(sources=True): the bytes of every file this run read for a parse, by path, which
+    # the coverage build reads some of again (pipeline/coverage.py); empty otherwise.
+    sources: dict[str, bytes] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -95,8 +98,9 @@ class Extraction:
 # a call or an enum (analyzer/regions.py). A worker returns each file's encoded cache rows only;
 # the parent decodes them into FileFacts as a cached run does, so a cold run sees exactly what a
 # cached run sees.
-# Contents are not kept: the record stage reads again the few files that hold records, so memory
-# does not grow with the tree.
+# Contents are not kept but for the files that may hold a panic-family call (a fraction of the
+# tree; with `sources`, every file parsed): the record stage reads its source windows from those,
+# and coverage's build the functions it reads again, with no second read from git.
 
 # Below this many bytes of files to read, one process does it all: starting the pool costs more
 # than it saves on so little (bench/README.md, "Parser processes", has the measurements).
@@ -180,10 +184,12 @@ def _direct(facts: FileFacts, code: bool) -> Parsed:
 
 def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
                progress: Callable[[str], None] | None = None,
-               prefiltered: set[str] | None = None, code: bool = False) -> dict[str, Parsed]:
+               prefiltered: set[str] | None = None, code: bool = False,
+               kept: dict[str, bytes] | None = None, keep_all: bool = False) -> dict[str, Parsed]:
     """Read and parse the blobs `oids`: facts and cache rows per blob. Across `jobs` processes
     when there is enough to read to pay for them. The blobs the prefilter kept from the parser
-    are added to `prefiltered`."""
+    are added to `prefiltered`, and the contents of those that may hold a panic-family call (the
+    only ones a record can come from), or with `keep_all` of every file parsed, to `kept`."""
     order = sorted(oids, key=lambda o: (-sizes.get(o, 0), o))  # biggest first
     total = sum(sizes.get(o, 0) for o in oids)
     pool = start_pool(jobs) if jobs > 1 and total >= PARALLEL_MIN_BYTES else None
@@ -210,6 +216,8 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
                 out[oid] = _unparsed(data, code, unparsed)
                 continue
             n_parse += 1
+            if kept is not None and (panic_hint or keep_all):
+                kept[oid] = data
             if pool is None:
                 out[oid] = _parse_blob(data, code, panic_hint)
                 continue
@@ -255,18 +263,19 @@ def _within_budget(oids: list[str], sizes: dict[str, int], facts: dict[str, File
 
 def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
             now: str | None = None, jobs: int | None = None,
-            progress: Callable[[str], None] | None = None, code: bool = False) -> Extraction:
+            progress: Callable[[str], None] | None = None, code: bool = False, sources: bool = False) -> Extraction:
     """The records at `sha`. With `code`, also the code facts the coverage audit's call graph
     reads (`Extraction.code`), which cost a parse of every file with a panic-family call or an
     ops trait or impl, less its function bodies; extract itself parses only the items that hold
-    its sites."""
+    its sites. With `sources`, the bytes of the files read for a parse are kept
+    (`Extraction.sources`)."""
     with no_cycle_collection():
         return _extract(repo, sha, cache=cache, previous=previous, now=now, jobs=jobs, progress=progress,
-                        code=code)
+                        code=code, sources=sources)
 
 
 def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine] | None, now: str | None,
-             jobs: int | None, progress: Callable[[str], None] | None, code: bool) -> Extraction:
+             jobs: int | None, progress: Callable[[str], None] | None, code: bool, sources: bool) -> Extraction:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     now = now or utc_now()
@@ -288,13 +297,13 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     missing = [o for o in oids if o not in facts or (code and o not in code_facts)]
     from_cache = set(oids) - set(missing)
     prefiltered: set[str] = set()
-    contents: dict[str, bytes] = {}  # the record stage reads the files it needs
+    contents: dict[str, bytes] = {}  # what the record stage reads its windows from
     if missing:
         sizes = {b.oid: b.size for b in rust}
         missing = _within_budget(missing, sizes, facts, code_facts if code else None)
     if missing:
         fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress,
-                           prefiltered, code)
+                           prefiltered, code, contents, sources)
         facts.update((oid, p.sites) for oid, p in fresh.items())
         if cache is not None:
             # Written on a thread while the classifier runs; the cache's next use waits for it.
@@ -333,8 +342,10 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     from analyzer.records.build import file_lines, record_line
 
     by_path = {b.path: b for b in rust}
-    need = sorted({by_path[a.path].oid for a in kept} - set(contents))
-    contents.update(repo.read_blobs(need))
+    need = {by_path[a.path].oid for a in kept}
+    kept_sources = {b.path: contents[b.oid] for b in rust if b.oid in contents} if sources else {}
+    contents = {oid: data for oid, data in contents.items() if oid in need}  # the others freed now
+    contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
     for a, alternate in zip(kept, alternates):
@@ -369,7 +380,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         cache_hits=len(from_cache) if cache is not None else 0,
         cache_misses=len(missing),
         timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts, code=code_files,
-        scan=_scan_counts(rust, from_cache, prefiltered),
+        scan=_scan_counts(rust, from_cache, prefiltered), sources=kept_sources,
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                            "reason": "its file name is not UTF-8"} for b in bad_names],
