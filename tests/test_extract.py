@@ -171,7 +171,7 @@ CLOSURE_STUBS = """\
 impl TransactionOps<Self> for Fusion {
     fn tr_execute(tx: Transaction) -> Data {
         let floats = tx.read_floats.into_iter().map(|t| read(t)).collect();
-        let qfloats = tx.read_qfloats.into_iter().map(|_t| todo!("Quantization not supported yet")).collect();
+        let qfloats = tx.read_qfloats.into_iter().map(|_t| todo!("Quantized reads are not supported yet")).collect();
         let bools = tx.read_bools.into_iter().map(|_t| todo!("Bool reads not supported yet")).collect();
         Data::new(floats, qfloats, bools)
     }
