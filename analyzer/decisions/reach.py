@@ -116,8 +116,13 @@ def _plain_dtype_catch_all(c: Call) -> bool:
     """An ungated catch-all of a dtype match after arms none of which is gated, guarded or
     another catch-all: what the other arms' patterns name is all the match takes before it (a
     gated or guarded arm takes part of its values only, in some builds or for some values)."""
+    return bool(c.dtype_enums) and _plain_catch_all(c)
+
+
+def _plain_catch_all(c: Call) -> bool:
+    """The same of a match on any enum."""
     arm = c.arm
-    if arm is None or not arm.catch_all or arm.gated or not c.others or not c.dtype_enums:
+    if arm is None or not arm.catch_all or arm.gated or not c.others:
         return False
     return not any(o.gated or o.guard or o.catch_all for o in c.others)
 
@@ -202,14 +207,12 @@ def mixes_kinds(c: Call) -> bool:
     """The catch-all of a match on a tuple of dtypes whose arms each pair a variant with itself
     (`(Float(a), Float(b)) => .., (QFloat(a), QFloat(b)) => ..`), over variants of two or more kinds
     that one tensor type holds side by side (`dtype.mixed_kinds`: a plain and a quantized float):
-    the pairs left mix the kinds, which the arms show the code
-    handles one at a time, so a user who combines a quantized and a plain tensor meets a
-    combination the code lacks, whatever its message calls it. Pairs of one kind (`(F32, F32)`,
+    the pairs left mix the kinds, which the arms show the code handles one at a time, so a user
+    who combines a quantized and a plain tensor meets a combination the code lacks, whatever its
+    message calls it. Pairs of one kind (`(F32, F32)`,
     `(F64, F64)`) leave only a mismatch. The variants' kinds come from their names (the target's
     `dtypes.kinds`), so a tensor's primitive (`Float`, `QFloat`) counts as its dtypes do."""
-    arm = c.arm
-    if arm is None or not arm.catch_all or arm.gated or not c.others \
-            or any(o.gated or o.guard or o.catch_all for o in c.others):
+    if not _plain_catch_all(c):
         return False
     places = _places(c)
     if places is None or len(places[0]) < 2:
