@@ -27,6 +27,8 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
 SITES_FILE = "sites.jsonl"
+# With --previous: every earlier record whose annotations were not handed on, with them.
+NOT_CARRIED_FILE = "annotations-not-carried.jsonl"
 
 
 @cache
@@ -86,7 +88,8 @@ def _served_line(line: str, repo: str, sha: str) -> bool:
 
 
 def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: list[str],
-                   seconds: float, repo: str = "", sha: str = "") -> tuple[dict[Path, str], dict] | None:
+                   seconds: float, repo: str = "", sha: str = "",
+                   rev: str | None = None) -> tuple[dict[Path, str], dict] | None:
     """The files of an earlier run kept in `row` for `repo` at `sha`, with this run's dates,
     source, command and timings: (files, manifest). None for a row of another shape or one that
     does not pass the checks (it is then made again)."""
@@ -121,7 +124,7 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
         return None
     if all_sites and not isinstance(sites, str):
         return None
-    kept.update(source=origin, command=command, cache={"hits": scanned, "misses": 0, "result": "hit"},
+    kept.update(source=origin, command=command, rev=rev if rev is not None else sha, cache={"hits": scanned, "misses": 0, "result": "hit"},
                 scan={"cached": scanned, "parsed": 0, "prefiltered": 0}, timings={"total": round(seconds, 3)})
     files = {out / RECORDS_FILE: "".join(line + "\n" for line in lines),
              out / MANIFEST_FILE: manifest.dumps(kept)}
