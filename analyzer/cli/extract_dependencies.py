@@ -77,8 +77,8 @@ def _own(prev, name: str, analysed: list[str] | None = None):
     comes first in `analysed`."""
     if prev is None:
         return None
-    main = analysed is not None and analysed[0] == name
-    return [ln for ln in prev if ln.record.repo == name or (main and ln.record.repo not in analysed)]
+    others = analysed is not None and analysed[0] == name
+    return [ln for ln in prev if ln.record.repo == name or (others and ln.record.repo not in (analysed or ()))]
 
 
 def open_dependency(pin: Pin, overrides: dict[str, str], no_cache: bool):

@@ -102,7 +102,8 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
         scan = manifest.get("scan") or {}
         how = (f"{scan.get('parsed', 0)} parsed, {scan.get('cached', 0)} from the cache, "
          f"{scan.get('prefiltered', 0)} without a panic-family call or enum, not parsed")
-    say(f"Analysed {revision_named(manifest['repo'], manifest.get('rev'), manifest['sha'])} in {manifest['timings'].get('total', 0):.2f}s: "
+    named = revision_named(manifest["repo"], manifest.get("rev"), manifest["sha"])
+    say(f"Analysed {named} in {manifest['timings'].get('total', 0):.2f}s: "
          f"{calls} ({how})", True)
     bad = manifest.get("filesWithParseErrors") or []
     if bad:

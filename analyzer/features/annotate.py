@@ -222,7 +222,8 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str,
     for ln in todo:
         rid = ln.record.id
         answer = out / f"{rid}.json"
-        item = {"id": rid, "contentHash": ln.facts.contentHash, "annotationStatus": ln.facts.annotationStatus,
+        item: dict[str, object] = {"id": rid, "contentHash": ln.facts.contentHash,
+                                   "annotationStatus": ln.facts.annotationStatus,
                 "message": ln.record.errorMessage, "prompt": f"{rid}{PROMPT_SUFFIX}", "answer": answer.name}
         if (answer.exists() or answer.is_symlink()) and _filled(answer):
             kept.append(str(answer))

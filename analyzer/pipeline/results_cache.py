@@ -124,7 +124,8 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
         return None
     if all_sites and not isinstance(sites, str):
         return None
-    kept.update(source=origin, command=command, rev=rev if rev is not None else sha, cache={"hits": scanned, "misses": 0, "result": "hit"},
+    kept.update(source=origin, command=command, rev=rev if rev is not None else sha,
+                cache={"hits": scanned, "misses": 0, "result": "hit"},
                 scan={"cached": scanned, "parsed": 0, "prefiltered": 0}, timings={"total": round(seconds, 3)})
     files = {out / RECORDS_FILE: "".join(line + "\n" for line in lines),
              out / MANIFEST_FILE: manifest.dumps(kept)}
