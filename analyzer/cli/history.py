@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -172,7 +173,7 @@ def _progress(total: int):
         yield {"on_start": start, "on_status": status, "on_done": done, "on_skip": skip}
 
 
-def _summary(result, out_file: str | None, from_trees: list[tuple[str, str]] = ()) -> None:
+def _summary(result, out_file: str | None, from_trees: Sequence[tuple[str, str]] = ()) -> None:
     n = result.summary()
     first, last = result.revisions[0], result.revisions[-1]
     # Revision labels are the repository's tag names: whatever a fork put there.
