@@ -670,7 +670,7 @@ def test_example_workflow_uses_real_options():
         for flag in re.findall(r"(?<![\w-])(--[a-z-]+)", call):
             assert flag in known, flag
     for key in ("pull_request", "upload-sarif", "security-events: write", "pull-requests: write",
-                "merge-base", "--fail-on added"):
+                "merge-base", "--fail-on \"$BURN_ERRORS_FAIL_ON\""):
         assert key in workflow, key
 
 
