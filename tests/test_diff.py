@@ -236,7 +236,7 @@ def test_same_revision_is_an_empty_diff(cli, history):
 
 
 # ---------------------------------------------------------------------------------------------
-# The id stability promises the diff relies on (analyzer/ids.py)
+# The id stability promises the diff relies on (analyzer/records/ids.py)
 
 
 def test_id_kept_when_code_is_inserted_above(cli, git_repo):

@@ -98,7 +98,7 @@ class Extraction:
 # hint regexes, tried only where their words occur; most of the tree; its plain type aliases, if
 # any, are read with another regex), and hands the rest to parser processes in chunks as it reads,
 # biggest files first so they finish together. A parser reads only the items of a file that hold
-# a call or an enum (analyzer/regions.py). A worker returns each file's encoded cache rows only;
+# a call or an enum (analyzer/facts/regions.py). A worker returns each file's encoded cache rows only;
 # the parent decodes them into FileFacts as a cached run does, so a cold run sees exactly what a
 # cached run sees.
 # Contents are not kept but for the files that may hold a panic-family call (a fraction of the

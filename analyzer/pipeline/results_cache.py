@@ -1,5 +1,5 @@
 """The results cache: whole outputs of an earlier run, kept as rows of the cache's `results` table
-(analyzer/cache.py), so a rerun at the same commit neither reads blobs nor parses nor classifies.
+(analyzer/pipeline/cache.py), so a rerun at the same commit neither reads blobs nor parses nor classifies.
 
 A row is found by its key. The cache's tag already holds the tool version and the rules hash; the
 key adds the commit, the options that change the outputs, and `code_hash()`, a hash of the code
@@ -7,7 +7,7 @@ that shapes them, so editing the record stage, the manifest or audit sink or any
 without bumping the version can never serve outputs the new code would not write.
 
 Kept lines were written by the record stage; a hit re-dates them as JSON and writes them back in
-the one form of a records line (analyzer/jsonlines.py), without loading the schema (pydantic).
+the one form of a records line (analyzer/core/jsonlines.py), without loading the schema (pydantic).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ folder. For each document, in order:
    parser goes, no integer longer than Python reads by default, no NaN or Infinity, no key twice
    in one object, and no text that cannot be written as UTF-8 (a lone surrogate such as
    `"\\ud800"`), in any key or value;
-2. it has the schema (the pydantic models of `analyzer/record.py`): a records line
+2. it has the schema (the pydantic models of `analyzer/records/model.py`): a records line
    `{"record", "analysis"}` or a published envelope `{"record", "datasetVersion"}` (an
    `analysis` beside it is checked too);
 3. the record agrees with itself (`record_problems`): the source window, the slug, the GitHub

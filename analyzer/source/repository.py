@@ -238,7 +238,16 @@ class GitRepository:
 
     def tree(self, sha: str) -> list[Blob]:
         """Every file at the revision, as (path, blob id, size)."""
-        out = self._git("ls-tree", "-r", "-z", "--long", "--full-tree", sha)
+        try:
+            out = self._git("ls-tree", "-r", "-z", "--long", "--full-tree", sha)
+        except subprocess.CalledProcessError as e:
+            if b"not a tree object" not in (e.stderr or b""):
+                raise
+            # git names no object here: the tree (or a tree under it) the commit points to is gone.
+            root = self._git("log", "-1", "--format=%T", "--end-of-options", sha).decode().strip()
+            raise MissingObject(f"a tree of {sha[:12]} is missing from {self.origin} (its root tree is {root}); the "
+                                f"repository is incomplete (a shallow, partial or damaged clone?): fetch it whole "
+                                f"or clone it again") from None
         blobs = []
         for entry in out.split(b"\0"):
             if not entry:
