@@ -282,6 +282,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     now = now or utc_now()
+    profile = current()
     tree = repo.tree(sha)
     rust, bad_names = _rust_files(tree, repo, sha)
     crate_roots = sorted(posixpath.dirname(b.path) for b in tree if posixpath.basename(b.path) == "Cargo.toml")
@@ -336,6 +337,9 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
                      [a.path for a in kept], [a.site.line for a in kept])
     for a, i in zip(kept, ids):
         a.id = i
+    # Which of the kept refusals a user can reach today: a decision over all of them at once.
+    from analyzer.decisions.preemption import refusals, verdicts
+    reach = verdicts(refusals(kept, profile), catalog, profile)
     from analyzer.records.build import file_lines, record_line
 
     by_path = {b.path: b for b in rust}
@@ -345,12 +349,12 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
-    for a, alternate in zip(kept, alternates):
+    for a, alternate, verdict in zip(kept, alternates, reach):
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
         lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
-                                 alternate, catalog.inheriting(a.site)))
+                                 alternate, catalog.inheriting(a.site), verdict))
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None

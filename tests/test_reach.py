@@ -1,0 +1,68 @@
+"""Reach verdicts: every case of tests/reach/*.toml extracted from a real git repository, each
+record's verdict and earlier refusals pinned by line."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from analyzer.pipeline.extract import extract
+from analyzer.source.repository import open_repository
+from conftest import DTYPE_RS, GitRepo
+
+REACH_DIR = Path(__file__).parent / "reach"
+# The backend operation traits, in burn's shape: a backend's impl of a trait no file of the tree
+# defines implements another library's protocol, which is not a record.
+TRAITS_RS = """\
+pub trait FloatTensorOps<B: Backend> {}
+pub trait IntTensorOps<B: Backend> {}
+pub trait BoolTensorOps<B: Backend> {}
+pub trait QTensorOps<B: Backend> {}
+pub trait ModuleOps<B: Backend> {}
+"""
+
+
+def _cases():
+    for f in sorted(REACH_DIR.glob("*.toml")):
+        data = tomllib.loads(f.read_text())
+        for i, case in enumerate(data["case"]):
+            yield pytest.param(data["why"], case, id=f"{f.stem}-{i}")
+
+
+def _extract(tmp_path: Path, files: dict[str, str]):
+    repo = GitRepo(tmp_path / "repo")
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS, "src/traits.rs": TRAITS_RS})
+    crates = {p.split("/")[1] for p in files if p.startswith("crates/")}
+    for name in crates:
+        repo.write(f"crates/{name}/Cargo.toml", f'[package]\nname = "{name}"\nversion = "0.1.0"\n', dedent=False)
+    for path, text in files.items():
+        repo.write(path, text.lstrip("\n"), dedent=False)
+    sha = repo.commit()
+    return extract(open_repository(str(repo.path), None), sha, jobs=1).lines
+
+
+@pytest.mark.parametrize("why,case", list(_cases()))
+def test_reach(tmp_path, why, case):
+    lines = _extract(tmp_path, case["files"])
+    at = {f"{ln.record.filePath}:{ln.record.lineNumber}": ln for ln in lines}
+    ids = {place: ln.record.id for place, ln in at.items()}
+    expected = {e["at"]: e for e in case["expect"]}
+    assert sorted(at) == sorted(expected), "every record of the case is pinned, and only those"
+    for place, e in expected.items():
+        a = at[place].analysis
+        got = [(p.id, p.why) for p in a.preemptedBy]
+        want = [(ids[ref] if ref else None, w) for ref, w in e.get("by", [])]
+        assert (a.reach, got) == (e["reach"], want), place
+    if why:
+        assert any(w == why for e in expected.values() for _, w in e.get("by", [])), \
+            f"a case of {why}.toml pins that reason"
+
+
+def test_every_reason_has_its_cases():
+    from analyzer.decisions.preemption import WHYS
+
+    have = {tomllib.loads(f.read_text())["why"] for f in REACH_DIR.glob("*.toml")}
+    # `caller` and `exhaustive` are pinned by the unit cases below.
+    assert set(WHYS) - {"caller", "exhaustive"} <= have and "" in have
