@@ -87,8 +87,8 @@ def refusals(entries: Iterable, profile) -> list[Refusal]:
         arm = s.arms[s.arm_index] if s.context == "match-arm" and 0 <= s.arm_index < len(s.arms) else None
         variants = frozenset(f"{r.enum}::{r.variant}" for r in arm.refs) if arm is not None and not arm.catch_all \
             else frozenset()
-        out.append(Refusal(a.id, a.path, a.crate, s, a.decision, operation_of(s.message, s.function, s.in_macro, s.impl),
-                           trait, kind, self_type, default, variants))
+        operation = operation_of(s.message, s.function, s.in_macro, s.impl)
+        out.append(Refusal(a.id, a.path, a.crate, s, a.decision, operation, trait, kind, self_type, default, variants))
     return out
 
 
@@ -266,8 +266,7 @@ def _forward(r: Refusal, backward: str, by_op, kind_of, catalog: DtypeCatalog) -
         if not own:
             return Reach(UNKNOWN)
         covering = [f for f in forwards if f.decision.category == _DTYPE and own & set(f.decision.rejected)]
-        covered = {d for f in covering for d in f.decision.rejected}
-        ids = [f.id for f in covering] if own <= covered else []
+        ids = [f.id for f in covering] if own <= {d for f in covering for d in f.decision.rejected} else []
         ids = ids or [f.id for f in forwards if _stub(f)]
     else:
         refused = _refused_variants(r, catalog)

@@ -11,7 +11,9 @@ from analyzer.facts.messages import PanicMessage, Segment
 from analyzer.facts.model import SiteFacts
 from analyzer.profiles import current
 from analyzer.records.operation import operation_of
-from analyzer.records.model import Analysis, ErrorRecord, RecordLine, content_hash, github_url, reach_content, slug, window
+from analyzer.records.model import (
+    Analysis, ErrorRecord, RecordLine, content_hash, github_url, reach_content, slug, window,
+)
 
 def file_lines(data: bytes) -> list[str]:
     """The file's lines as an editor counts them: a final newline ends the last line, it does

@@ -330,7 +330,8 @@ def _cell(matrix: Matrix, lookup: Lookup, crate: str, op: str, dtype: str, reaso
         lines.insert(0, f"preempted ({p.why}): a user meets {where} first")
     # A dtype the backend cannot hold panics at creation, not in the operation: drawn apart; so
     # does a panic only an earlier refusal's path leads to.
-    cls = CSS[cell.status] + (" cannot" if cell.reason == CANNOT_HOLD else "") + (" preempted" if cell.preempted else "")
+    cls = CSS[cell.status] + (" cannot" if cell.reason == CANNOT_HOLD else "")
+    cls += " preempted" if cell.preempted else ""
     return {"status": cell.status, "cls": cls, "glyph": GLYPH[cell.status],
             "s": lookup.url(_first_url(cell)), "gap": False,
             "t": lookup.title("\n".join(dict.fromkeys(lines)))}

@@ -136,7 +136,7 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
         first = _preempting(matrix, crate, op, group)
         if first:
             links.append("met first: " + ", ".join(
-                f"{md_cell(why)} " + md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url) if s else md_cell(why)
+                md_cell(why) + (" " + md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url) if s else "")
                 for why, s in first))
         if operation is not None and not links and not matrix.dispatches_of(crate, op):
             links.append(f"{md_cell(operation.trait)}: no panic found")
