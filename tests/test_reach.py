@@ -66,3 +66,47 @@ def test_every_reason_has_its_cases():
     have = {tomllib.loads(f.read_text())["why"] for f in REACH_DIR.glob("*.toml")}
     # `caller` and `exhaustive` are pinned by the unit cases below.
     assert set(WHYS) - {"caller", "exhaustive"} <= have and "" in have
+
+
+EXHAUSTIVE_RS = """\
+fn channels(image: &DynamicImage) -> usize {
+    match image.color() {
+        ColorType::L8 => 1,
+        ColorType::Rgb8 => 3,
+        _ => panic!("Unrecognized image color type"),
+    }
+}
+fn depth(image: &DynamicImage) -> usize {
+    match image.color() {
+        ColorType::L8 => 1,
+        ColorType::Rgb8 if wide(image) => 3,
+        _ => panic!("Unrecognized image color type"),
+    }
+}
+"""
+
+
+def test_exhaustive_a_catch_all_after_every_declared_variant():
+    """The catch-all after arms taking every variant the target declares for a foreign
+    non-exhaustive enum is preempted (`exhaustive`, no earlier refusal); one after a guarded arm is
+    not. The classifier leaves the first out of the records (exclude/unreachable), so the verdict
+    is asked of the site directly."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from analyzer.decisions.catalog import DtypeCatalog
+    from analyzer.decisions.model import Decision
+    from analyzer.decisions.preemption import refusals, verdicts
+    from analyzer.facts.parse import parse_file
+    from analyzer.profiles import current
+
+    profile = current()
+    profile = replace(profile, dtypes=replace(profile.dtypes, foreign_non_exhaustive=(("ColorType", ("L8", "Rgb8")),)))
+    facts = parse_file(EXHAUSTIVE_RS.encode())
+    catalog = DtypeCatalog.build([])
+    entries = [SimpleNamespace(id=f"{n:016x}", path="crates/burn-data/src/lib.rs", crate="burn-data", site=s,
+                               decision=Decision(True, "dtype-dispatch", "dtype/element-formats", []))
+               for n, s in enumerate(facts.sites)]
+    got = [(r.verdict, r.to_json()) for r in verdicts(refusals(entries, profile), catalog, profile)]
+    assert [s.line for s in facts.sites] == [5, 12]
+    assert got == [("preempted", [{"id": None, "why": "exhaustive"}]), ("reachable", [])]

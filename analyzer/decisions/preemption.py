@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.model import Decision
+from analyzer.decisions.reach import _covered_whole
 from analyzer.facts.model import SiteFacts
 from analyzer.records.operation import operation_of
 
@@ -311,11 +312,11 @@ def _exhaustive(r: Refusal, catalog: DtypeCatalog, profile) -> Reach | None:
         return None
     others = [a for i, a in enumerate(s.arms) if i != s.arm_index]
     enums = {ref.enum for a in others for ref in a.refs}
-    if len(enums) != 1 or any(a.guard or a.gated for a in others):
+    if len(enums) != 1:
         return None
     enum = enums.pop()
     declared = dict(profile.dtypes.foreign_non_exhaustive).get(enum)
-    if declared is None or catalog.is_defined_anywhere(enum):
+    covered = _covered_whole(others)
+    if declared is None or covered is None or catalog.is_defined_anywhere(enum):
         return None
-    named = {ref.variant for a in others for ref in a.refs}
-    return Reach(PREEMPTED, ((None, "exhaustive"),)) if set(declared) <= named else None
+    return Reach(PREEMPTED, ((None, "exhaustive"),)) if set(declared) <= covered else None
