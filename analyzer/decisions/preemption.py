@@ -74,6 +74,7 @@ class Refusal:
     self_type: str = ""  # the type an impl is for
     default: bool = False  # in a trait's default method
     variants: frozenset[str] = field(default_factory=frozenset)  # `Enum::Variant` its arm names
+    creates: bool = False  # its function is one by which a tensor comes into being (profile `reach.creation`)
 
 
 def refusals(entries: Iterable, profile) -> list[Refusal]:
@@ -135,24 +136,28 @@ def verdicts(found: Sequence[Refusal], catalog: DtypeCatalog, profile) -> list[R
     by_op: dict[tuple[str, str], list[Refusal]] = {}
     for r in found:
         by_op.setdefault((r.crate, r.operation), []).append(r)
+    for r in found:
+        r.creates = entries.search(r.site.function) is not None
     uncreatable = _uncreatable_kinds(found, catalog, entries, profile)
-    unheld = _unheld_dtypes(found, entries, kind_of)
+    unheld = _unheld_dtypes(found, kind_of)
     # Every dtype of a kind a backend cannot create is one it never holds.
     dtypes_of: dict[str, set[str]] = {}
-    for r in found:
-        for d in (*r.decision.handled, *r.decision.rejected):
+    if uncreatable:
+        for d in {d for r in found for d in (*r.decision.handled, *r.decision.rejected)}:
             dtypes_of.setdefault(kind_of(d), set()).add(d)
     for (crate, kind), stubs in uncreatable.items():
         for d in dtypes_of.get(kind, ()):
             unheld.setdefault((crate, d), stubs)
-    nested = [r.id for r in found if reach.nested_refusal and re.search(reach.nested_refusal, r.site.message)]
+    refusal = re.compile(reach.nested_refusal)
+    nested = [r.id for r in found if refusal.search(r.site.message)]
+    foreign = dict(profile.dtypes.foreign_non_exhaustive)
     out = []
     for r in found:
         out.append(_nested(r, reach, backward, nested)
                    or _overridden(r, catalog)
-                   or _creation(r, entries, uncreatable, unheld, kind_of)
+                   or _creation(r, uncreatable, unheld, kind_of)
                    or _forward(r, backward, by_op, kind_of, catalog)
-                   or _exhaustive(r, catalog, profile)
+                   or (foreign and _exhaustive(r, catalog, foreign))
                    or Reach())
     return out
 
@@ -200,7 +205,7 @@ def _uncreatable_kinds(found: Sequence[Refusal], catalog: DtypeCatalog, entries:
     the kind, for the crates where each such operation it implements is a stub."""
     stubs: dict[tuple[str, str], dict[str, str]] = {}
     for r in found:
-        if r.kind and not r.default and _stub(r) and entries.search(r.site.function):
+        if r.kind and not r.default and _stub(r) and r.creates:
             stubs.setdefault((r.crate, r.kind), {})[r.site.function] = r.id
     if not stubs or catalog.implementors is None:
         return {}
@@ -217,13 +222,13 @@ def _uncreatable_kinds(found: Sequence[Refusal], catalog: DtypeCatalog, entries:
             if implemented.get(key) and implemented[key] <= set(by)}
 
 
-def _unheld_dtypes(found: Sequence[Refusal], entries: re.Pattern, kind_of) -> dict[tuple[str, str], list[str]]:
+def _unheld_dtypes(found: Sequence[Refusal], kind_of) -> dict[tuple[str, str], list[str]]:
     """(crate, dtype) -> the creation dispatches that refuse it, for the dtypes of a kind that
     some creation operation of the crate's ops refuses and none of them handles."""
     refused: dict[tuple[str, str], list[str]] = {}
     held: set[tuple[str, str]] = set()
     for r in found:
-        if not r.kind or r.decision.category != _DTYPE or not entries.search(r.site.function):
+        if not r.kind or r.decision.category != _DTYPE or not r.creates:
             continue
         for d in r.decision.handled:
             held.add((r.crate, d))
@@ -238,12 +243,12 @@ def _own_kind(r: Refusal, kind_of) -> list[str]:
     return [d for d in r.decision.rejected if not r.kind or kind_of(d) == r.kind]
 
 
-def _creation(r: Refusal, entries: re.Pattern, uncreatable, unheld, kind_of) -> Reach | None:
-    if r.kind and not r.default and not entries.search(r.site.function):
+def _creation(r: Refusal, uncreatable, unheld, kind_of) -> Reach | None:
+    if r.kind and not r.default and not r.creates:
         stubs = uncreatable.get((r.crate, r.kind))
         if stubs:
             return Reach(PREEMPTED, tuple((i, "creation") for i in stubs))
-    if r.decision.category != _DTYPE or entries.search(r.site.function):
+    if r.decision.category != _DTYPE or r.creates:
         return None
     own = _own_kind(r, kind_of)
     if not own or not all((r.crate, d) in unheld for d in own):
@@ -306,7 +311,7 @@ def _refused_variants(r: Refusal, catalog: DtypeCatalog) -> set[str] | None:
 
 # -- every value that exists today handled ----------------------------------------------------------
 
-def _exhaustive(r: Refusal, catalog: DtypeCatalog, profile) -> Reach | None:
+def _exhaustive(r: Refusal, catalog: DtypeCatalog, foreign: dict[str, tuple[str, ...]]) -> Reach | None:
     s = r.site
     if s.context != "match-arm" or not (0 <= s.arm_index < len(s.arms)) or not s.arms[s.arm_index].catch_all:
         return None
@@ -314,9 +319,10 @@ def _exhaustive(r: Refusal, catalog: DtypeCatalog, profile) -> Reach | None:
     enums = {ref.enum for a in others for ref in a.refs}
     if len(enums) != 1:
         return None
-    enum = enums.pop()
-    declared = dict(profile.dtypes.foreign_non_exhaustive).get(enum)
+    declared = foreign.get(enum := enums.pop())
+    if declared is None:
+        return None
     covered = _covered_whole(others)
-    if declared is None or covered is None or catalog.is_defined_anywhere(enum):
+    if covered is None or catalog.is_defined_anywhere(enum):
         return None
     return Reach(PREEMPTED, ((None, "exhaustive"),)) if set(declared) <= covered else None
