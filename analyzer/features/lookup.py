@@ -465,6 +465,45 @@ class Lookup:
     shared: list[tuple[str, int]] = field(default_factory=list)
 
 
+@dataclass
+class Source:
+    """Which records a lookup read: a records file, or a repository at a revision."""
+
+    repo: str  # owner/name ("" for a records file holding none)
+    sha: str  # the commit the records are of ("" when a records file holds several or none)
+    rev: str = ""  # the revision as asked (a tag, a commit, the pin)
+    records_file: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        if self.records_file:
+            at = f" ({self.repo} at {self.sha[:12]})" if self.repo and self.sha else ""
+            return f"the records in {self.records_file}{at}"
+        rev = f"{self.rev} ({self.sha[:12]})" if self.rev and not self.sha.startswith(self.rev) else self.sha[:12]
+        return f"the records of {self.repo} at {rev}"
+
+    def to_json(self) -> dict:
+        return {"repo": self.repo or None, "sha": self.sha or None, "rev": self.rev or None,
+                "recordsFile": self.records_file or None}
+
+
+@dataclass
+class Elsewhere:
+    """A record of another release that matches a message none at the paste's release does."""
+
+    rev: str
+    sha: str
+    match: Match
+    same_site: RecordLine | None  # the record with the match's id at the paste's release, if any
+
+    def to_json(self) -> dict:
+        site = self.same_site
+        return {"rev": self.rev, "sha": self.sha, "match": self.match.to_json(1),
+                "atPasteRelease": (None if site is None else {
+                    "errorMessage": site.record.errorMessage, "filePath": site.record.filePath,
+                    "lineNumber": site.record.lineNumber})}
+
+
 # How many near records a lookup without a match suggests, and how alike a message must be.
 CLOSEST = 3
 MIN_SIMILARITY = 0.25
