@@ -188,8 +188,7 @@ def records_at(git_repo, sha: str, cache) -> list:
 
     from analyzer.cli.common import analyse
     from analyzer.pipeline import manifest, results_cache
-    from analyzer.records.reader import validate_lines
-    from analyzer.sinks import jsonl
+    from analyzer.features.lookup import kept_lines
 
     key = results_cache.extract_key(git_repo.name, sha, False)
     command = ["lookup", "--repo", git_repo.origin, "--sha", sha]
@@ -198,8 +197,13 @@ def records_at(git_repo, sha: str, cache) -> list:
         served = results_cache.served_extract(hit, git_repo.origin, Path("."), False, command, 0.0,
                                               git_repo.name, sha)
         if served is not None:
-            return validate_lines(served[0][Path(".") / results_cache.RECORDS_FILE])[0]
+            text = served[0][Path(".") / results_cache.RECORDS_FILE]
+            kept = kept_lines(text)
+            return kept if kept is not None else validate_lines(text)[0]
         cache.drop_result(key)  # damaged or tampered with: made again below
+    from analyzer.records.reader import validate_lines
+    from analyzer.sinks import jsonl
+
     started = time.perf_counter()
     ex = analyse(git_repo, sha, cache)
     if cache is not None:

@@ -37,8 +37,11 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from analyzer.profiles import Profile
-from analyzer.records.model import RecordLine
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # types only: a lookup served from the cache never loads the schema (pydantic)
+    from analyzer.profiles import Profile
+    from analyzer.records.model import RecordLine
 
 # What Rust (or a panic hook) prints after the message: the backtrace note, the backtrace itself,
 # a browser console's stack (console_error_panic_hook).
@@ -177,6 +180,52 @@ def _assertion(message: str) -> str:
 
 def _norm(path: str) -> str:
     return path.strip().replace("\\", "/")
+
+
+class _Fields:
+    """Attribute access to a JSON object's members."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict):
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class KeptLine:
+    """A records line the results cache kept, as lookup reads it: `record` and `facts` with the
+    attributes of RecordLine's, and `model_dump` its JSON as kept. The cache's lines were written
+    by the record stage and are checked as they are served (analyzer/pipeline/results_cache.py),
+    so they are not validated again: a served lookup never loads the schema (pydantic)."""
+
+    __slots__ = ("_value", "record", "facts")
+
+    def __init__(self, value: dict):
+        self._value = value
+        self.record = _Fields(value["record"])
+        self.facts = _Fields(value["analysis"])
+
+    def model_dump(self, mode: str = "json") -> dict:
+        return self._value
+
+
+def kept_lines(text: str) -> list[RecordLine] | None:
+    """The lines of a served records.jsonl text as KeptLine, or None when one has no analysis
+    (then the caller reads them through the schema)."""
+    import json
+
+    out: list[Any] = []
+    for raw in text.splitlines():
+        value = json.loads(raw)
+        if not isinstance(value.get("analysis"), dict) or not isinstance(value.get("record"), dict):
+            return None
+        out.append(KeptLine(value))
+    return out
 
 
 _META = ".^$*+?{}[]\\|()"

@@ -16,9 +16,8 @@ def _t(value: object) -> str:
 def _release_hint(result: Lookup) -> str:
     crate, version = result.release or ("", "")
     return (f"Hint: the panic comes from {_t(crate)} {_t(version)} (a crates.io path); records of another "
-            f"revision may not hold its message. Extract that release's records and look up in them: "
-            f"burn-errors extract --sha v{_t(version)} --out records-{_t(version)}/ && burn-errors lookup "
-            f"... --records records-{_t(version)}/records.jsonl")
+            f"revision may not hold its message. Without --records, lookup answers from that release's own "
+            f"records: burn-errors lookup - [--repo CLONE] < panic.txt")
 
 
 def understood(result: Lookup) -> str:
@@ -99,7 +98,8 @@ def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False, source:
     n = len(result.matches)
     if not n:
         return "".join(line + "\n" for line in out + _no_match(result, source, elsewhere))
-    where = f" at {_t(result.panic.path)}:{result.panic.line}" if result.panic.path else ""
+    path = result.place.repo_path or result.panic.path
+    where = f" at {_t(path)}:{result.panic.line}" if path else ""
     out.append(f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
                + (" (best first)" if n > 1 else "") + ":")
     if result.shared:
