@@ -9,6 +9,8 @@ import pytest
 
 from conftest import GitRepo
 
+from analyzer.features.lookup import Panic, parse_panic
+
 # Five `unimplemented!()` sites: the message alone names none of them, only the location does.
 FLEX_OPS = '''\
 use burn_std::DType;
@@ -223,11 +225,11 @@ def test_a_second_lookup_is_served_from_the_cache(cli, releases, monkeypatch):
     repo, _ = releases
     text = f"panicked at {_registry('0.1.0')}:{LINES['v0.1.0']['conv']}:14:\nnot implemented"
     _lookup(cli, repo, text)
-    from analyzer.cli import common
+    from analyzer.pipeline import extract
 
     def no_analysis(*args, **kwargs):
         raise AssertionError("extracted again")
-    monkeypatch.setattr(common, "analyse", no_analysis)
+    monkeypatch.setattr(extract, "extract", no_analysis)
     got = _lookup(cli, repo, text)
     assert got["matches"][0]["record"]["lineNumber"] == LINES["v0.1.0"]["conv"]
     # and `extract` at that release is served by what lookup kept, and the other way round
@@ -258,3 +260,29 @@ def test_a_dependency_path_answers_from_that_repository(cli, releases, tmp_path)
     assert got["answeredFrom"] == {"repo": "tracel-ai/cubecl", "sha": sha, "rev": "v0.3.0", "recordsFile": None}
     first = got["matches"][0]["record"]
     assert (first["repo"], first["filePath"], first["lineNumber"]) == ("tracel-ai/cubecl", "crates/cubecl-core/src/ops.rs", 11)
+
+
+@pytest.mark.parametrize("text,want", [
+    # a logger's line, then cargo's stderr section with the default hook's print of the same panic
+    ("  ERROR burn_import::logger: PANIC => panicked at burn-import-0.12.1\\src\\onnx\\dims.rs:311:9:\n"
+     "  Only tensor input is valid\n\n  --- stderr\n  thread 'main' panicked at burn-import-0.12.1\\src\\onnx\\dims.rs"
+     ":311:9:\n  Only tensor input is valid",
+     Panic("Only tensor input is valid", "burn-import-0.12.1/src/onnx/dims.rs", 311, 9)),
+    # an assertion, Rust 1.73 and later: the values' lines are cut, a message over two lines kept
+    ("thread 'main' panicked at src/a.rs:4:5:\nassertion `left == right` failed: ranks differ\nsee docs\n"
+     "  left: 2\n right: 3\n" + NOTE,
+     Panic("assertion `left == right` failed: ranks differ\nsee docs", "src/a.rs", 4, 5)),
+    ("thread 'main' panicked at src/a.rs:4:5:\nassertion `left != right` failed\n  left: 2\n right: 2",
+     Panic("assertion `left != right` failed", "src/a.rs", 4, 5)),
+    # the same assertions before Rust 1.73, read into the record's wording
+    ("thread 'main' panicked at 'assertion failed: `(left == right)`\n  left: `2`,\n right: `3`: ranks differ', "
+     "src/a.rs:4:5\n" + NOTE, Panic("assertion `left == right` failed: ranks differ", "src/a.rs", 4, 5)),
+    ("thread 'main' panicked at 'assertion failed: `(left != right)`\n  left: `2`,\n right: `2`', src/a.rs:4:5",
+     Panic("assertion `left != right` failed", "src/a.rs", 4, 5)),
+    # `assert!(cond)` is its own message
+    ("panicked at src/a.rs:4:5:\nassertion failed: x > 0", Panic("assertion failed: x > 0", "src/a.rs", 4, 5)),
+    # a text that only mentions a panic is the message
+    ("the thread panicked at dawn", Panic("the thread panicked at dawn")),
+])
+def test_parse_panic_forms(text, want):
+    assert parse_panic(text) == want

@@ -199,9 +199,11 @@ def records_at(git_repo, sha: str, cache) -> list:
         if served is not None:
             text = served[0][Path(".") / results_cache.RECORDS_FILE]
             kept = kept_lines(text)
-            return kept if kept is not None else validate_lines(text)[0]
+            if kept is not None:
+                return kept
+            from analyzer.records.reader import validate_lines
+            return validate_lines(text)[0]
         cache.drop_result(key)  # damaged or tampered with: made again below
-    from analyzer.records.reader import validate_lines
     from analyzer.sinks import jsonl
 
     started = time.perf_counter()

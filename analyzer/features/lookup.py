@@ -45,7 +45,9 @@ if TYPE_CHECKING:  # types only: a lookup served from the cache never loads the 
 
 # What Rust (or a panic hook) prints after the message: the backtrace note, the backtrace itself,
 # a browser console's stack (console_error_panic_hook).
-_TRAILERS = ("note: run with `RUST_BACKTRACE=", "note: Some details are omitted", "stack backtrace:", "Stack:")
+# Cargo's section lines around a build script's output (`--- stderr`) end it too.
+_TRAILERS = ("note: run with `RUST_BACKTRACE=", "note: Some details are omitted", "stack backtrace:", "Stack:",
+             "--- stderr", "--- stdout")
 _PANICKED = "panicked at "
 # `PATH:LINE:COL` or `PATH:LINE`, then the end, or `:` and possibly the message on the same line
 # (a logger that joins lines). The path is the shortest prefix followed by `:digits`, so a
@@ -76,7 +78,7 @@ def parse_panic(text: str) -> Panic:
     if "\\n" in text and "\n" not in text.strip("\r\n"):
         unescaped = text.replace("\\r\\n", "\n").replace("\\n", "\n")
         again = _parse_panic(unescaped)
-        if again.path is not None or _trailer_at(unescaped.split("\n")) is not None:
+        if again.path is not None or _trailer_at(unescaped.split("\n"), after_header=False) is not None:
             return again
     return panic
 
@@ -118,7 +120,7 @@ def _parse_panic(text: str) -> Panic:
         message = "\n".join(body[:cut]).strip("\n")
         return Panic(_assertion(message), _norm(m["path"]), int(m["line"]),
                      int(m["column"]) if m["column"] else None)
-    cut = _trailer_at(lines)
+    cut = _trailer_at(lines, after_header=False)
     return Panic(_assertion("\n".join(lines[:cut]).strip("\n")))
 
 
@@ -148,10 +150,11 @@ def _dedent(lines: list[str], indent: str) -> list[str]:
     return [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines]
 
 
-def _trailer_at(lines: list[str]) -> int | None:
-    """The index of the first line of what follows the message, else None."""
+def _trailer_at(lines: list[str], after_header: bool = True) -> int | None:
+    """The index of the first line of what follows the message, else None: Rust's trailer, or
+    after a panic's line the same panic printed again (a logger's line, then the default hook's)."""
     for i, line in enumerate(lines):
-        if line.lstrip(" \t").startswith(_TRAILERS):
+        if line.lstrip(" \t").startswith(_TRAILERS) or (after_header and _PANICKED in line):
             return i
     return None
 
