@@ -4,6 +4,7 @@ pasted form, read from a small repository with two releases whose lines moved be
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -286,3 +287,34 @@ def test_a_dependency_path_answers_from_that_repository(cli, releases, tmp_path)
 ])
 def test_parse_panic_forms(text, want):
     assert parse_panic(text) == want
+
+
+def test_a_package_two_profiles_own_is_the_one_whose_repository_holds_it_at_the_release(cli, releases, tmp_path):
+    """A package that moved between repositories (burn's onnx-ir, now burn-onnx's) is owned by
+    two profiles: the release is read from the repository whose tree holds the package at that
+    tag, not from the first profile that names it."""
+    repo, shas = releases
+    moved = GitRepo(tmp_path / "moved")
+    moved.write("crates/other/Cargo.toml", '[package]\nname = "burn-other"\nversion = "0.1.0"\n', dedent=False)
+    moved.write("crates/other/src/lib.rs", "pub fn f() {}\n", dedent=False)
+    moved.commit("its own release")
+    moved.git("tag", "v0.1.0")  # the same tag, without burn-flex
+    burn_toml = (Path(__file__).resolve().parent.parent / "analyzer" / "profiles" / "burn.toml").read_text()
+    profile = (burn_toml.replace('name = "burn"\n', 'name = "moved"\n', 1)
+               .replace('url = "https://github.com/tracel-ai/burn"', f'url = "{moved.path}"')
+               .replace('name = "tracel-ai/burn"', 'name = "tracel-ai/moved"')
+               .replace('names = ["burn"]', 'names = ["burn-flex"]').replace('prefixes = ["burn-"]', "prefixes = []"))
+    (tmp_path / "moved.toml").write_text(profile)
+    text = f"panicked at {_registry('0.1.0')}:{LINES['v0.1.0']['conv']}:14:\nnot implemented"
+    res = cli("lookup", text, "--target", str(tmp_path / "moved.toml"), "--dependency-repo",
+              f"tracel-ai/burn={repo.path}", "--format", "json")
+    assert res.code == 0, res.stderr
+    got = json.loads(res.stdout)
+    assert got["origin"]["target"] == "burn" and got["answeredFrom"]["sha"] == shas["v0.1.0"]
+    assert got["matches"][0]["record"]["lineNumber"] == LINES["v0.1.0"]["conv"]
+    # neither repository holding it: one line that names both
+    moved.git("tag", "v0.9.0")
+    res = cli("lookup", text.replace("0.1.0", "0.9.0"), "--target", str(tmp_path / "moved.toml"),
+              "--dependency-repo", f"tracel-ai/burn={repo.path}")
+    assert res.code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "tracel-ai/moved" in res.stderr and "tracel-ai/burn" in res.stderr
