@@ -167,6 +167,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     # before the cells are made, the largest part of the matrix.
     del reached_cache, edge, allowed, paths, said, instances
     unimplemented = _not_implemented(ex, graph, ops)
+    unfollowed = _calling_defaults(ex.code, traits, graph, ops)
     _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
     settings = build_settings(ex, graph, read_files)
     del graph
@@ -198,7 +199,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
     apply_schemes(cells, settings, ops, base.groups, dtype_kind)
-    limits = storage_limits(cells, dtype_kind, base.groups)
+    limits = storage_limits(cells, dtype_kind, base.groups, ops, unfollowed)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
     position = {d: i for i, d in enumerate(base.dtypes)}
     order = sorted(cells, key=lambda k: (k[0], k[1], position.get(k[2], len(position))))
@@ -241,6 +242,19 @@ def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]
             out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl,
                                                        "", r.errorMessage))
     return out
+
+
+def _calling_defaults(code, traits, graph: CallGraph,
+                      ops: dict[tuple[str, str], Operation]) -> frozenset[tuple[str, str]]:
+    """The operations that call an ops-trait method their crate does not implement (ndarray's
+    `float_empty` calls `Self::float_zeros`, the trait's default): the default's body is not in
+    the call graph, so what such an operation does with a dtype is not known from its own cells."""
+    methods = {m for _, _, facts in code for t in facts.traits if t.name in traits for m in t.methods}
+    out = set()
+    for i, f in enumerate(graph.fns):
+        if graph.is_operation(i) and any(c in methods and (f.crate, c) not in ops for c in f.facts.calls):
+            out.add((f.crate, f.facts.name))
+    return frozenset(out)
 
 
 def _add_inherited(ex, audit_by_id, traits, ops: dict[tuple[str, str], Operation],
