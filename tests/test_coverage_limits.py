@@ -582,3 +582,50 @@ def test_a_dtype_another_creation_makes_with_no_panic_found_is_held(cli, git_rep
     held = _cannot_hold(doc, "burn-defaulted")
     assert set(held) == {"F16", "BF16"} and held["F16"] == ["float_from_data"]
     assert cells(doc, "burn-defaulted", "float_exp")["F16"]["reason"] == "cannot hold"
+
+
+TUPLE_RS = """\
+impl ModuleOps<Self> for Tupley {
+    fn interpolate(x: TupleyTensor, options: InterpolateOptions) -> TupleyTensor {
+        match (options.mode, x.dtype()) {
+            (InterpolateMode::Nearest, DType::F32) => nearest_f32(x),
+            (InterpolateMode::Nearest, DType::F64) => nearest_f64(x),
+            (InterpolateMode::Bilinear | InterpolateMode::Bicubic, DType::F32) => smooth_f32(x),
+            (mode, dtype) => panic!("interpolate: unsupported mode {:?} / dtype {:?}", mode, dtype),
+        }
+    }
+
+    fn interpolate_backward(x: TupleyTensor, options: InterpolateOptions) -> TupleyTensor {
+        match (options.mode, x.dtype()) {
+            (_, DType::F32) => backward_f32(x, options.mode),
+            (InterpolateMode::Nearest, DType::F64) => backward_f64(x),
+            (mode, dtype) => panic!("interpolate backward: unsupported mode {:?} / dtype {:?}", mode, dtype),
+        }
+    }
+}
+"""
+
+
+def test_a_tuple_match_of_a_setting_and_a_dtype_feeds_both_views(cli, git_repo):
+    from conftest import DTYPE_RS
+    git_repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-tupley", {"src/ops.rs": TUPLE_RS})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    forward = cells(doc, "burn-tupley", "interpolate")
+    # F32 has arms for every mode but NearestExact; F64 for Nearest only; F16 for none.
+    assert forward["F32"]["status"] == "partial"
+    assert forward["F32"]["reason"] == "panics for InterpolateMode::NearestExact"
+    assert forward["F32"]["sites"][0]["line"] == 7
+    assert forward["F64"]["reason"] == ("panics for InterpolateMode::NearestExact, InterpolateMode::Bilinear, "
+                                        "InterpolateMode::Bicubic")
+    assert forward["F16"]["status"] == "panics" and "reason" not in forward["F16"]
+    assert list(_settings(doc, "burn-tupley", "interpolate", "InterpolateMode").items()) == [
+        ("Nearest", "handled"), ("NearestExact", "panics"), ("Bilinear", "handled"), ("Bicubic", "handled")]
+    # A wildcard setting arm takes every mode for its dtype: F32 is handled there.
+    backward = cells(doc, "burn-tupley", "interpolate_backward")
+    assert backward["F32"]["status"] == "handled" and "reason" not in backward["F32"]
+    assert backward["F64"]["status"] == "partial"
+    assert _settings(doc, "burn-tupley", "interpolate_backward", "InterpolateMode") == {
+        "Nearest": "handled", "NearestExact": "handled", "Bilinear": "handled", "Bicubic": "handled"}

@@ -14,7 +14,7 @@ from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_trai
 from analyzer.features.coverage.limits import apply_limits, storage_limits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.paths import Filter, FnPaths, enum_of, read_paths
-from analyzer.features.coverage.settings import QUANTIZED, apply_schemes, build_settings
+from analyzer.features.coverage.settings import QUANTIZED, TupleMatch, apply_schemes, build_settings, tuple_matches
 from analyzer.features.coverage.model import (
     HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site,
     base_variant, fold, label, qualify, short_path, unique_sites,
@@ -169,7 +169,8 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     unimplemented = _not_implemented(ex, graph, ops)
     unfollowed = _calling_defaults(ex.code, traits, graph, ops)
     _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
-    settings = build_settings(ex, graph, read_files)
+    tuples = tuple_matches(ex)
+    settings = build_settings(ex, graph, read_files, tuples)
     del graph
 
     # A backend's columns: the first enum's, and those of the enums its own dispatches name.
@@ -198,6 +199,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                     status, reason, parts = _fold_paths(ev)
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
+    _apply_tuples(cells, tuples)
     apply_schemes(cells, settings, ops, base.groups, dtype_kind)
     limits = storage_limits(cells, dtype_kind, base.groups, ops, unfollowed)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
@@ -210,6 +212,33 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
                   ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
                   unimplemented=unimplemented, limits=limits, settings=settings)
+
+
+def _apply_tuples(cells: dict[tuple[str, str, str], Cell], tuples: dict[str, TupleMatch]) -> None:
+    """A dtype a tuple match of a setting and the dtype handles for some setting variants only is
+    partial, naming the variants it panics for (`(mode, dtype)` with no NearestExact arm)."""
+    if not tuples:
+        return
+    for cell in cells.values():
+        if cell.status not in (HANDLED, PARTIAL):
+            continue
+        named: dict[str, list[str]] = {}
+        sites = []
+        for e in cell.evidence:
+            found = tuples.get(e.site.record_id) if e.status == HANDLED else None
+            variants = found.panics_for.get(label(e.dtype), ()) if found is not None else ()
+            if variants:
+                named.setdefault(found.enum, [])
+                named[found.enum] += [v for v in variants if v not in named[found.enum]]
+                sites.append(e.site)
+        if not named:
+            continue
+        said = "; ".join(f"panics for {enum}::{', {enum}::'.join(vs)}".replace("{enum}", enum)
+                         for enum, vs in named.items())
+        cell.status = PARTIAL
+        cell.reason = f"{cell.reason}; {said}" if cell.reason else said
+        cell.sites = unique_sites(sites + cell.sites)
+        cell.decided = {k: (PARTIAL if v == HANDLED else v) for k, v in cell.parts.items()}
 
 
 def _kind_fixed_dispatches(ex) -> list[Dispatch]:
