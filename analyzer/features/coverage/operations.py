@@ -226,15 +226,16 @@ def _apply_tuples(cells: dict[tuple[str, str, str], Cell], tuples: dict[str, Tup
         sites = []
         for e in cell.evidence:
             found = tuples.get(e.site.record_id) if e.status == HANDLED else None
-            variants = found.panics_for.get(label(e.dtype), ()) if found is not None else ()
+            if found is None:
+                continue
+            variants = found.panics_for.get(label(e.dtype), [])
             if variants:
-                named.setdefault(found.enum, [])
-                named[found.enum] += [v for v in variants if v not in named[found.enum]]
+                listed = named.setdefault(found.enum, [])
+                listed += [v for v in variants if v not in listed]
                 sites.append(e.site)
         if not named:
             continue
-        said = "; ".join(f"panics for {enum}::{', {enum}::'.join(vs)}".replace("{enum}", enum)
-                         for enum, vs in named.items())
+        said = "; ".join("panics for " + ", ".join(f"{enum}::{v}" for v in vs) for enum, vs in named.items())
         cell.status = PARTIAL
         cell.reason = f"{cell.reason}; {said}" if cell.reason else said
         cell.sites = unique_sites(sites + cell.sites)
