@@ -22,8 +22,7 @@ from analyzer.features.coverage.model import (
 from analyzer.decisions.categories import OP
 from analyzer.records.model import github_url
 
-# An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
-_METAVARIABLE_VARIANT = re.compile(r"(?:^|::)\s*\$(?!crate\b)(\w+)")
+from analyzer.records.macro_lists import METAVARIABLE_VARIANT as _METAVARIABLE_VARIANT
 
 
 @cache
@@ -59,7 +58,8 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:
 def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
     audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
     checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
-    base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)
+    base = build([_as_decided(ln, audit_by_id.get(ln.record.id)) for ln in ex.lines if ln.record.id not in checks],
+                 collapse)
     traits = ops_traits(ex.code)
 
     # Operations: each crate's impls of the ops traits another crate defines.
@@ -240,6 +240,19 @@ def _apply_tuples(cells: dict[tuple[str, str, str], Cell], tuples: dict[str, Tup
         cell.reason = f"{cell.reason}; {said}" if cell.reason else said
         cell.sites = unique_sites(sites + cell.sites)
         cell.decided = {k: (PARTIAL if v == HANDLED else v) for k, v in cell.parts.items()}
+
+
+def _as_decided(ln, entry):
+    """The record with the dtypes its own arms decide: a repetition macro's record lists those
+    every invocation hands it (analyzer/pipeline/macro_lists.py), and this view resolves each
+    invocation's list itself (`_resolved`), from the arms' own say."""
+    if entry is None or ln.analysis is None:
+        return ln
+    d = entry.decision
+    if ln.analysis.handled == d.handled and ln.analysis.rejected == d.rejected:
+        return ln
+    return ln.model_copy(update={"analysis": ln.analysis.model_copy(update={"handled": d.handled,
+                                                                            "rejected": d.rejected})})
 
 
 def _kind_fixed_dispatches(ex) -> list[Dispatch]:
