@@ -28,7 +28,7 @@ a quantized tensor never receives one, whatever its `q_*` methods say.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from analyzer.decisions.catalog import DtypeCatalog
@@ -77,20 +77,22 @@ class Refusal:
     creates: bool = False  # its function is one by which a tensor comes into being (profile `reach.creation`)
 
 
-def refusals(entries: Iterable, profile) -> list[Refusal]:
-    """A Refusal for each kept audit entry (path, crate, site, decision, id)."""
+def refusals(entries: Sequence, profile, decisions: Sequence[Decision] | None = None) -> list[Refusal]:
+    """A Refusal for each kept audit entry (path, crate, site, decision, id); `decisions`, when
+    given, are the entries' decisions as the records are built from them."""
     kinds = profile.code.ops_trait_kinds
     suffix = profile.code.ops_trait_suffix
     out = []
-    for a in entries:
+    for n, a in enumerate(entries):
         s = a.site
+        decision = decisions[n] if decisions is not None else a.decision
         trait, self_type, default = _trait_of(s, suffix)
         kind = next((k for prefix, k in kinds if trait.startswith(prefix)), "") if trait else ""
         arm = s.arms[s.arm_index] if s.context == "match-arm" and 0 <= s.arm_index < len(s.arms) else None
         variants = frozenset(f"{r.enum}::{r.variant}" for r in arm.refs) if arm is not None and not arm.catch_all \
             else frozenset()
         operation = operation_of(s.message, s.function, s.in_macro, s.impl)
-        out.append(Refusal(a.id, a.path, a.crate, s, a.decision, operation, trait, kind, self_type, default, variants))
+        out.append(Refusal(a.id, a.path, a.crate, s, decision, operation, trait, kind, self_type, default, variants))
     return out
 
 
