@@ -81,7 +81,7 @@ def _accessor(c: Call) -> bool:
     it binds (`if let Data::F32s(v) = self { v } else { panic!(..) }`). Its callers know the
     variant already; the panic states that expectation, no user choice selects it."""
     arm, others = c.arm, c.others
-    if arm is None or not arm.catch_all or len(others) != 1:
+    if arm is None or not arm.catch_all or len(others) != 1 or _runtime_input(c):
         return False
     o = others[0]
     shaped = (o.returns_binding and not (o.catch_all or o.guard or o.error_handling or o.gated)
@@ -111,6 +111,8 @@ def _kernel_only_dtype(c: Call) -> bool:
 
 def _error_handling(c: Call) -> bool:
     arm, others = c.body, c.others
+    if _runtime_input(c):
+        return False  # `_ =>` beside `Some(X::Static(..))` also takes `Some(X::Runtime(..))`
     # `Some(ClipInput::Runtime(_)) => panic!(..)` takes one inner variant of a value that is there:
     # a dispatch on the inner enum, judged by the rules below, not the None / Err case.
     if arm.error_handling and not (_VALUE_ARM.match(arm.pattern) and _names_inner(arm.refs)):
@@ -155,7 +157,7 @@ def _dtype_validation(c: Call) -> bool:
     misuse, not a dtype the library lacks. An arm that says the dtype is unsupported, or an
     unimplemented!/todo!, is left to the dtype rules; so is a catch-all left a dtype of the kind
     its arms dispatch over (`F32`/`F64` arms, `F16` left): a dtype missing, not a mismatch."""
-    if _mode_macro(c) or c.says_unsupported or leaves_kind_gap(c) or mixes_kinds(c):
+    if _mode_macro(c) or c.says_unsupported or leaves_kind_gap(c) or mixes_kinds(c) or _runtime_input(c):
         return False
     pats, message = patterns(), c.site.message
     # "must be int64" after `Some(Values::Int64s(..))` arms is R12's lookup of the one dtype an
@@ -252,7 +254,7 @@ def _own_form(c: Call) -> bool:
     chooses. An enum with a dtype variant carries a user's data (a value read from a file), and
     so does one built from text (a derived or implemented parser: an op type read from a model)."""
     refs = c.body.refs if not c.body.catch_all else [r for o in c.others for r in o.refs]
-    if not refs:
+    if not refs or _runtime_input(c):  # the model, not the crate, picks a runtime form
         return False
     catalog = c.catalog
     for r in refs:
@@ -360,6 +362,48 @@ def _kernel_author_stub(c: Call) -> bool:
 
 
 # --- unsupported-mode -----------------------------------------------------------------------------
+
+def _runtime_input(c: Call) -> bool:
+    """The arm takes the variant of an input-kind enum that holds a value known only when the model
+    runs (`SliceInput::Runtime`, beside `Static`): explicitly, or as the catch-all beside arms that
+    name only its other variants (`Some(SliceInput::Static(s)) => s, _ => panic!("Steps must be
+    Static")`). Which variant an input gets is the model's choice (a constant or a computed
+    value), so whatever the message says, the importer does not support that input's runtime form.
+    The checks that would call the arm an Option's None case, an accessor or a validation defer to
+    this one (mode/runtime-input)."""
+    arm = c.arm
+    if arm is None or c.dtype_enums:
+        return False
+    runtime = re.compile(rule_data()["mode"]["runtime_variant"])
+    if not arm.catch_all:
+        named = {(r.enum, r.variant) for r in _inner_refs(arm.refs)}
+        return any(runtime.match(v) and _has_other_variant(c, e, v) for e, v in named)
+    named_by: dict[str, set[str]] = {}
+    for o in c.others:
+        for r in _inner_refs(o.refs):
+            named_by.setdefault(r.enum, set()).add(r.variant)
+    for enum, variants in named_by.items():
+        d = c.catalog.resolve(enum, variants, c.path, c.crate)
+        if d is None or any(runtime.match(v) for v in variants):
+            continue
+        if any(runtime.match(v) for v, _ in d.variants):
+            return True
+    return False
+
+
+def _inner_refs(refs: list[VariantRef]):
+    """The refs of a pattern past an Option or Result around them (`Some(X::Static(s))` -> X::Static)."""
+    for r in refs:
+        if r.variant in _OPTION_RESULT:
+            yield from _inner_refs(r.sub or [])
+        else:
+            yield r
+
+
+def _has_other_variant(c: Call, enum: str, variant: str) -> bool:
+    d = c.catalog.resolve(enum, {variant}, c.path, c.crate)
+    return d is not None and any(v != variant for v, _ in d.variants)
+
 
 def _mode_macro(c: Call) -> bool:
     return c.site.macro in rule_data()["mode"]["macros"]
@@ -532,6 +576,11 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a function or closure whose whole body is a panic saying the operation is not supported (or can't be done)",
          "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`", _op_message, (*BODY, *CLOSURE),
          ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("mode/runtime-input", MODE,
+         "the arm takes the runtime variant of an input-kind enum (a value the model computes, beside a "
+         "constant one), explicitly or as the catch-all beside arms naming only the enum's other variants",
+         "`Some(SliceInput::Static(s)) => s, _ => panic!(\"Steps must be Static\")`", _runtime_input,
+         ARM_POSITIONS, ("mode.runtime_variant",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),
