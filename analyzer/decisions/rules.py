@@ -109,6 +109,19 @@ def _kernel_only_dtype(c: Call) -> bool:
     return all(v in kernel for v in leaves)
 
 
+def _gated_feature(c: Call) -> bool:
+    """The call is about a feature the target's runtimes advertise to the kernels that need it
+    (its profile's `audience.gated_features`, by the feature column's regex over the file,
+    function, arm pattern and message, as coverage places records): a kernel using it is picked
+    only where the device reports it, so no model's user reaches the refusal."""
+    gated = current().gated_feature_patterns
+    if not gated:
+        return False
+    pattern = c.arm.pattern if c.arm is not None else ""
+    text = "\n".join((c.path, c.site.function, pattern, c.site.message))
+    return any(rx.search(text) for rx in gated)
+
+
 def _error_handling(c: Call) -> bool:
     arm, others = c.body, c.others
     if _runtime_input(c):
@@ -476,6 +489,10 @@ RULE_ORDER: tuple[Rule, ...] = (
          "in a proc-macro crate whose input is kernel source: it fires while a kernel's crate compiles",
          "`_ => panic!(\"unsupported pattern in match\")` in the `#[cube]` macro's crate", _compile_time,
          reads=("target.compile_time",)),
+    Rule("exclude/gated-feature", NONE,
+         "about a feature the target's runtimes advertise and kernels check before they use it (tensor maps, "
+         "matrix-multiply fragments)", "`KernelResource::TensorMap(_) => panic!(\"Tensor maps not supported\")` "
+         "in a runtime's server", _gated_feature, reads=("target.gated_features",)),
     Rule("exclude/not-in-arm", NONE,
          "not the body of a match arm, let-else, if-let, plain if/else branch, nor a function's whole body",
          "`fn f(n: usize) { check(n); panic!(\"no\") }`", _not_in_arm, (*ARM_POSITIONS, "other")),
