@@ -283,6 +283,24 @@ def _own_form(c: Call) -> bool:
     return True
 
 
+def _kernel_language_form(c: Call) -> bool:
+    """In a crate kernels are written against (the target's `audience.kernel_api`), the arm rejects
+    variants only of enums those crates define, none a dtype enum: a form of the kernel language
+    (an opaque or semantic type, a fragment's role, a constant's minifloat kind) a kernel's author
+    writes. A user's setting handed in from elsewhere (a quantization scheme's value) stays."""
+    kernel = current().audience.kernel_api
+    if c.crate not in kernel or c.dtype_enums:
+        return False
+    refs = c.body.refs if not c.body.catch_all else [r for o in c.others for r in o.refs]
+    if not refs:
+        return False
+    for r in refs:
+        d = c.catalog.resolve(r.enum, c.named_variants.get(r.enum, set()), c.path, c.crate)
+        if d is None or d.crate not in kernel:
+            return False
+    return True
+
+
 def _inferred_output(c: Call) -> bool:
     """A catch-all over the kinds of a node's output (`match &self.output { Type::Tensor(..) =>
     .., Type::Shape(..) => .., _ => panic!("only supports Tensor or Shape outputs") }`): the
@@ -559,6 +577,11 @@ RULE_ORDER: tuple[Rule, ...] = (
          "from text (EnumString, FromStr): a form the crate builds itself",
          "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", _own_form, ARM_POSITIONS,
          ("own_form.input_derives",)),
+    Rule("exclude/kernel-language-form", NONE,
+         "in a crate kernels are written against, the arm rejects variants only of that crate family's own "
+         "non-dtype enums: a form of the kernel language a kernel's author writes",
+         "`Type::Opaque(_) => panic!(\"Can't get size of opaque type\")` in the kernel IR's crate",
+         _kernel_language_form, ARM_POSITIONS, ("target.kernel_api",)),
     Rule("exclude/inferred-output", NONE,
          "a catch-all over the kinds of a node's output, which the importer's own type inference gave it",
          "`match &self.output { Type::Tensor(t) => .., _ => panic!(\"only supports Tensor outputs\") }`",
