@@ -1,0 +1,84 @@
+"""The unsupported-mode rules: the call rejects a setting or variant a user chose."""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.decisions.call import Call
+from analyzer.decisions.data import rule_data
+from analyzer.facts.model import VariantRef
+
+
+def unsupported_message(c: Call) -> bool:
+    return c.says_unsupported
+
+
+# A condition that holds no value of the program's input: a call of an associated function with no
+# arguments (`DeviceHandle::<S>::is_blocking()`, `!Backend::supports_sync()`) or a `cfg!(..)`.
+_BUILD_PREDICATE = re.compile(r"!?\s*(?:cfg\s*!\s*\([^()]*\)"
+                              r"|[A-Z]\w*(?:\s*::\s*(?:<[^()]*?>|\w+))*\s*::\s*[a-z_]\w*\s*\(\s*\))")
+
+
+def build_guard(c: Call) -> bool:
+    """A guard whose condition asks only the build or the platform (an associated predicate with
+    no arguments, a `cfg!`) and whose call says what cannot be done there (`if
+    Handle::is_blocking() { panic!("Can't use `all_reduce` with a blocking device handle") }`):
+    the user picked that platform or build, and the operation is not available on it. "Can't"
+    on a guard that tests a value states misuse (R17); a test of no value states a limit."""
+    pats, message = rule_data(), c.site.message
+    if pats.transient_state.search(message):
+        return False
+    # A statement compiled only when a feature is left out (`#[cfg(not(feature = "std"))]
+    # panic!("Attempting to run benchmark in a no-std environment")`) runs exactly in the builds
+    # that lack the feature: whatever its wording, it says the operation needs it.
+    if c.site.branch == "cfg" and _FEATURE_LEFT_OUT.match(c.site.condition):
+        return True
+    return bool(_BUILD_PREDICATE.fullmatch(c.site.condition.strip())) and bool(pats.variant_cannot.search(message))
+
+
+_FEATURE_LEFT_OUT = re.compile(r"#\s*\[\s*cfg\s*\(\s*not\s*\(\s*feature\s*=")
+
+
+def runtime_input(c: Call) -> bool:
+    """The arm takes the variant of an input-kind enum that holds a value known only when the model
+    runs (`SliceInput::Runtime`, beside `Static`): explicitly, or as the catch-all beside arms that
+    name only its other variants (`Some(SliceInput::Static(s)) => s, _ => panic!("Steps must be
+    Static")`). Which variant an input gets is the model's choice (a constant or a computed
+    value), so whatever the message says, the importer does not support that input's runtime form.
+    The checks that would call the arm an Option's None case, an accessor, a validation or a form
+    of its own crate defer to this one (mode/runtime-input)."""
+    arm = c.arm
+    if arm is None or c.dtype_enums:
+        return False
+    runtime = rule_data().runtime_variant
+    if not arm.catch_all:
+        named = {(r.enum, r.variant) for r in _inner_refs(arm.refs)}
+        return any(runtime.match(v) and _has_other_variant(c, e, v) for e, v in named)
+    named_by: dict[str, set[str]] = {}
+    for o in c.others:
+        for r in _inner_refs(o.refs):
+            named_by.setdefault(r.enum, set()).add(r.variant)
+    for enum, variants in named_by.items():
+        d = c.catalog.resolve(enum, variants, c.path, c.crate)
+        if d is None or any(runtime.match(v) for v in variants):
+            continue
+        if any(runtime.match(v) for v, _ in d.variants):
+            return True
+    return False
+
+
+_OPTION_RESULT = {"Some", "None", "Ok", "Err"}
+
+
+def _inner_refs(refs: list[VariantRef]):
+    """The refs of a pattern past an Option or Result around them (`Some(X::Static(s))` -> X::Static)."""
+    for r in refs:
+        if r.variant in _OPTION_RESULT:
+            yield from _inner_refs(r.sub or [])
+        else:
+            yield r
+
+
+def _has_other_variant(c: Call, enum: str, variant: str) -> bool:
+    d = c.catalog.resolve(enum, {variant}, c.path, c.crate)
+    return d is not None and any(v != variant for v, _ in d.variants)
