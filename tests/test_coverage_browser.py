@@ -222,7 +222,7 @@ def test_runtime_limits_beside_the_backends_that_run_on_them(cli, git_repo, tmp_
     pinned = f"https://github.com/tracel-ai/cubecl/blob/{cubecl.pinned}/crates/"
     wgpu = limits("burn-wgpu")
     assert [row[:3] for row in wgpu] == [("cpp/metal", "Float", "◐ partial"), ("cpp/metal", "Bool", "◐ partial"),
-                                         ("wgpu", "collectives", "✗ panics")]
+                                         ("wgpu", "tensor maps", "✗ panics")]
     assert wgpu[2][3] == [pinned + "cubecl-wgpu/src/server.rs#L1-L6"]  # the record's pinned lines
     assert all(href.startswith(pinned) for row in wgpu for href in row[3])
     # burn-cubecl runs on every runtime: its own table first, then the limits.

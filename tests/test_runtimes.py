@@ -41,13 +41,12 @@ pub fn cuda_elem(elem: ElemType) -> &'static str {
 }
 """
 
-# A feature no record handles: the wgpu runtime has no collectives. (Not tensor maps: kernels ask
-# the device for those before they use them, so a runtime's refusal of one is no record.)
+# A feature no record handles: the wgpu runtime has no tensor maps.
 WGPU_RS = """\
 pub fn bind(resource: KernelResource) -> u32 {
     match resource {
         KernelResource::Buffer(b) => b.id,
-        KernelResource::Collective(_) => panic!("collectives are not supported on wgpu"),
+        KernelResource::TensorMap(_) => panic!("tensor maps are not supported on wgpu"),
     }
 }
 """
@@ -121,9 +120,9 @@ def test_rows_are_runtimes_and_dialects_columns_element_types_and_features(cli, 
     # The shared code is every dialect's; the CUDA runtime crate handles f64.
     assert cells[("cpp/cuda", "Bool")] == cells[("cpp/hip", "Bool")] == "panics"
     assert cells[("cpp/cuda", "Float(F64)")] == "handled" and ("cuda", "Float(F64)") not in cells
-    assert cells[("wgpu", "feature::collectives")] == "panics"
+    assert cells[("wgpu", "feature::tensor maps")] == "panics"
     assert {g["enum"] for g in doc["columns"]} == {"ElemType", "feature"}
-    [site] = next(c["sites"] for c in doc["runtimes"] if (c["runtime"], c["dtype"]) == ("wgpu", "feature::collectives"))
+    [site] = next(c["sites"] for c in doc["runtimes"] if (c["runtime"], c["dtype"]) == ("wgpu", "feature::tensor maps"))
     assert site["path"] == "crates/cubecl-wgpu/src/server.rs" and site["line"] == 4
 
 
@@ -131,7 +130,7 @@ def test_markdown_has_a_row_per_runtime(cli, cubecl):
     res = cli("coverage", "--repo", str(cubecl.path), "--sha", "HEAD", "--target", "cubecl", "--format", "markdown")
     assert res.code == 0, res.stderr
     summary = res.stdout.split("## Summary", 1)[1].split("\n## ", 1)[0]
-    assert "| cpp/metal |" in summary and "| wgpu |" in summary and "`collectives`" in summary
+    assert "| cpp/metal |" in summary and "| wgpu |" in summary and "`tensor maps`" in summary
 
 
 def test_a_backend_on_cubecl_shows_the_limits_of_its_runtimes(cli, burn, cubecl):
@@ -139,7 +138,7 @@ def test_a_backend_on_cubecl_shows_the_limits_of_its_runtimes(cli, burn, cubecl)
                 "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
     limits = {(lim["crate"], lim["runtime"], lim["dtype"], lim["status"]) for lim in doc["runtimeLimits"]}
     assert ("burn-wgpu", "cpp/metal", "Float", "partial") in limits  # F32 handled, F64 panics
-    assert ("burn-wgpu", "wgpu", "feature::collectives", "panics") in limits
+    assert ("burn-wgpu", "wgpu", "feature::tensor maps", "panics") in limits
     # burn-cuda runs on CUDA and the CUDA dialect: not on Metal nor wgpu.
     assert {r for c, r, _, _ in limits if c == "burn-cuda"} == {"cpp/cuda"}
     # burn-cubecl runs on every runtime, and keeps its own cells.
@@ -158,7 +157,7 @@ def test_markdown_names_the_runtime_limits_beside_the_backends(cli, burn, cubecl
               "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
     assert res.code == 0, res.stderr
     section = res.stdout.split("## Runtime limits", 1)[1]
-    assert "| burn-wgpu | wgpu | `collectives` | ❌ |" in section
+    assert "| burn-wgpu | wgpu | `tensor maps` | ❌ |" in section
     # A backend with only limits, alone: its limits are still shown.
     res = cli("coverage", "--repo", str(burn.path), "--sha", "HEAD", "--with-dependencies", "--format", "markdown",
               "--backend", "wgpu", "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
@@ -167,7 +166,7 @@ def test_markdown_names_the_runtime_limits_beside_the_backends(cli, burn, cubecl
     table = cli("coverage", "--repo", str(burn.path), "--sha", "HEAD", "--with-dependencies", "--backend", "wgpu",
                 "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
     assert table.code == 0, table.stderr
-    assert "burn-wgpu on wgpu: collectives panics (tracel-ai/cubecl crates/cubecl-wgpu/src/server.rs:4)" in table.stdout
+    assert "burn-wgpu on wgpu: tensor maps panics (tracel-ai/cubecl crates/cubecl-wgpu/src/server.rs:4)" in table.stdout
 
 
 def test_without_with_dependencies_there_are_no_runtime_limits(cli, burn):

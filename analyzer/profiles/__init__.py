@@ -125,10 +125,6 @@ class Audience:
     kernel_api: tuple[str, ...]
     compile_time: tuple[str, ...]
     kernel_dtypes: tuple[str, ...]
-    # Feature columns (`runtimes.features` names) a runtime advertises to the kernels that need
-    # them: a kernel is only selected where the device reports the feature, so the runtime's
-    # refusal of it is met by a kernel's author who skipped the check, not by a model's user.
-    gated_features: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -159,10 +155,6 @@ class Profile:
     @cached_property
     def runtime_features(self) -> tuple[tuple[str, re.Pattern], ...]:
         return tuple((name, re.compile(rx)) for name, rx in self.runtimes.features)
-
-    @cached_property
-    def gated_feature_patterns(self) -> tuple[re.Pattern, ...]:
-        return tuple(rx for name, rx in self.runtime_features if name in self.audience.gated_features)
 
     # -- conventions, compiled once per profile -----------------------------------------------
     def crate_tag(self, crate: str) -> str:
@@ -305,10 +297,6 @@ def _semantics(p: Profile) -> None:
     kinds = [(f"dtypes.kinds[{i}]", rx) for i, (_, rx) in enumerate(p.dtypes.kinds)]
     kinds += [(f"runtimes.{key}[{i}]", rx) for key in ("rows", "features", "backends")
               for i, (_, rx) in enumerate(getattr(p.runtimes, key))]
-    features = {name for name, _ in p.runtimes.features}
-    for name in p.audience.gated_features:
-        if name not in features:
-            raise _Bad(f"audience.gated_features names {name!r}, which is no runtimes.features column")
     for where, rx in [("tests.paths", p.tests.paths), *kinds]:
         try:
             re.compile(rx)

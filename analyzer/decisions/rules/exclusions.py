@@ -68,19 +68,6 @@ def kernel_only_dtype(c: Call) -> bool:
     return all(v in kernel for v in leaves)
 
 
-def gated_feature(c: Call) -> bool:
-    """The call is about a feature the target's runtimes advertise to the kernels that need it
-    (its profile's `audience.gated_features`, by the feature column's regex over the file,
-    function, arm pattern and message, as coverage places records): a kernel using it is picked
-    only where the device reports it, so no model's user reaches the refusal."""
-    gated = current().gated_feature_patterns
-    if not gated:
-        return False
-    pattern = c.arm.pattern if c.arm is not None else ""
-    text = "\n".join((c.path, c.site.function, pattern, c.site.message))
-    return any(rx.search(text) for rx in gated)
-
-
 def error_handling(c: Call) -> bool:
     arm, others = c.body, c.others
     if runtime_input(c):
@@ -173,16 +160,17 @@ def own_form(c: Call) -> bool:
 
 
 def kernel_language_form(c: Call) -> bool:
-    """In a crate kernels are written against (the target's `audience.kernel_api`), the arm rejects
-    variants only of enums those crates define, none a dtype enum: a form of the kernel language
-    (an opaque or semantic type, a fragment's role, a constant's minifloat kind) a kernel's author
-    writes. A user's setting handed in from elsewhere (a quantization scheme's value) stays."""
+    """In a crate kernels are written against (the target's `audience.kernel_api`), the match names
+    variants only of enums those crates define, none a dtype enum, or no enum at all: a form of the
+    kernel language (an opaque or semantic type, a fragment's role, a constant's minifloat kind, a
+    tensor-map load's rank) a kernel's author writes. A user's setting handed in from elsewhere (a
+    quantization scheme's value) stays."""
     kernel = current().audience.kernel_api
     if c.crate not in kernel or c.dtype_enums:
         return False
-    refs = c.body.refs if not c.body.catch_all else [r for o in c.others for r in o.refs]
-    if not refs:
-        return False
+    # An arm over no enum at all (`match rank { 1 => .., _ => panic!("only 1D-5D loads") }`, a
+    # type's size) matches a number the kernel's own layout or types fix.
+    refs = [r for a in c.arms for r in a.refs]
     for r in refs:
         d = c.catalog.resolve(r.enum, c.named_variants.get(r.enum, set()), c.path, c.crate)
         if d is None or d.crate not in kernel:

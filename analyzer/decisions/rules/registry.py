@@ -22,10 +22,6 @@ RULE_ORDER: tuple[Rule, ...] = (
          "in a proc-macro crate whose input is kernel source: it fires while a kernel's crate compiles",
          "`_ => panic!(\"unsupported pattern in match\")` in the `#[cube]` macro's crate", exclusions.compile_time,
          reads=("target.compile_time",)),
-    Rule("exclude/gated-feature", NONE,
-         "about a feature the target's runtimes advertise and kernels check before they use it (tensor maps, "
-         "matrix-multiply fragments)", "`KernelResource::TensorMap(_) => panic!(\"Tensor maps not supported\")` "
-         "in a runtime's server", exclusions.gated_feature, reads=("target.gated_features",)),
     Rule("exclude/not-in-arm", NONE,
          "not the body of a match arm, let-else, if-let, plain if/else branch, nor a function's whole body",
          "`fn f(n: usize) { check(n); panic!(\"no\") }`", exclusions.not_in_arm, (*ARM_POSITIONS, "other")),
@@ -93,8 +89,8 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", exclusions.own_form, ARM_POSITIONS,
          ("own_form.input_derives",)),
     Rule("exclude/kernel-language-form", NONE,
-         "in a crate kernels are written against, the arm rejects variants only of that crate family's own "
-         "non-dtype enums: a form of the kernel language a kernel's author writes",
+         "in a crate kernels are written against, the match names only that crate family's own non-dtype enums, "
+         "or no enum (a rank, a type's size): a form of the kernel language a kernel's author writes",
          "`Type::Opaque(_) => panic!(\"Can't get size of opaque type\")` in the kernel IR's crate",
          exclusions.kernel_language_form, ARM_POSITIONS, ("target.kernel_api",)),
     Rule("exclude/inferred-output", NONE,
