@@ -141,7 +141,7 @@ def verdicts(found: Sequence[Refusal], catalog: DtypeCatalog, profile) -> list[R
     for r in found:
         r.creates = entries.search(r.site.function) is not None
     uncreatable = _uncreatable_kinds(found, catalog, entries, profile)
-    unheld = _unheld_dtypes(found, kind_of)
+    unheld = _unheld_dtypes(found, kind_of, _made_freely(found, catalog, entries, profile))
     # Every dtype of a kind a backend cannot create is one it never holds.
     dtypes_of: dict[str, set[str]] = {}
     if uncreatable:
@@ -224,13 +224,29 @@ def _uncreatable_kinds(found: Sequence[Refusal], catalog: DtypeCatalog, entries:
             if implemented.get(key) and implemented[key] <= set(by)}
 
 
-def _unheld_dtypes(found: Sequence[Refusal], kind_of) -> dict[tuple[str, str], list[str]]:
+def _made_freely(found: Sequence[Refusal], catalog: DtypeCatalog, entries: re.Pattern,
+                 profile) -> set[tuple[str, str]]:
+    """(crate, kind) pairs where the crate implements a creation operation of the kind with no
+    refusal in it: that operation may make a tensor of any dtype of the kind."""
+    refusing = {(r.crate, r.site.function) for r in found if r.kind and r.creates}
+    kinds = profile.code.ops_trait_kinds
+    out: set[tuple[str, str]] = set()
+    for trait, impls in (catalog.implementors or {}).items():
+        kind = next((k for prefix, k in kinds if trait.startswith(prefix)), "")
+        if kind:
+            out.update((crate, kind) for crate, methods in impls
+                       if any(entries.search(m) and (crate, m) not in refusing for m in methods))
+    return out
+
+
+def _unheld_dtypes(found: Sequence[Refusal], kind_of, free: set[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
     """(crate, dtype) -> the creation dispatches that refuse it, for the dtypes of a kind that
-    some creation operation of the crate's ops refuses and none of them handles."""
+    some creation operation of the crate's ops refuses and none of them handles, on a crate all of
+    whose creation operations of the kind refuse something (`free`: those that do not)."""
     refused: dict[tuple[str, str], list[str]] = {}
     held: set[tuple[str, str]] = set()
     for r in found:
-        if not r.kind or r.decision.category != _DTYPE or not r.creates:
+        if not r.kind or r.decision.category != _DTYPE or not r.creates or (r.crate, r.kind) in free:
             continue
         for d in r.decision.handled:
             held.add((r.crate, d))
