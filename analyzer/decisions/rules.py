@@ -331,16 +331,22 @@ def _node_kind_else(c: Call) -> bool:
 
 def _input_count(c: Call) -> bool:
     """A guard on how many inputs or outputs a node was given (`if node.inputs.len() != 1 {
-    panic!("Flatten: multiple inputs are not supported") }`): the operation's definition fixes the
-    count, so only a malformed node fails it, whatever the message calls it."""
-    m = patterns().input_count.search(c.site.condition) if c.site.branch == "then" else None
+    panic!("Flatten: multiple inputs are not supported") }`, or an assertion of the count): the
+    operation's definition fixes the count, so only a malformed node fails it, whatever the
+    message calls it."""
+    m = patterns().input_count.search(c.site.condition) if c.site.branch in ("then", "assert") else None
     if m is None:
         return False
     op, n = m.group(1), int(m.group(2))
+    if c.site.branch == "assert":  # an assertion's condition is what must hold: it refuses the rest
+        op = _NEGATED[op]
     # `> n` / `>= n` rejects inputs past the first n (or n - 1): an optional trailing input when
     # more than one is allowed.
     allowed = n if op == ">" else n - 1 if op == ">=" else 0
     return allowed <= 1
+
+
+_NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 
 
 def _overridden_default(c: Call) -> bool:
@@ -360,6 +366,19 @@ def _kernel_author_stub(c: Call) -> bool:
 
 
 # --- unsupported-mode -----------------------------------------------------------------------------
+
+def _assertion_refuses(c: Call) -> bool:
+    """An assertion with a message (analyzer/facts/sites.py reads no other) that says what its
+    condition checks is not supported: the condition is the guard, the message names the setting."""
+    return c.site.branch == "assert" and c.says_unsupported
+
+
+def _expect_refuses(c: Call) -> bool:
+    """`.expect(msg)` whose message says what it needed is not supported there (a platform with no
+    blocking reader, a runtime input where a constant is read): the Option or Result it unwraps
+    is the test, None or Err the refused case."""
+    return c.site.branch == "expect" and c.says_unsupported
+
 
 def _mode_macro(c: Call) -> bool:
     return c.site.macro in rule_data()["mode"]["macros"]
@@ -532,6 +551,16 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a function or closure whose whole body is a panic saying the operation is not supported (or can't be done)",
          "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`", _op_message, (*BODY, *CLOSURE),
          ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("mode/assertion", MODE,
+         "an assertion (assert!, assert_eq!, assert_ne!) whose message says the setting its condition checks is "
+         "not supported: the condition is the guard",
+         "`assert!(!options.ceil_mode, \"Candle does not support ceil mode\")`", _assertion_refuses, GUARD,
+         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("mode/expect", MODE,
+         ".expect(msg) whose message says what it needed is not supported there: the Option or Result it "
+         "unwraps is the guard",
+         "`read_sync(data).expect(\"This operation is not supported until this backend has a blocking reader\")`",
+         _expect_refuses, GUARD, ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", _mode_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),
