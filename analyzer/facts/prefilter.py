@@ -99,8 +99,8 @@ def has_panic_hint(source: bytes) -> bool:
 def _wording() -> tuple[re.Pattern[bytes], ...]:
     from analyzer.decisions.data import rule_data
 
-    mode = rule_data()["mode"]
-    return tuple(re.compile(mode[key].encode()) for key in ("unsupported", "variant_cannot"))
+    data = rule_data()
+    return tuple(re.compile(p.pattern.encode()) for p in (data.unsupported, data.variant_cannot))
 
 
 # A string literal's text as written (a raw string's hashes are not matched: its text runs to
