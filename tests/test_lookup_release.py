@@ -4,6 +4,7 @@ pasted form, read from a small repository with two releases whose lines moved be
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -303,7 +304,8 @@ def test_a_package_two_profiles_own_is_the_one_whose_repository_holds_it_at_the_
     profile = (burn_toml.replace('name = "burn"\n', 'name = "moved"\n', 1)
                .replace('url = "https://github.com/tracel-ai/burn"', f'url = "{moved.path}"')
                .replace('name = "tracel-ai/burn"', 'name = "tracel-ai/moved"')
-               .replace('names = ["burn"]', 'names = ["burn-flex"]').replace('prefixes = ["burn-"]', "prefixes = []"))
+               .replace('prefixes = ["burn-"]', "prefixes = []"))
+    profile = re.sub(r'^names = \[.*\]$', 'names = ["burn-flex"]', profile, count=1, flags=re.M)
     (tmp_path / "moved.toml").write_text(profile)
     text = f"panicked at {_registry('0.1.0')}:{LINES['v0.1.0']['conv']}:14:\nnot implemented"
     res = cli("lookup", text, "--target", str(tmp_path / "moved.toml"), "--dependency-repo",
