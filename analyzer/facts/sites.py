@@ -12,43 +12,40 @@ from analyzer.facts.model import SiteFacts
 from analyzer.facts.placement import _cfg_gate, _is_whole_body, _placement
 from analyzer.facts.prefilter import PANIC_HINT, PANIC_WORDS
 from analyzer.facts.syntax import _COMMENTS, _has_test_attribute, _parser, _text, _word_spans, norm
-from analyzer.facts.tokentrees import _MAX_SHADOW_DEPTH, _shadow
+from analyzer.facts.tokentrees import _shadow
+
+# The shadow parses' limits (ShadowBudget): nesting read in full, and the bytes a file's shadows read.
+MAX_SHADOW_DEPTH = 32
+SHADOW_BYTES_PER_FILE_BYTE = 8
+SHADOW_BYTES_FLOOR = 1_000_000
 
 
-def _enclosing(node: Node) -> tuple[str, str, str, bool]:
-    """(function, impl header, item path, in test code) for the items around `node`."""
-    function = impl = ""
-    parts: list[str] = []
-    in_test = False
-    n = node.parent
-    while n is not None:
-        t = n.type
-        if t in ("function_item", "mod_item", "impl_item", "trait_item", "macro_definition"):
-            if _has_test_attribute(n):
-                in_test = True
-            if t == "function_item":
-                name = n.child_by_field_name("name")
-                label = _text(name).decode() if name is not None else "?"
-                function = function or label
-                parts.append(f"fn {label}")
-            elif t == "mod_item":
-                name = n.child_by_field_name("name")
-                label = _text(name).decode() if name is not None else "?"
-                if label == "tests":
-                    in_test = in_test or _has_test_attribute(n)
-                parts.append(f"mod {label}")
-            elif t == "impl_item":
-                header = _impl_header(n)
-                impl = impl or header
-                parts.append(header)
-            elif t == "trait_item":
-                name = n.child_by_field_name("name")
-                parts.append(f"trait {_text(name).decode() if name is not None else '?'}")
-            else:
-                name = n.child_by_field_name("name")
-                parts.append(f"macro_rules! {_text(name).decode() if name is not None else '?'}")
-        n = n.parent
-    return function, impl, "::".join(reversed(parts)), in_test
+# (function, impl header, item path, in test code): what the items around a node say of it.
+Enclosing = tuple[str, str, str, bool]
+_TOP: Enclosing = ("", "", "", False)
+_ITEMS = frozenset(("function_item", "mod_item", "impl_item", "trait_item", "macro_definition"))
+
+
+def _within(frame: Enclosing, n: Node) -> Enclosing:
+    """The enclosing facts inside item `n`, whose own enclosing facts are `frame`: the innermost
+    function and impl win, the path grows by the item. Found on the walk down, one step per item:
+    walking up from each call (each `parent` step costing the depth) was cubic on deep nesting."""
+    function, impl, path, in_test = frame
+    t = n.type
+    in_test = in_test or _has_test_attribute(n)
+    name = n.child_by_field_name("name")
+    label = _text(name).decode("utf-8", "replace") if name is not None else "?"
+    if t == "function_item":
+        function, part = label, f"fn {label}"
+    elif t == "mod_item":
+        part = f"mod {label}"
+    elif t == "impl_item":
+        impl = part = _impl_header(n)
+    elif t == "trait_item":
+        part = f"trait {label}"
+    else:
+        part = f"macro_rules! {label}"
+    return function, impl, f"{path}::{part}" if path else part, in_test
 
 
 def _impl_header(node: Node) -> str:
@@ -87,12 +84,26 @@ def _message_of(call: Node, source: bytes, offset: int, macro: str):
     return build_message(macro, None, norm(text)), False
 
 
+class ShadowBudget:
+    """What the shadow parses of one file may still read. Each level of nested macro calls parses
+    its token tree again, so the bytes parsed grow with the nesting: past MAX_SHADOW_DEPTH levels,
+    or once the shadows of a file have read SHADOW_BYTES_PER_FILE_BYTE times its size, a token
+    tree that may hold a call is left unread and `partial` says so (the file is then listed as
+    partly read, never passed over in silence)."""
+
+    def __init__(self, source: bytes):
+        self.left = SHADOW_BYTES_PER_FILE_BYTE * len(source) + SHADOW_BYTES_FLOOR
+        self.partial = ""
+
+
 def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer: Node | None,
-                   sites: list[SiteFacts], depth: int, wrapper=None, span: tuple[int, int] | None = None) -> None:
+                   sites: list[SiteFacts], depth: int, wrapper=None, span: tuple[int, int] | None = None,
+                   budget: ShadowBudget | None = None, outer_frame: Enclosing = _TOP) -> None:
     """Sites parsed as Rust, then those hidden in token trees through a shadow parse.
 
     `offset` maps a shadow tree's bytes back to the file; `outer` is the token tree's node in the
     enclosing tree, whose items (function, impl, test module) surround every site found inside.
+    `outer_frame` is what the items around `outer` say of it.
     `wrapper` is (macro call node, its text function) when the token tree is a macro call's
     arguments: a call that is all the wrapper holds (`comptime![panic!(..)]`) stands where the
     wrapper stands.
@@ -103,8 +114,8 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
     lo, hi = span or (0, len(source))
     arms_of: dict = {}
     names_of: dict[str, str] = {}
-    calls, token_trees = _word_nodes(root, source, lo, hi, offset)
-    for call, name_node in calls:
+    calls, token_trees, call_frames, tree_frames = _word_nodes(root, source, lo, hi, offset)
+    for (call, name_node), (function, impl, item_path, in_test) in zip(calls, call_frames):
         macro = _text(name_node).decode()
         mnode = call.child_by_field_name("macro")
         place = _placement(call, tx, arms_of)
@@ -112,9 +123,8 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             place = _placement(*wrapper)
         if place.context in ("other", "guard"):
             place = _cfg_gate(call, tx) or place
-        function, impl, item_path, in_test = _enclosing(call)
         if outer is not None:
-            o_function, o_impl, o_path, o_test = _enclosing(outer)
+            o_function, o_impl, o_path, o_test = outer_frame
             function = function if function and function != "__m" else o_function
             impl = impl or o_impl
             inner = item_path.replace("fn __m", "").strip(":")
@@ -153,9 +163,9 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             in_macro=in_macro,
             comment=_comment_before(call, tx),
         ))
-    if depth >= _MAX_SHADOW_DEPTH:
-        return
-    for body, macro_node in token_trees:
+    if budget is None:
+        budget = ShadowBudget(source)
+    for (body, macro_node), tree_frame in zip(token_trees, tree_frames):
         if macro_node is not None:
             name = norm(source[macro_node.start_byte - offset:macro_node.end_byte - offset].decode("utf-8", "replace"))
             if name.split("::")[-1] in ("panic", "unimplemented", "todo", "unreachable"):
@@ -167,11 +177,19 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         start, end = body.start_byte - offset, body.end_byte - offset
         if not PANIC_HINT.search(source, start, end):
             continue
+        if depth >= MAX_SHADOW_DEPTH or budget.left < end - start:
+            budget.partial = budget.partial or (
+                f"macro calls nested deeper than {MAX_SHADOW_DEPTH} levels; the calls inside were not read"
+                if depth >= MAX_SHADOW_DEPTH else
+                "its nested macro calls hold more than the token-tree budget; some calls inside were not read")
+            continue
+        budget.left -= end - start
         shadow, shadow_offset = _shadow(source, start, end)
         tree = _parser().parse(shadow)
         inner_wrapper = (body.parent, tx) if macro_node is not None and body.parent is not None else None
         _collect_sites(tree.root_node, source, shadow_offset, name,
-                       body if outer is None else outer, sites, depth + 1, inner_wrapper, (start, end))
+                       body if outer is None else outer, sites, depth + 1, inner_wrapper, (start, end), budget,
+                       tree_frame if outer is None else outer_frame)
 
 
 def _token_trees(root: Node, source: bytes, lo: int, hi: int, shift: int) -> list[tuple[Node, Node | None]]:
@@ -209,7 +227,7 @@ def _call_named(name: Node, field: str | None, parents: list[Node], fields: list
 
 
 def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
-                ) -> tuple[list[tuple[Node, Node]], list[tuple[Node, Node | None]]]:
+                ) -> tuple[list[tuple[Node, Node]], list[tuple[Node, Node | None]], list[Enclosing], list[Enclosing]]:
     """What the site facts read around the occurrences of PANIC_WORDS in source[lo:hi], in
     order, found by going down the tree to each word rather than by running queries over the
     windows around the words: (call, name) of each panic-family call, the matches of
@@ -218,15 +236,19 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
     of every token tree that holds a word, the trees of queries/token_trees.scm the caller reads.
     One cursor walks forward through the nodes that hold a word and their children, each once:
     a walk from the root per word would step again over every sibling before it (a file of
-    thousands of commented words at the top level)."""
+    thousands of commented words at the top level). Also the enclosing facts of each call and
+    each token tree (_within), carried down the same walk."""
     words = [s + shift for s, _ in _word_spans(source, PANIC_WORDS, lo, hi)]
     calls: list[tuple[Node, Node]] = []
     out: list[tuple[Node, Node | None]] = []
+    call_frames: list[Enclosing] = []
+    tree_frames: list[Enclosing] = []
     cursor = root.walk()
     if not words or not cursor.goto_first_child():
-        return calls, out
+        return calls, out, call_frames, tree_frames
     parents = [root]  # the nodes above the cursor's
     fields: list[str | None] = [None]  # the field name of each of them in its parent
+    frames = [_within(_TOP, root) if root.type in _ITEMS else _TOP]  # the enclosing facts inside each of them
     k = 0  # the first word not passed yet
     while True:
         node = cursor.node
@@ -234,7 +256,7 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
         while k < len(words) and words[k] < node.start_byte:
             k += 1  # between nodes
         if k == len(words):
-            return calls, out
+            return calls, out, call_frames, tree_frames
         if words[k] < node.end_byte:
             t = node.type
             field = cursor.field_name
@@ -242,21 +264,25 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
                 tree = _tree_read(node, field, parents[-1])
                 if tree is not None:
                     out.append(tree)
+                    tree_frames.append(frames[-1])
             elif t == "identifier" and node.start_byte == words[k]:
                 call = _call_named(node, field, parents, fields)
                 if call is not None:
                     calls.append((call, node))
+                    call_frames.append(frames[-1])
             if cursor.goto_first_child():
                 parents.append(node)
                 fields.append(field)
+                frames.append(_within(frames[-1], node) if t in _ITEMS else frames[-1])
                 continue
             while k < len(words) and words[k] < node.end_byte:
                 k += 1  # inside a leaf
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
-                return calls, out
+                return calls, out, call_frames, tree_frames
             parents.pop()
             fields.pop()
+            frames.pop()
 
 
 def _column(source: bytes, at: int) -> int:

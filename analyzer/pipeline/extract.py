@@ -70,9 +70,16 @@ class Extraction:
     # definitions), for the coverage audit's call graph; empty unless extract() was asked for them.
     code: list[tuple[str, str, FileFacts]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # files not read: {path, reason}
+    partly_read: list[dict[str, str]] = field(default_factory=list)  # files read in part: {path, reason}
     # With extract(sources=True): the bytes of every file this run read for a parse, by path, which
     # the coverage build reads some of again (pipeline/coverage.py); empty otherwise.
     sources: dict[str, bytes] = field(default_factory=dict)
+
+    def unread(self) -> list[dict[str, str]]:
+        """Every file this run could not read whole, skipped or read in part: {path, reason, whole}
+        (`whole` true when nothing of it was read), by path."""
+        return sorted([{**e, "whole": True} for e in self.skipped] + [{**e, "whole": False} for e in self.partly_read],
+                      key=lambda e: e["path"])
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -246,13 +253,13 @@ def _within_budget(oids: list[str], sizes: dict[str, int], facts: dict[str, File
     from their size in the tree listing, without a byte of them read (a 1 GiB blob would
     otherwise be read into memory to be skipped); they are not cached, since the listing is
     cheap and the verdict is not checked against the content."""
-    from analyzer.facts.parse import MAX_FILE_BYTES
+    from analyzer.facts.parse import MAX_BLOB_BYTES
 
     keep = []
     for oid in oids:
-        if sizes.get(oid, 0) > MAX_FILE_BYTES:
+        if sizes.get(oid, 0) > MAX_BLOB_BYTES:
             skipped = FileFacts([], [], False, False, [],
-                                skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
+                                skipped=f"larger than the {MAX_BLOB_BYTES:,}-byte budget per file")
             facts[oid] = skipped
             if code_facts is not None:
                 code_facts[oid] = skipped
@@ -384,7 +391,9 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                            "reason": "its file name is not UTF-8"} for b in bad_names],
-                       key=lambda e: e["path"]))
+                       key=lambda e: e["path"]),
+        partly_read=sorted(({"path": b.path, "reason": facts[b.oid].partial} for b in rust if facts[b.oid].partial),
+                           key=lambda e: e["path"]))
 
 
 def records_at(repo: GitRepository, cache=None) -> Callable[[str], list[RecordLine] | None]:
