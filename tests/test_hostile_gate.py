@@ -70,3 +70,56 @@ def test_macro_calls_past_the_nesting_read_are_listed_as_partly_read(repo, tmp_p
     assert [e["path"] for e in manifest["partlyRead"]] == ["crates/burn-x/src/deep.rs"]
     assert "nested deeper" in manifest["partlyRead"][0]["reason"]
     assert "read only in part" in res.stderr
+
+
+# --- diff: a head file not read whole is never quiet and never passes a check ---------------------
+
+def unreadable(kind: str) -> str:
+    """A file `extract` cannot read whole: past the code budget (skipped), or macro calls nested
+    past what is read (read in part)."""
+    if kind == "skipped":
+        from analyzer.facts.parse import MAX_FILE_BYTES
+        return ONE_SITE_RS + "\nfn pad() {" + "let a = 1;" * (MAX_FILE_BYTES // 10 + 1) + "}\n"
+    from analyzer.facts.sites import MAX_SHADOW_DEPTH
+    return nested_macros("deep", MAX_SHADOW_DEPTH + 1)
+
+
+def diff(repo: GitRepo, fmt: str, *extra: str):
+    return run_cli("diff", "HEAD~1", "HEAD", "--repo", str(repo.path), "--format", fmt, *extra)
+
+
+@pytest.mark.parametrize("kind", ["skipped", "partly read"])
+def test_a_head_file_not_read_whole_fails_the_check_and_is_listed_everywhere(repo, kind):
+    # The file that held the base revision's one site becomes unreadable: nothing else changes.
+    repo.write("crates/burn-x/src/lib.rs", unreadable(kind), dedent=False)
+    repo.commit()
+    res = diff(repo, "json", "--fail-on", "added")
+    assert res.code == 1, res.stderr
+    assert "not read whole" in res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["quiet"] is False and doc["failed"] == ["unread"]
+    assert [(e["path"], e["whole"]) for e in doc["unread"]] == [("crates/burn-x/src/lib.rs", kind == "skipped")]
+    # The base site in that file is not claimed removed: nobody knows.
+    assert doc["summary"]["removed"] == 0 and [x["filePath"] for x in doc["unverified"]] == ["crates/burn-x/src/lib.rs"]
+
+    md = diff(repo, "markdown").stdout
+    assert "Not read whole (1)" in md and "`crates/burn-x/src/lib.rs`" in md and "#### Removed" not in md
+    assert "1 file of the head revision not read whole" in md.splitlines()[1]
+    sarif = json.loads(diff(repo, "sarif").stdout)
+    run = sarif["runs"][0]
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notes] == ["crates/burn-x/src/lib.rs"]
+    unread = [r for r in run["results"] if r["ruleId"] == "burn-errors/unread-file"]
+    assert len(unread) == 1 and run["tool"]["driver"]["rules"][unread[0]["ruleIndex"]]["id"] == "burn-errors/unread-file"
+
+
+def test_a_diff_with_every_file_read_stays_quiet(repo):
+    repo.write("crates/burn-x/src/other.rs", "pub fn f() {}\n", dedent=False)
+    repo.commit()
+    res = diff(repo, "json", "--fail-on", "added")
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["quiet"] is True and doc["unread"] == [] and doc["unverified"] == []
+    sarif = json.loads(diff(repo, "sarif").stdout)["runs"][0]
+    assert "toolExecutionNotifications" not in sarif["invocations"][0]
+    assert all(r["id"] != "burn-errors/unread-file" for r in sarif["tool"]["driver"]["rules"])

@@ -80,6 +80,11 @@ def where(line: RecordLine) -> str:
     return text(a.crate) + (" · " + code(inside) if inside else "")
 
 
+def unread_reason(entry: dict) -> str:
+    """Why a head file was not read whole: skipped, or read in part, and the reason."""
+    return text(("skipped: " if entry["whole"] else "read in part: ") + entry["reason"])
+
+
 def more(items: list, limit: int, artifacts_url: str | None = None) -> str:
     """The note under a table cut at `limit` rows (empty when nothing was cut): where the rest is,
     the workflow's artifact when there is one (a reader of a pull request cannot run the tool)."""
@@ -186,11 +191,13 @@ def summary_line(result: DiffResult) -> str:
         head = "no panic site added, removed or changed"
     else:
         head = ", ".join(main) + f" panic site{'s' if sum(n[k] for k in ('added', 'removed', 'changed')) != 1 else ''}"
+    if result.unread:
+        head = f"{plural(len(result.unread), 'file')} of the head revision not read whole; " + head
     return head + (f" ({', '.join(rest)})" if rest else "")
 
 
 environment().filters.update(code=code, text=text, location=location, where=where, rejects=rejects, message=message,
-                    what_changed=what_changed, dtypes=dtypes, more=more)
+                    what_changed=what_changed, dtypes=dtypes, more=more, unread_reason=unread_reason)
 
 
 def flip_rows(result: DiffResult) -> list[dict]:
@@ -250,9 +257,15 @@ def render(result: DiffResult, fail_on: list[str], artifacts_url: str | None = N
 
 def _failed_text(result: DiffResult, fail_on: list[str]) -> str:
     n = result.counts()
-    parts = [f"{n[k]} {k}" for k in result.failed(fail_on)]
-    if not parts:
-        return ""
-    words = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    total = sum(n[k] for k in result.failed(fail_on))
-    return words + f" panic site{'s' if total != 1 else ''}"
+    met = result.failed(fail_on)
+    kinds = [k for k in met if k != "unread"]
+    parts = [f"{n[k]} {k}" for k in kinds]
+    words = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1] if parts else ""
+    if words:
+        total = sum(n[k] for k in kinds)
+        words += f" panic site{'s' if total != 1 else ''}"
+    if "unread" in met:
+        unread = f"{plural(len(result.unread), 'file')} not read whole"
+        words = f"{words} and {unread}" if words else unread
+    return words
+

@@ -94,6 +94,29 @@ def _result(line: RecordLine, index: dict[str, int]) -> dict:
     }
 
 
+UNREAD_RULE = "burn-errors/unread-file"
+
+
+def _unread_rule() -> dict:
+    text = ("A Rust file of the head revision could not be read whole (past a budget, or nested "
+            "past what is read), so a panic site in it may be missing from this analysis.")
+    return {"id": UNREAD_RULE, "name": "UnreadFile", "shortDescription": {"text": "File not read whole"},
+            "fullDescription": {"text": text}, "help": {"text": text, "markdown": text},
+            "defaultConfiguration": {"level": "error"}, "properties": {"tags": [current().name, "coverage"]}}
+
+
+def _location(path: str) -> dict:
+    return {"physicalLocation": {"artifactLocation": {"uri": url_path(path), "uriBaseId": "%SRCROOT%"}}}
+
+
+def _unread_result(entry: dict, index: int) -> dict:
+    how = "was skipped" if entry["whole"] else "was read only in part"
+    return {"ruleId": UNREAD_RULE, "ruleIndex": index, "level": "error",
+            "message": {"text": f"This file {how} ({entry['reason']}); panic sites in it may be missing."},
+            "locations": [_location(entry["path"])],
+            "partialFingerprints": {FINGERPRINT: "unread:" + entry["path"]}}
+
+
 def build(result: DiffResult) -> dict:
     categories = list(CATEGORIES)
     index = {c: i for i, c in enumerate(categories)}
@@ -102,11 +125,21 @@ def build(result: DiffResult) -> dict:
     if home is not None:
         driver["informationUri"] = home
     driver["rules"] = [_rule(c) for c in categories]
+    invocation: dict = {"executionSuccessful": True}
+    results = [_result(line, index) for line in result.added]
+    if result.unread:
+        # Said twice: as the tool's notifications (SARIF's place for what it could not analyse),
+        # and as results, which code scanning shows as alerts.
+        driver["rules"].append(_unread_rule())
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": f"{e['path']}: not read whole ({e['reason']})"},
+             "locations": [_location(e["path"])]} for e in result.unread]
+        results += [_unread_result(e, len(categories)) for e in result.unread]
     run: dict = {
         "tool": {"driver": driver},
         "automationDetails": {"id": AUTOMATION_ID},
-        "invocations": [{"executionSuccessful": True}],
-        "results": [_result(line, index) for line in result.added],
+        "invocations": [invocation],
+        "results": results,
         "properties": {"base": result.base.sha or result.base.label,
                        "head": result.head.sha or result.head.label,
                        "summary": result.counts()},
