@@ -120,13 +120,7 @@ def main() -> None:
     crates = crates_of([b.path for b in rust], crate_roots)
 
     def classify_all() -> None:
-        catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
-                                     [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
-                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
-                                 [(crates[b.path], facts[b.oid].built_from) for b in rust],
-                                 {t for b in rust for t in facts[b.oid].trait_names},
-                                 [(crates[b.path], facts[b.oid].remaps) for b in rust],
-                                 [(b.path, crates[b.path], facts[b.oid].ops_impls) for b in rust])
+        catalog = DtypeCatalog.build((b.path, crates[b.path], facts[b.oid]) for b in rust)
         for b in rust:
             for s in facts[b.oid].sites:
                 classify(s, b.path, crates[b.path], catalog)

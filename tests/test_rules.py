@@ -13,7 +13,7 @@ import pytest
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.classify import classify
 from analyzer.decisions import registry_docs
-from analyzer.decisions.data import rule_data
+from analyzer.decisions.data import RuleData
 from analyzer.profiles import current, load, using
 from analyzer.decisions.rules import EVERY_POSITION, RULE_ORDER
 from analyzer.facts.parse import parse_file
@@ -44,13 +44,7 @@ def decisions(code: str, path: str = "crates/burn-x/src/lib.rs", elsewhere: str 
              ("crates/burn-user/src/lib.rs", "burn-user", parse_file(USERS))]
     if elsewhere:
         files.append((ELSEWHERE, "burn-other", parse_file(elsewhere.encode())))
-    catalog = DtypeCatalog.build([(p, c, e) for p, c, f in files for e in f.enums],
-                                 [(p, c, a, t) for p, c, f in files for a, t in f.aliases],
-                                 [(c, f.variant_uses) for _, c, f in files],
-                                 [(c, f.built_from) for _, c, f in files],
-                                 {t for _, _, f in files for t in f.trait_names},
-                                 [(c, f.remaps) for _, c, f in files],
-                                 [(p, c, f.ops_impls) for p, c, f in files])
+    catalog = DtypeCatalog.build(files)
     facts = files[1][2]
     return [(s, classify(s, path, crate, catalog)) for s in facts.sites]
 
@@ -113,7 +107,7 @@ def test_the_readme_lists_every_exclusion_the_registry_has():
 
 
 def test_every_rule_names_only_positions_and_rule_data_that_exist():
-    data = rule_data()
+    read = set(RuleData.keys().values())
     for rule in RULE_ORDER:
         assert rule.positions and set(rule.positions) <= set(EVERY_POSITION), rule.id
         for key in rule.reads:
@@ -122,7 +116,7 @@ def test_every_rule_names_only_positions_and_rule_data_that_exist():
                 assert hasattr(current().dtypes, name) or hasattr(current().audience, name), \
                     f"{rule.id} reads {key}, which a target profile lacks"
                 continue
-            assert name in data[section], f"{rule.id} reads {key}, which queries/classifier.toml lacks"
+            assert key in read, f"{rule.id} reads {key}, which queries/classifier.toml lacks"
         assert rule.example.startswith("`"), f"{rule.id}: the example is Rust code"
 
 
@@ -187,3 +181,56 @@ def test_rule(rule, kind, case):
     for s, d in found:
         if s.line in checked and want is not None:
             assert (d.category or "none") == want, (s.line, s.message, d.category, d.reason)
+    for line, (handled, rejected) in _dtype_sets(case, checked).items():
+        d = next(d for s, d in found if s.line == line)
+        assert (d.handled, d.rejected) == (handled, rejected), (
+            f"line {line} handles {d.handled} and rejects {d.rejected}, the case names {handled} and {rejected}")
+
+
+def _dtype_sets(case: dict, lines: set[int]) -> dict[int, tuple[list[str], list[str]]]:
+    """Per line, the (handled, rejected) dtypes a case pins: `handled`/`rejected` for each of its
+    lines, or `dtype_sets` rows naming their line."""
+    if "handled" in case or "rejected" in case:
+        assert "dtype_sets" not in case, "a case pins its dtypes by `handled`/`rejected` or by `dtype_sets`, not both"
+        return {line: (case.get("handled", []), case.get("rejected", [])) for line in lines}
+    rows = case.get("dtype_sets", [])
+    sets = {row["line"]: (row.get("handled", []), row.get("rejected", [])) for row in rows}
+    assert set(sets) <= lines, f"dtype_sets names lines {sorted(set(sets) - lines)} the case does not check"
+    return sets
+
+
+def test_every_dtype_case_pins_the_dtypes_it_handles_and_rejects():
+    """A dtype record says which dtypes the function handles and which it rejects: every case a
+    dtype rule makes a dtype-dispatch record names both, for each of its lines."""
+    for f in sorted(RULE_DIR.glob("dtype-*.toml")):
+        for i, case in enumerate(tomllib.loads(f.read_text()).get("invalid", [])):
+            if case.get("category") != "dtype-dispatch":
+                continue
+            pinned = _dtype_sets(case, set(case["lines"]))
+            assert set(pinned) == set(case["lines"]), \
+                f"{f.name}: invalid case {i} does not pin `handled` and `rejected` for each of its lines"
+
+
+def test_the_rule_data_reads_every_key_of_the_file_by_name():
+    """Each field of RuleData names the key of classifier.toml it holds: the file has no key the
+    classifier leaves unread, and a field cannot take its neighbour's value by position."""
+    from analyzer.decisions.data import read_rule_data
+    from analyzer.pipeline.ruleset import queries_root
+
+    text = (queries_root() / "classifier.toml").read_text()
+    raw = tomllib.loads(text)
+    assert set(RuleData.keys().values()) == {f"{s}.{k}" for s, keys in raw.items() for k in keys}
+    data = read_rule_data(text)
+    for name, key in RuleData.keys().items():
+        section, k = key.split(".")
+        # A field is named after its key; the one exception says what the rule uses it for.
+        assert name == k or (name, key) == ("input_count", "count.condition"), (name, key)
+        value = getattr(data, name)
+        assert (value.pattern if isinstance(value, re.Pattern) else list(value) if isinstance(value, tuple)
+                else value) == raw[section][k], name
+
+
+def test_each_rule_module_stays_short():
+    package = Path(__file__).resolve().parents[1] / "analyzer" / "decisions" / "rules"
+    for module in package.glob("*.py"):
+        assert len(module.read_text().splitlines()) < 400, f"{module.name}: split it by category"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar, overload
 
 from analyzer.decisions.catalog import DtypeCatalog, canonical_dtype
-from analyzer.decisions.data import patterns, rule_data
+from analyzer.decisions.data import rule_data
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
 from analyzer.profiles import current
 
@@ -60,7 +60,7 @@ _STRING = re.compile(r'r#*"(?:.|\n)*?"#*|"(?:\\.|[^"\\])*"')
 
 
 def scrutinee_is_dtype(scrutinee: str) -> bool:
-    ident = patterns().scrutinee_ident
+    ident = rule_data().scrutinee_ident
     code = _STRING.sub('""', scrutinee)  # `value.get("DType")` names no dtype value
     return any(ident.match(tok) for tok in _IDENT.findall(code))
 
@@ -117,8 +117,8 @@ class Call:
     def element_format_enum(self) -> str | None:
         """The enum whose variants the arms name as pixel/element formats with a bit depth
         (`Rgb8`, `L16`, `Rgba32F`), at least `element_format_min` distinct ones, if any."""
-        fmt = patterns().element_format
-        least = rule_data()["dtype"]["element_format_min"]
+        fmt = rule_data().element_format
+        least = rule_data().element_format_min
         for enum, variants in sorted(self.named_variants.items()):
             if len({v for v in variants if fmt.match(v)}) >= least:
                 return enum
@@ -126,7 +126,7 @@ class Call:
 
     @cached_fact
     def says_unsupported(self) -> bool:
-        pats = patterns()
+        pats = rule_data()
         message = self.site.message
         # "can't X" names a missing feature when something chosen is in view: an arm's own
         # variants, or the build a `#[cfg]` gate tests (a target without atomics).
@@ -155,12 +155,12 @@ def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog) -> str | No
         for r in all_refs(a.refs):
             if r.enum not in catalog and not catalog.is_defined_anywhere(r.enum):
                 named.setdefault(r.enum, set()).add(r.variant)
-    least = rule_data()["dtype"]["foreign_like_min"]
+    least = rule_data().foreign_like_min
     for enum, variants in sorted(named.items()):
         if len({canonical_dtype(v) for v in variants} & catalog.dtype_names) >= least:
             return enum
     known = current().dtypes.foreign_enums
-    enum_name = patterns().enum_name
+    enum_name = rule_data().enum_name
     for enum in sorted(named):
         # Named like a dtype enum (a generated protobuf `DataType`), or one of the libraries'.
         if enum in known or enum_name.match(enum):

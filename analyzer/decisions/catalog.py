@@ -4,10 +4,11 @@ aliases, and the one spelling dtype names are compared in."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from analyzer.decisions.data import patterns, rule_data
-from analyzer.facts.model import EnumFacts, SiteFacts, VariantRef
+from analyzer.decisions.data import rule_data
+from analyzer.facts.model import FileFacts, SiteFacts, VariantRef
 from analyzer.profiles import current
 
 _SPELLED = re.compile(r"^(b?float|u?int|f|i|u|bf)(\d+)s?$")
@@ -131,23 +132,22 @@ class DtypeCatalog:
         return bool(self.users.get(name, set()) - {crate})
 
     @staticmethod
-    def build(defs: list[tuple[str, str, EnumFacts]],
-              aliases: list[tuple[str, str, str, str]] | None = None,
-              uses: list[tuple[str, list[str]]] | None = None,
-              built: list[tuple[str, list[tuple[str, str]]]] | None = None,
-              traits: set[str] | None = None,
-              remaps: list[tuple[str, list[tuple[str, str]]]] | None = None,
-              impls: list[tuple[str, str, list[tuple[str, str, list[str]]]]] | None = None) -> DtypeCatalog:
-        """`defs` holds (path, crate, enum) for every enum in the tree; `aliases` holds
-        (path, crate, alias, target) for every plain type alias; `uses` holds (crate, the type
-        names a file writes before `::Variant`) for every file; `built` holds (crate, the (type,
-        derive or parse trait) pairs of a file) for every file; `traits` the names of every trait
-        the tree defines; `remaps` holds (crate, the (enum, variant) pairs a file remaps) for every
-        file; `impls` holds (path, crate, the file's ops-trait impls: trait, type, methods) for
-        every file."""
-        enum_name = patterns().enum_name
-        rules = rule_data()["dtype"]
-        aliases = aliases or []
+    def build(files: Iterable[tuple[str, str, FileFacts]]) -> DtypeCatalog:
+        """The catalog of a tree from (path, crate, facts) of each of its files: their enums,
+        plain type aliases, the type names written before `::Variant`, the (type, derive or parse
+        trait) pairs, the traits defined, the (enum, variant) pairs remapped and the ops-trait
+        impls. A catalog built from no files at all is `DtypeCatalog()`, whose traits and impls
+        are unknown rather than none."""
+        files = list(files)
+        defs = [(path, crate, e) for path, crate, f in files for e in f.enums]
+        aliases = [(path, crate, a, t) for path, crate, f in files for a, t in f.aliases]
+        uses = [(crate, f.variant_uses) for _, crate, f in files]
+        built = [(crate, f.built_from) for _, crate, f in files]
+        traits = {t for _, _, f in files for t in f.trait_names}
+        remaps = [(crate, f.remaps) for _, crate, f in files]
+        impls = [(path, crate, f.ops_impls) for path, crate, f in files]
+        enum_name = rule_data().enum_name
+        rules = rule_data()
         by_name: dict[str, list[DtypeEnum]] = {}
         local: dict[str, set[str]] = {}
         for path, crate, e in defs:
@@ -164,14 +164,14 @@ class DtypeCatalog:
             for d in by_name[n]:
                 for _, payload in d.variants:
                     if (payload and payload in by_name and payload not in named
-                            and _names_dtypes(by_name[payload], dtype_names, rules["payload_share"])):
+                            and _names_dtypes(by_name[payload], dtype_names, rules.payload_share)):
                         named.add(payload)
                         frontier.append(payload)
         enums = {n: by_name[n] for n in named}
         for n, ds in by_name.items():
             if n in named:
                 continue
-            qualifying = [d for d in ds if len(names := {canonical_dtype(v) for v, _ in d.variants}) >= rules["all_min"]
+            qualifying = [d for d in ds if len(names := {canonical_dtype(v) for v, _ in d.variants}) >= rules.all_min
                           and names <= dtype_names]
             if qualifying:
                 enums[n] = qualifying
@@ -181,7 +181,7 @@ class DtypeCatalog:
                 named.add(alias)
         # Types a derive macro generates from a dtype enum of the tree, with its variants
         # (cubecl's `#[derive(CubeType)]` on `enum Scalar { F32(..), .. }` makes `ScalarExpand`).
-        for suffix in rules["derived_suffixes"]:
+        for suffix in rules.derived_suffixes:
             for target in list(enums):
                 derived = target + suffix
                 if derived not in enums and derived not in by_name:
@@ -190,11 +190,10 @@ class DtypeCatalog:
                     if target in named:
                         named.add(derived)
         crates = {c.replace("-", "_") for _, c, _ in defs} | {c.replace("-", "_") for _, c, _, _ in aliases}
-        derives = set(rule_data()["own_form"]["input_derives"])
-        from_input = {(crate, typ) for crate, pairs in built or [] for typ, how in pairs if how in derives}
+        derives = set(rule_data().input_derives)
+        from_input = {(crate, typ) for crate, pairs in built for typ, how in pairs if how in derives}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
-                            _users(uses or []), from_input, set(traits) if traits is not None else None,
-                            _remapped(remaps or []), _implementors(impls) if impls is not None else None)
+                            _users(uses), from_input, traits, _remapped(remaps), _implementors(impls))
 
     def inheriting(self, site: SiteFacts) -> list[str] | None:
         """The crates (sorted) whose impl of the trait lacks the default method `site` is the
@@ -220,7 +219,7 @@ class DtypeCatalog:
         if self.traits is None or not name or name.startswith(("_", "$")) or name in self.traits:
             return False
         return not any(name.endswith(suffix) and name[:-len(suffix)] in self.traits
-                       for suffix in rule_data()["dtype"]["derived_suffixes"])
+                       for suffix in rule_data().derived_suffixes)
 
     def defines(self, crate: str, name: str) -> bool:
         return name in self.local.get(crate, ())

@@ -1,45 +1,74 @@
 """The classifier's rule data (queries/classifier.toml): word lists and name shapes, read and
-compiled once."""
+compiled once into a `RuleData`, whose fields name the key of the file they hold."""
 
 from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import dataclass, field, fields
 from functools import cache
-from typing import NamedTuple
+
+
+def _key(name: str):
+    """A field read from the file's `section.key`; a `str` field annotated `re.Pattern` is compiled."""
+    return field(metadata={"key": name})
+
+
+@dataclass(frozen=True)
+class RuleData:
+    """Every key of classifier.toml, by name: a key read by the wrong field cannot happen by
+    position, and a key the file lacks (or a field the file does not hold) fails at load."""
+
+    enum_name: re.Pattern = _key("dtype.enum_name")
+    payload_share: float = _key("dtype.payload_share")
+    derived_suffixes: tuple[str, ...] = _key("dtype.derived_suffixes")
+    all_min: int = _key("dtype.all_min")
+    scrutinee_ident: re.Pattern = _key("dtype.scrutinee_ident")
+    # Kept as text: rules splice it into a larger pattern (`\bname\s*\.\s*(?:PREDICATE)\s*\(`).
+    binding_predicate: str = _key("dtype.binding_predicate")
+    kind_enum: re.Pattern = _key("dtype.kind_enum")
+    mixed_kinds: tuple[str, ...] = _key("dtype.mixed_kinds")
+    foreign_like_min: int = _key("dtype.foreign_like_min")
+    element_format: re.Pattern = _key("dtype.element_format")
+    element_format_min: int = _key("dtype.element_format_min")
+    validation: re.Pattern = _key("dtype.validation")
+    required: re.Pattern = _key("dtype.required")
+    macros: tuple[str, ...] = _key("mode.macros")
+    unsupported: re.Pattern = _key("mode.unsupported")
+    variant_cannot: re.Pattern = _key("mode.variant_cannot")
+    internal_enum: re.Pattern = _key("mode.internal_enum")
+    inferred_output: re.Pattern = _key("mode.inferred_output")
+    transient_state: re.Pattern = _key("mode.transient_state")
+    input_count: re.Pattern = _key("count.condition")
+    input_derives: tuple[str, ...] = _key("own_form.input_derives")
+    outside_value: re.Pattern = _key("kind_fixed.outside_value")
+
+    @staticmethod
+    def keys() -> dict[str, str]:
+        """`section.key` of the file per field name."""
+        return {f.name: f.metadata["key"] for f in fields(RuleData)}
+
+    @classmethod
+    def from_toml(cls, data: dict) -> RuleData:
+        values: dict = {}
+        for f in fields(cls):
+            section, name = f.metadata["key"].split(".")
+            raw = data[section][name]
+            if f.type == "re.Pattern":
+                values[f.name] = re.compile(raw)
+            elif isinstance(raw, list):
+                values[f.name] = tuple(raw)
+            else:
+                values[f.name] = raw
+        return cls(**values)
+
+
+def read_rule_data(text: str) -> RuleData:
+    return RuleData.from_toml(tomllib.loads(text))
 
 
 @cache
-def rule_data() -> dict:
+def rule_data() -> RuleData:
+    """The rule data of this installation's queries/classifier.toml."""
     from analyzer.pipeline.ruleset import queries_root
-    text = queries_root().joinpath("classifier.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
-
-
-class Patterns(NamedTuple):
-    enum_name: re.Pattern
-    scrutinee_ident: re.Pattern
-    unsupported: re.Pattern
-    variant_cannot: re.Pattern
-    transient_state: re.Pattern
-    element_format: re.Pattern
-    internal_enum: re.Pattern
-    validation: re.Pattern
-    inferred_output: re.Pattern
-    outside_value: re.Pattern
-    input_count: re.Pattern
-    kind_enum: re.Pattern
-    required: re.Pattern
-
-
-@cache
-def patterns() -> Patterns:
-    """The regexes of classifier.toml, compiled once."""
-    d = rule_data()
-    return Patterns(re.compile(d["dtype"]["enum_name"]), re.compile(d["dtype"]["scrutinee_ident"]),
-                     re.compile(d["mode"]["unsupported"]), re.compile(d["mode"]["variant_cannot"]),
-                     re.compile(d["mode"]["transient_state"]), re.compile(d["dtype"]["element_format"]),
-                     re.compile(d["mode"]["internal_enum"]), re.compile(d["dtype"]["validation"]),
-                     re.compile(d["mode"]["inferred_output"]), re.compile(d["kind_fixed"]["outside_value"]),
-                     re.compile(d["count"]["condition"]), re.compile(d["dtype"]["kind_enum"]),
-                     re.compile(d["dtype"]["required"]))
+    return read_rule_data(queries_root().joinpath("classifier.toml").read_text(encoding="utf-8"))

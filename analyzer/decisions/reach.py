@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from analyzer.decisions.call import Call
-from analyzer.decisions.data import patterns, rule_data
+from analyzer.decisions.data import rule_data
 from analyzer.profiles import current
 
 
@@ -227,7 +227,7 @@ def mixes_kinds(c: Call) -> bool:
             return False
         named.update(v for _, v in pairs)
     kinds = {_kind(v) for v in named}
-    return len(kinds) >= 2 and kinds <= set(rule_data()["dtype"]["mixed_kinds"])
+    return len(kinds) >= 2 and kinds <= set(rule_data().mixed_kinds)
 
 
 def _kind_covered(c: Call) -> bool:
@@ -332,7 +332,7 @@ def _name_kind(function: str) -> str | None:
 def _fixed_kind(expr: str, method: str | None) -> str | None:
     """The kind a scrutinee's value is fixed to: the enclosing ops method's kind, unless the value
     comes from outside the backend's tensors (the data a tensor is built from)."""
-    outside = patterns().outside_value
+    outside = rule_data().outside_value
     if method is None or any(outside.fullmatch(tok) for tok in re.findall(r"[A-Za-z_]\w*", expr)):
         return None
     return method

@@ -97,7 +97,7 @@ def _from_window(line: RecordLine, catalog: DtypeCatalog | None):
         return None
     site, wrapped = found
     crate = line.facts.crate
-    decision = classify(site, r.filePath, crate, catalog or DtypeCatalog.build([], []))
+    decision = classify(site, r.filePath, crate, catalog or DtypeCatalog())
     if not decision.record or decision.category != line.facts.category:
         return None
     known = line.facts

@@ -325,13 +325,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     # -- classify ------------------------------------------------------------------------
     t2 = time.perf_counter()
     crates = crates_of([b.path for b in rust], crate_roots)
-    catalog = DtypeCatalog.build([(b.path, crates[b.path], e) for b in rust for e in facts[b.oid].enums],
-                                 [(b.path, crates[b.path], a, t) for b in rust for a, t in facts[b.oid].aliases],
-                                 [(crates[b.path], facts[b.oid].variant_uses) for b in rust],
-                                 [(crates[b.path], facts[b.oid].built_from) for b in rust],
-                                 {t for b in rust for t in facts[b.oid].trait_names},
-                                 [(crates[b.path], facts[b.oid].remaps) for b in rust],
-                                 [(b.path, crates[b.path], facts[b.oid].ops_impls) for b in rust])
+    catalog = DtypeCatalog.build((b.path, crates[b.path], facts[b.oid]) for b in rust)
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:
