@@ -93,7 +93,7 @@ def is_catch_all(node: Node) -> bool:
     if t == "_" or node.text == b"_":
         return True
     if t == "identifier":
-        name = _text(node).decode()
+        name = _text(node).decode("utf-8", "replace")
         return name[:1].islower() or name[:1] == "_"
     if t == "remaining_field_pattern":
         return True
@@ -119,10 +119,10 @@ def is_error_handling(node: Node) -> bool:
     for sub in _walk(node):
         if sub.type == "tuple_struct_pattern":
             typ = sub.child_by_field_name("type")
-            if typ is not None and _text(typ).decode().split("::")[-1] in _ERROR_VARIANTS:
+            if typ is not None and _text(typ).decode("utf-8", "replace").split("::")[-1] in _ERROR_VARIANTS:
                 return True
         elif sub.type in ("identifier", "scoped_identifier") and sub.parent is not None \
                 and sub.parent.type in ("match_pattern", "or_pattern") \
-                and _text(sub).decode().split("::")[-1] in _ERROR_VARIANTS:
+                and _text(sub).decode("utf-8", "replace").split("::")[-1] in _ERROR_VARIANTS:
             return True
     return False

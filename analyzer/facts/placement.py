@@ -49,7 +49,7 @@ def _panic_macro_name(node: Node) -> str:
     if m is None:
         return ""
     name = m.child_by_field_name("name") if m.type == "scoped_identifier" else m
-    text = _text(name).decode() if name is not None else ""
+    text = _text(name).decode("utf-8", "replace") if name is not None else ""
     return text if text in ("panic", "unimplemented", "todo", "unreachable") else ""
 
 
@@ -206,7 +206,7 @@ def _function_kind(function: Node) -> tuple[str, str]:
     holder = function.parent.parent if function.parent is not None else None
     if holder is not None and holder.type == "trait_item":
         name = holder.child_by_field_name("name")
-        return "trait-default", _text(name).decode() if name is not None else ""
+        return "trait-default", _text(name).decode("utf-8", "replace") if name is not None else ""
     if holder is not None and holder.type == "impl_item":
         trait = holder.child_by_field_name("trait")
         if trait is None:

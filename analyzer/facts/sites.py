@@ -116,7 +116,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
     names_of: dict[str, str] = {}
     calls, token_trees, call_frames, tree_frames = _word_nodes(root, source, lo, hi, offset)
     for (call, name_node), (function, impl, item_path, in_test) in zip(calls, call_frames):
-        macro = _text(name_node).decode()
+        macro = _text(name_node).decode("utf-8", "replace")
         mnode = call.child_by_field_name("macro")
         place = _placement(call, tx, arms_of)
         if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
@@ -173,7 +173,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         else:
             rules = body.parent.parent if body.parent is not None else None
             nm = rules.child_by_field_name("name") if rules is not None else None
-            name = "macro_rules! " + (_text(nm).decode() if nm is not None else "?")
+            name = "macro_rules! " + (_text(nm).decode("utf-8", "replace") if nm is not None else "?")
         start, end = body.start_byte - offset, body.end_byte - offset
         if not PANIC_HINT.search(source, start, end):
             continue
@@ -198,7 +198,7 @@ def _token_trees(root: Node, source: bytes, lo: int, hi: int, shift: int) -> lis
     return _word_nodes(root, source, lo, hi, shift)[1]
 
 
-_CALL_NAMES = frozenset(w.decode() for w in PANIC_WORDS)
+_CALL_NAMES = frozenset(w.decode("utf-8", "replace") for w in PANIC_WORDS)
 
 
 def _tree_read(tree: Node, field: str | None, parent: Node) -> tuple[Node, Node | None] | None:

@@ -191,7 +191,7 @@ class DiffResult:
         kinds = set(fail_on)
         if "any" in kinds:
             kinds |= {"added", "changed", "removed"}
-        met = [k for k in ("added", "changed", "removed") if k in kinds and getattr(self, k)]
+        met: list[str] = [k for k in ("added", "changed", "removed") if k in kinds and getattr(self, k)]
         if self.unread and kinds & {"added", "changed", "removed"}:
             met.append("unread")
         return met
@@ -446,7 +446,6 @@ def merged(main: DiffResult, parts: list[tuple[DiffResult, dict]]) -> DiffResult
     repository never continues another's): sites by repository, then file and line; `parts`
     pairs each dependency's diff with what the result says of it (its pins)."""
     results = [main, *(r for r, _ in parts)]
-    from dataclasses import replace
     # A dependency's unread files are named with their repository (`owner/name:path`).
     head = replace(main.head, unread=main.head.unread + [{**e, "path": f"{r.head.repo}:{e['path']}"}
                                                           for r, _ in parts for e in r.head.unread])

@@ -75,11 +75,12 @@ class Extraction:
     # the coverage build reads some of again (pipeline/coverage.py); empty otherwise.
     sources: dict[str, bytes] = field(default_factory=dict)
 
-    def unread(self) -> list[dict[str, str]]:
+    def unread(self) -> list[dict]:
         """Every file this run could not read whole, skipped or read in part: {path, reason, whole}
         (`whole` true when nothing of it was read), by path."""
-        return sorted([{**e, "whole": True} for e in self.skipped] + [{**e, "whole": False} for e in self.partly_read],
-                      key=lambda e: e["path"])
+        entries: list[dict] = [{**e, "whole": True} for e in self.skipped]
+        entries += [{**e, "whole": False} for e in self.partly_read]
+        return sorted(entries, key=lambda e: e["path"])
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
