@@ -46,3 +46,20 @@ def test_bytes_that_are_not_utf8_are_noted_never_fatal(repo, tmp_path, where, co
     else:
         res = run_cli("coverage", "--repo", str(repo.path), "--sha", "HEAD", "--format", "json")
         assert res.code == 0, res.stderr
+
+
+# --- git's batch answers for any path ---------------------------------------------------------------
+
+def test_a_missing_path_shaped_like_a_batch_header_is_missing(repo):
+    """`git cat-file --batch` echoes a missing name back (`<sha>:a blob 99999 z.rs missing`): the
+    name is a path anyone may write, never read as an object's header."""
+    from analyzer.source.repository import open_repository
+    repo.write("crates/burn-x/src/a blob 99999 z.rs", "pub fn f() {}\n", dedent=False)
+    repo.write("crates/burn-x/src/b.rs", "pub fn b() {}\n", dedent=False)
+    sha = repo.commit()
+    git = open_repository(str(repo.path), None, "tracel-ai/burn")
+    gone = "crates/burn-x/src/gone blob 99999 z.rs"
+    got = git.read_files(sha, [gone, "crates/burn-x/src/a blob 99999 z.rs", "crates/burn-x/src", gone,
+                               "crates/burn-x/src/b.rs"])
+    assert got == {"crates/burn-x/src/a blob 99999 z.rs": b"pub fn f() {}\n", "crates/burn-x/src/b.rs": b"pub fn b() {}\n"}
+

@@ -310,13 +310,8 @@ def _sorted(lines: list[RecordLine]) -> list[RecordLine]:
 
 
 def _check_unique(lines: list[RecordLine], label: str) -> None:
-    seen: set[str] = set()
-    for line in lines:
-        rid = line.record.id
-        if rid in seen:
-            raise UserError(f"{label} holds id {rid} twice; records must have unique ids (check the "
-                            f"file with `burn-errors validate`)")
-        seen.add(rid)
+    from analyzer.records.reader import refuse_shared_ids
+    refuse_shared_ids(lines, label)
 
 
 # -------------------------------------------------------------------------------------------
