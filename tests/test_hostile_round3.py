@@ -63,3 +63,93 @@ def test_a_missing_path_shaped_like_a_batch_header_is_missing(repo):
                                "crates/burn-x/src/b.rs"])
     assert got == {"crates/burn-x/src/a blob 99999 z.rs": b"pub fn f() {}\n", "crates/burn-x/src/b.rs": b"pub fn b() {}\n"}
 
+
+
+# --- Markdown links nothing its writer did not link -------------------------------------------------
+
+import re  # noqa: E402
+
+LINKING = ["@octocat", "x#1", "www.evil.example", "GH-7"]
+_LINKED = re.compile(r"@(?=[A-Za-z0-9])|#(?=\d)|www\.|GH-\d|https?://(?!github\.com/tracel-ai/burn/)")
+
+
+def outside_code_and_links(md: str) -> str:
+    """The Markdown text GitHub scans for mentions and references: not code spans, not link targets."""
+    md = re.sub(r"(`+).*?\1", "", md)
+    return re.sub(r"\]\([^)]*\)", "]", md).replace("&#8203;", "\u200b")  # the entity as the reader sees it
+
+
+def linking_repo(tmp_path) -> GitRepo:
+    r = GitRepo(tmp_path / "linking")
+    r.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    r.commit("base")
+    r.git("tag", "v0.1.0")
+    for name in LINKING:
+        r.crate(name, {"src/lib.rs": ONE_SITE_RS.replace("conv", f"op{LINKING.index(name)}")})
+    r.commit("head")
+    r.git("tag", "v0.2.0")
+    return r
+
+
+def test_markdown_sinks_link_no_mention_reference_or_address(tmp_path):
+    r = linking_repo(tmp_path)
+    docs = {
+        "diff": run_cli("diff", "v0.1.0", "v0.2.0", "--repo", str(r.path), "--format", "markdown"),
+        "coverage": run_cli("coverage", "--repo", str(r.path), "--sha", "v0.2.0", "--format", "markdown"),
+        "history": run_cli("history", "--repo", str(r.path), "--revs", "v0.1.0", "--revs", "v0.2.0",
+                           "--format", "markdown"),
+    }
+    for which, res in docs.items():
+        assert res.code == 0, res.stderr
+        text = outside_code_and_links(res.stdout)
+        assert any("octocat" in line for line in text.splitlines()), which  # the names are shown
+        assert not _LINKED.search(text), (which, _LINKED.search(text))
+
+
+def test_cells_and_prose_break_what_github_links():
+    from analyzer.core.safe import md_cell, md_inline
+    for text in ("@octocat", "fixes #12", "o/r#3", "gh-4", "www.x.org", "https://evil.example", "a@b.org"):
+        assert not _LINKED.search(outside_code_and_links(md_cell(text))), text
+        assert not _LINKED.search(outside_code_and_links(md_inline(text))), text
+    assert md_cell("max_pool 2") == "max_pool 2"  # plain text stays as written
+
+
+# --- what a person reads holds no control character or bidirectional override ---------------------
+
+HIDDEN = "\u202e\u2066\x07\x1b"
+
+
+def hiding_repo(tmp_path) -> GitRepo:
+    r = GitRepo(tmp_path / "hiding")
+    r.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    r.commit("base")
+    r.crate("burn-x", {"src/lib.rs": ONE_SITE_RS.replace("conv: unsupported", "conv\\u{202e}: \\u{2066}un\\u{7}supported\\u{1b}")})
+    r.commit("head")
+    return r
+
+
+def test_documents_a_person_reads_hold_no_control_or_bidi_character(tmp_path):
+    r = hiding_repo(tmp_path)
+    out = tmp_path / "o"
+    assert run_cli("extract", "--repo", str(r.path), "--sha", "HEAD", "--out", str(out)).code == 0
+    line = json.loads((out / "records.jsonl").read_text().splitlines()[0])
+    assert "\u202e" in line["record"]["errorMessage"]  # records keep the message as the code says it
+    texts = {}
+    for fmt in ("sarif", "markdown"):
+        res = run_cli("diff", "HEAD~1", "HEAD", "--repo", str(r.path), "--format", fmt)
+        assert res.code == 0, res.stderr
+        texts[f"diff {fmt}"] = json.dumps(json.loads(res.stdout), ensure_ascii=False) if fmt == "sarif" else res.stdout
+    for fmt in ("html", "markdown"):
+        res = run_cli("render", str(out / "records.jsonl"), "--format", fmt, "--out", str(tmp_path / fmt))
+        assert res.code == 0, res.stderr
+        for page in (tmp_path / fmt).iterdir():
+            if page.suffix != ".json":
+                texts[f"render {page.name}"] = page.read_text()
+    res = run_cli("coverage", "--repo", str(r.path), "--sha", "HEAD", "--format", "html", "--out", str(tmp_path / "c.html"))
+    assert res.code == 0, res.stderr
+    texts["coverage html"] = (tmp_path / "c.html").read_text()
+    assert any("unsupported" in t for t in texts.values())
+    for which, text in texts.items():
+        assert not any(ch in text for ch in HIDDEN), which
+    # SARIF's escapes count too: json.loads gave back every value.
+    assert "\\u0007" not in run_cli("diff", "HEAD~1", "HEAD", "--repo", str(r.path), "--format", "sarif").stdout

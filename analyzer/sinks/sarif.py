@@ -18,7 +18,7 @@ from analyzer.decisions.categories import CATEGORIES
 from analyzer.features.diff import DiffResult
 from analyzer.profiles import current
 from analyzer.records.model import RecordLine
-from analyzer.core.safe import https_url, url_path
+from analyzer.core.safe import https_url, url_path, visible_values
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "burnErrorsId/v1"
@@ -151,4 +151,6 @@ def build(result: DiffResult) -> dict:
 
 
 def dumps(result: DiffResult) -> str:
-    return json.dumps(build(result), indent=2, ensure_ascii=False) + "\n"
+    # Every text of an alert is shown to a person by code scanning: no control character or
+    # bidirectional override in any of them (core/safe.py's one policy).
+    return json.dumps(visible_values(build(result)), indent=2, ensure_ascii=False) + "\n"
