@@ -153,3 +153,32 @@ def test_documents_a_person_reads_hold_no_control_or_bidi_character(tmp_path):
         assert not any(ch in text for ch in HIDDEN), which
     # SARIF's escapes count too: json.loads gave back every value.
     assert "\\u0007" not in run_cli("diff", "HEAD~1", "HEAD", "--repo", str(r.path), "--format", "sarif").stdout
+
+
+# --- the pull-request comment stays under GitHub's limit, cell by cell ------------------------------
+
+def test_the_comment_is_bounded_by_cell_as_well_as_by_row(tmp_path):
+    from conftest import one_record
+    base = one_record(tmp_path / "one")
+    line = json.loads(base.read_text())
+    huge = "f" * 70_000
+    heads = []
+    for i in range(60):  # more rows than one comment shows, each with cells far past any limit
+        h = json.loads(json.dumps(line))
+        h["record"]["id"] = f"{i + 1:016x}"
+        h["record"]["slug"] = f"x-{i + 1:06x}"
+        h["record"]["filePath"] = "crates/burn-x/src/" + "d/" * 10_000 + f"{i}.rs"
+        h["record"]["githubUrl"] = "https://github.com/tracel-ai/burn/blob/" + "a" * 70_000
+        h["record"]["errorMessage"] = h["record"]["messagePattern"] = "m" * 70_000
+        h["analysis"]["function"] = huge
+        h["analysis"]["crate"] = "c" * 70_000
+        h["analysis"]["rejected"] = ["R" * 70_000]
+        heads.append(h)
+    head = tmp_path / "head.jsonl"
+    head.write_text("".join(json.dumps(h) + "\n" for h in heads))
+    empty = tmp_path / "base.jsonl"
+    empty.write_text(base.read_text())
+    res = run_cli("diff", str(empty), str(head), "--format", "markdown")
+    assert res.code == 0, res.stderr
+    assert len(res.stdout) <= 65_536
+    assert "Added (60)" in res.stdout and "more" in res.stdout

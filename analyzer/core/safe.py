@@ -107,12 +107,17 @@ def md_code_span(text: object, in_table: bool = True) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
+# A link longer than this is shown as its text alone: no page the tool links is that long, and a
+# records file could make one as long as the document.
+MAX_LINK = 2048
+
+
 def md_link_target(url: object) -> str | None:
     """A link destination for `[text](...)`: the URL if it passes `https_url`, with the characters
     that could end the destination or the cell (`()<>|` and spaces, quotes, backslash) percent-encoded.
     None when the URL is not a safe link (write the text without a link)."""
     good = https_url(url)
-    if good is None:
+    if good is None or len(good) > MAX_LINK:
         return None
     return quote(good, safe="/:?#[]@!$&'*+,;=%-._~")
 

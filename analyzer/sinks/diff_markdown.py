@@ -26,6 +26,9 @@ MAX_ROWS = 50
 # GitHub refuses a comment longer than 65,536 characters; tables are cut shorter until it fits.
 MAX_CHARS = 65_000
 MAX_MESSAGE = 120
+# No cell holds more than this many characters of text (a 70,000-character function name would
+# pass GitHub's limit in one row): with rows cut to one, the comment is bounded whatever it holds.
+MAX_CELL = 200
 
 
 
@@ -33,17 +36,19 @@ def _flat(text: object) -> str:
     return " ".join(str(text).split())
 
 
+def _cut(s: str, limit: int) -> str:
+    return s[:limit - 1].rstrip() + "…" if len(s) > limit else s
+
+
 def code(text: object, limit: int | None = None) -> str:
-    """An inline code span safe in a table cell, cut to `limit` characters."""
-    s = _flat(text)
-    if limit is not None and len(s) > limit:
-        s = s[:limit - 1].rstrip() + "…"
-    return md_code_span(s)
+    """An inline code span safe in a table cell, cut to `limit` characters (at most MAX_CELL)."""
+    return md_code_span(_cut(_flat(text), min(limit or MAX_CELL, MAX_CELL)))
 
 
 def text(value: object) -> str:
-    """Plain text in a table cell, with Markdown's special characters escaped."""
-    return md_cell(value)
+    """Plain text in a table cell, with Markdown's special characters escaped, cut to MAX_CELL
+    characters."""
+    return md_cell(_cut(_flat(value), MAX_CELL))
 
 
 def dtypes(values: list[str], limit: int = 8) -> str:
