@@ -11,7 +11,7 @@ from tree_sitter import Node
 
 from analyzer.facts.model import ArmFacts, VariantRef
 from analyzer.facts.patterns import _ERROR_VARIANTS, is_catch_all, is_error_handling, pattern_refs
-from analyzer.facts.syntax import _COMMENTS, _is_cfg, _text, norm
+from analyzer.facts.syntax import _COMMENTS, MAX_ATTRIBUTES_READ, _is_cfg, _text, norm
 
 
 def _is_whole_body(call: Node, body: Node) -> bool:
@@ -141,7 +141,9 @@ def _cfg_gate(call: Node, tx) -> _Placement | None:
     arm reads: a gated statement in an arm stays the arm's; in an `if`, the gate is the nearer test."""
     stmt = call.parent if call.parent is not None and call.parent.type == "expression_statement" else call
     sib = stmt.prev_named_sibling
-    while sib is not None and sib.type in _COMMENTS:
+    for _ in range(MAX_ATTRIBUTES_READ):  # each step back walks the siblings before it
+        if sib is None or sib.type not in _COMMENTS:
+            break
         sib = sib.prev_named_sibling
     if sib is None or not _is_cfg(sib):
         return None

@@ -62,9 +62,17 @@ def _walk(node: Node):
 _COMMENTS = ("line_comment", "block_comment")
 
 
+# How many attributes and comments before an item are read for a test attribute. Each step back
+# costs tree-sitter a walk over the siblings before it, so an item after 400,000 comment lines
+# took minutes; no hand-written item has more than a few.
+MAX_ATTRIBUTES_READ = 32
+
+
 def _has_test_attribute(item: Node) -> bool:
     sib = item.prev_sibling
-    while sib is not None and sib.type in ("attribute_item", "line_comment", "block_comment"):
+    for _ in range(MAX_ATTRIBUTES_READ):
+        if sib is None or sib.type not in ("attribute_item", "line_comment", "block_comment"):
+            return False
         if sib.type == "attribute_item" and current().test_attribute.search(_text(sib).decode("utf-8", "replace")):
             return True
         sib = sib.prev_sibling
