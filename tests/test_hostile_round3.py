@@ -182,3 +182,22 @@ def test_the_comment_is_bounded_by_cell_as_well_as_by_row(tmp_path):
     assert res.code == 0, res.stderr
     assert len(res.stdout) <= 65_536
     assert "Added (60)" in res.stdout and "more" in res.stdout
+
+
+# --- records bounded by the tree's size ---------------------------------------------------------------
+
+def test_records_many_times_the_rust_read_are_refused_in_one_line(repo, tmp_path, monkeypatch):
+    from analyzer.pipeline import extract as ex
+    monkeypatch.setattr(ex, "OUTPUT_FLOOR_BYTES", 0)  # the budget relative to the input alone
+    out = tmp_path / "o"
+    assert run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out)).code == 0  # plain code fits
+    pad = "/" * 2_000
+    arms = "".join(f'        DType::F{i} => panic!("{i}: unsupported"), //{pad}\n' for i in range(60))
+    repo.write("crates/burn-x/src/dense.rs", f"pub fn f(x: Tensor) {{\n    match x.dtype() {{\n{arms}    }};\n}}\n",
+               dedent=False)
+    repo.commit()
+    before = (out / "records.jsonl").read_bytes()
+    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 2 and "more than 16 times the Rust read" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert (out / "records.jsonl").read_bytes() == before  # nothing written

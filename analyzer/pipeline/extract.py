@@ -269,6 +269,19 @@ def _within_budget(oids: list[str], sizes: dict[str, int], facts: dict[str, File
     return keep
 
 
+# The records of a tree are bounded by its size: each holds a window of 37 lines, so a dense file
+# of long lines would give records many times its size (11.5 MB of crafted Rust made a 615 MB
+# records.jsonl and took 4 GB). Past OUTPUT_PER_INPUT_BYTE times the Rust bytes (plus a floor),
+# the run stops with an error before the memory is spent; burn's records are a fraction of its size.
+OUTPUT_PER_INPUT_BYTE = 16
+OUTPUT_FLOOR_BYTES = 64_000_000
+RECORD_OVERHEAD = 2_000  # the rest of a records line: its other fields, the analysis
+
+
+def output_budget(input_bytes: int) -> int:
+    return OUTPUT_PER_INPUT_BYTE * input_bytes + OUTPUT_FLOOR_BYTES
+
+
 def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
             now: str | None = None, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, code: bool = False, sources: bool = False) -> Extraction:
@@ -350,12 +363,20 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
+    budget = output_budget(sum(b.size for b in rust))
+    written = 0
     for a, alternate in zip(kept, alternates):
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
-        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
-                                 alternate, catalog.inheriting(a.site)))
+        line = record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
+                           alternate, catalog.inheriting(a.site))
+        written += len(line.record.sourceCode) + len(line.record.errorMessage) + RECORD_OVERHEAD
+        if written > budget:
+            raise UserError(f"the records at {sha[:12]} would pass {budget // 1_000_000:,} MB, more than "
+                            f"{OUTPUT_PER_INPUT_BYTE} times the Rust read ({a.path} among the last): a generated "
+                            f"or crafted tree, not analysed; nothing was written")
+        lines.append(line)
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None
