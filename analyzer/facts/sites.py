@@ -11,7 +11,7 @@ from analyzer.facts.messages import LiteralError, build_message, decode_string_l
 from analyzer.facts.model import SiteFacts
 from analyzer.facts.placement import _cfg_gate, _is_whole_body, _placement
 from analyzer.facts.prefilter import PANIC_HINT, PANIC_WORDS
-from analyzer.facts.syntax import _COMMENTS, _has_test_attribute, _parser, _text, _word_spans, norm
+from analyzer.facts.syntax import _COMMENTS, NO_NAV, Nav, _has_test_attribute, _parser, _text, _word_spans, norm
 from analyzer.facts.tokentrees import _shadow
 
 # The shadow parses' limits (ShadowBudget): nesting read in full, and the bytes a file's shadows read.
@@ -114,15 +114,16 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
     lo, hi = span or (0, len(source))
     arms_of: dict = {}
     names_of: dict[str, str] = {}
-    calls, token_trees, call_frames, tree_frames = _word_nodes(root, source, lo, hi, offset)
+    nav = Nav()
+    calls, token_trees, call_frames, tree_frames = _word_nodes(root, source, lo, hi, offset, nav)
     for (call, name_node), (function, impl, item_path, in_test) in zip(calls, call_frames):
         macro = _text(name_node).decode("utf-8", "replace")
         mnode = call.child_by_field_name("macro")
-        place = _placement(call, tx, arms_of)
-        if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
+        place = _placement(call, tx, arms_of, nav)
+        if place.context == "other" and wrapper is not None and _is_whole_shadow(call, nav):
             place = _placement(*wrapper)
         if place.context in ("other", "guard"):
-            place = _cfg_gate(call, tx) or place
+            place = _cfg_gate(call, tx, nav) or place
         if outer is not None:
             o_function, o_impl, o_path, o_test = outer_frame
             function = function if function and function != "__m" else o_function
@@ -161,7 +162,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             item_path=item_path,
             in_test=in_test,
             in_macro=in_macro,
-            comment=_comment_before(call, tx),
+            comment=_comment_before(call, tx, nav),
         ))
     if budget is None:
         budget = ShadowBudget(source)
@@ -226,7 +227,7 @@ def _call_named(name: Node, field: str | None, parents: list[Node], fields: list
     return call if _text(name).decode("utf-8", "replace") in _CALL_NAMES else None
 
 
-def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
+def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int, nav: Nav | None = None
                 ) -> tuple[list[tuple[Node, Node]], list[tuple[Node, Node | None]], list[Enclosing], list[Enclosing]]:
     """What the site facts read around the occurrences of PANIC_WORDS in source[lo:hi], in
     order, found by going down the tree to each word rather than by running queries over the
@@ -237,7 +238,10 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
     One cursor walks forward through the nodes that hold a word and their children, each once:
     a walk from the root per word would step again over every sibling before it (a file of
     thousands of commented words at the top level). Also the enclosing facts of each call and
-    each token tree (_within), carried down the same walk."""
+    each token tree (_within), carried down the same walk; and into `nav`, the parent and the
+    previous named sibling of every node it goes through."""
+    nav = nav if nav is not None else Nav()
+    up, before = nav.up, nav.before
     words = [s + shift for s, _ in _word_spans(source, PANIC_WORDS, lo, hi)]
     calls: list[tuple[Node, Node]] = []
     out: list[tuple[Node, Node | None]] = []
@@ -249,10 +253,16 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
     parents = [root]  # the nodes above the cursor's
     fields: list[str | None] = [None]  # the field name of each of them in its parent
     frames = [_within(_TOP, root) if root.type in _ITEMS else _TOP]  # the enclosing facts inside each of them
+    last_named: Node | None = None  # the last named node passed at the cursor's level
     k = 0  # the first word not passed yet
+    levels: list[Node | None] = [None]  # last_named of each level above the cursor's, as `parents`
     while True:
         node = cursor.node
         assert node is not None
+        up[node.id] = parents[-1]
+        before[node.id] = last_named
+        if node.is_named:
+            last_named = node
         while k < len(words) and words[k] < node.start_byte:
             k += 1  # between nodes
         if k == len(words):
@@ -274,6 +284,8 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
                 parents.append(node)
                 fields.append(field)
                 frames.append(_within(frames[-1], node) if t in _ITEMS else frames[-1])
+                levels.append(last_named)
+                last_named = None
                 continue
             while k < len(words) and words[k] < node.end_byte:
                 k += 1  # inside a leaf
@@ -283,6 +295,7 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
             parents.pop()
             fields.pop()
             frames.pop()
+            last_named = levels.pop()
 
 
 def _column(source: bytes, at: int) -> int:
@@ -291,29 +304,31 @@ def _column(source: bytes, at: int) -> int:
     return at - source.rfind(b"\n", 0, at)
 
 
-def _is_whole_shadow(call: Node) -> bool:
+def _is_whole_shadow(call: Node, nav: Nav = NO_NAV) -> bool:
     """The call is the only statement of a shadow parse's `fn __m() { .. }` body."""
-    block = call.parent
+    block = nav.parent(call)
     if block is not None and block.type == "expression_statement":
-        block = block.parent
-    if block is None or block.type != "block" or block.parent is None or block.parent.type != "function_item":
+        block = nav.parent(block)
+    function = nav.parent(block) if block is not None else None
+    if block is None or block.type != "block" or function is None or function.type != "function_item":
         return False
-    name = block.parent.child_by_field_name("name")
+    name = function.child_by_field_name("name")
     if name is None or name.text != b"__m":
         return False
     stmts = [c for c in block.named_children if c.type not in _COMMENTS]
     return len(stmts) == 1 and _is_whole_body(call, block)
 
 
-def _comment_before(call: Node, tx) -> str:
+def _comment_before(call: Node, tx, nav: Nav = NO_NAV) -> str:
     """The comments on the lines just before the call's statement (`// Not supported in Burn`
     above `panic!("the reduce operation must preserve the reduced dimension")`), nearest last, as
     one line of text; "" when the line before holds code. At most a few comment lines are read."""
-    stmt = call.parent if call.parent is not None and call.parent.type == "expression_statement" else call
+    up = nav.parent(call)
+    stmt = up if up is not None and up.type == "expression_statement" else call
     texts: list[str] = []
-    sib, row = stmt.prev_named_sibling, stmt.start_point.row
+    sib, row = nav.prev_named(stmt), stmt.start_point.row
     while sib is not None and sib.type in _COMMENTS and sib.end_point.row >= row - 1 and len(texts) < 4:
         texts.append(tx(sib).lstrip("/*! ").rstrip("*/ ").strip())
-        row, sib = sib.start_point.row, sib.prev_named_sibling
+        row, sib = sib.start_point.row, nav.prev_named(sib)
     return " ".join(reversed(texts))
 
