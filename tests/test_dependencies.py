@@ -238,6 +238,32 @@ def test_pins_take_the_commit_after_the_hash_and_the_release_tag_of_a_version():
                                            "source": "registry+x"}]}, [cubecl]) == []
 
 
+def test_burn_onnx_s_lock_pins_burn_and_cubecl_and_never_itself():
+    """burn-onnx's own crates are workspace members of its lock (no source); burn's crates and
+    cubecl's come from git. Each profile claims its own: burn's `burn-` prefix takes burn-tensor,
+    not the importer's crates, and burn-onnx names its crates one by one."""
+    burn_sha, cubecl_sha = "1" * 40, "2" * 40
+    burn_git = f"git+https://github.com/tracel-ai/burn?rev={burn_sha}#{burn_sha}"
+    lock = {"package": [
+        {"name": "burn-onnx", "version": "0.21.0-pre.1"},
+        {"name": "onnx-ir", "version": "0.21.0-pre.1"},
+        {"name": "burn-tensor", "version": "0.21.0-pre.1", "source": burn_git},
+        {"name": "burn-std", "version": "0.21.0-pre.1", "source": burn_git},
+        {"name": "cubecl-core", "version": "0.10.0-pre.1",
+         "source": f"git+https://github.com/tracel-ai/cubecl?rev={cubecl_sha}#{cubecl_sha}"},
+    ]}
+    targets = [profiles.load(n) for n in ("burn", "burn-onnx", "cubecl")]
+    pins = dependencies.pins(lock, targets)
+    assert [(p.name, p.rev, p.packages) for p in pins] == [
+        ("tracel-ai/burn", burn_sha, ("burn-std", "burn-tensor")), ("tracel-ai/cubecl", cubecl_sha, ("cubecl-core",))]
+    # A project that takes the importer from burn-onnx's repository pins burn-onnx there.
+    onnx_sha = "3" * 40
+    user = {"package": [{"name": "onnx-ir", "version": "0.21.0-pre.1",
+                         "source": f"git+https://github.com/tracel-ai/burn-onnx#{onnx_sha}"}]}
+    [pin] = dependencies.pins(user, [profiles.load("burn-onnx")])
+    assert (pin.name, pin.rev, pin.url) == ("tracel-ai/burn-onnx", onnx_sha, "https://github.com/tracel-ai/burn-onnx")
+
+
 def test_diff_follows_the_pin_as_it_moves(cli, burn, cubecl, tmp_path):
     """From the release to the later commit: cubecl's new record is added, matched within cubecl
     only; burn's records are unchanged."""
@@ -328,6 +354,35 @@ def test_history_judges_a_dependency_removal_in_the_dependencys_tree(cli, burn, 
     [gone] = [lin for lin in doc["lineages"] if lin["removedIn"]]
     assert gone["site"]["filePath"] == "crates/cubecl-cuda/src/dialect.rs"
     assert (gone["removal"]["kind"], gone["removal"]["reason"]) == ("fixed", "arm-removed")
+
+
+def test_the_summary_counts_every_record_written_and_names_the_tag(cli, burn, cubecl, tmp_path):
+    burn.git("tag", "v0.2.0", burn.by_rev)
+    out = tmp_path / "out"
+    res = cli("extract", "--repo", str(burn.path), "--sha", "v0.2.0", "--out", str(out), "--with-dependencies",
+              "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert res.code == 0, res.stderr
+    assert len(read_records(out)) == 4
+    assert "Found 4 records (4 dtype-dispatch, 0 unsupported-mode, 0 unsupported-op; 2 of tracel-ai/burn, " \
+           "2 of tracel-ai/cubecl)." in res.stdout
+    assert f"Analysed tracel-ai/burn@v0.2.0 ({burn.by_rev[:12]})" in res.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["rev"], manifest["sha"]) == ("v0.2.0", burn.by_rev)
+
+
+def test_with_previous_the_summary_counts_every_repositorys_annotations(cli, burn, cubecl, tmp_path):
+    _run(cli, burn, cubecl, burn.by_version, tmp_path / "a")
+    path = tmp_path / "a" / "records.jsonl"
+    lines = [json.loads(raw) for raw in path.read_text().splitlines()]
+    for ln in lines:
+        ln["record"]["documentation"] = f"About {ln['record']['errorMessage']}."
+    path.write_text("".join(json.dumps(ln) + "\n" for ln in lines))
+    res = cli("extract", "--repo", str(burn.path), "--sha", burn.by_rev, "--out", str(tmp_path / "b"),
+              "--with-dependencies", "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}", "--previous", str(path))
+    assert res.code == 0, res.stderr
+    # Two burn records and one cubecl record unchanged; cubecl's new SPIR-V record is new.
+    assert "3 unchanged, 0 changed, 1 new, 0 dropped; annotations kept on 3 records, not carried on 0" in res.stderr
+    assert (tmp_path / "b" / "annotations-not-carried.jsonl").read_text() == ""
 
 
 @pytest.mark.parametrize("command", ["extract", "diff"])

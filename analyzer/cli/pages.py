@@ -1,15 +1,14 @@
-"""Commands that work on a records file: `render`, `lookup` and `annotate export|import`."""
+"""Commands that work on a records file: `render` and `annotate export|import`."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from analyzer.core.errors import CheckFailed, UserError
+from analyzer.core.errors import UserError
 from analyzer.core.safe import terminal_text
-from analyzer.sinks import LOOKUP, PAGES, PAGES_ALIASES
+from analyzer.sinks import PAGES, PAGES_ALIASES
 from analyzer.core.wording import plural
 from analyzer.cli.common import FormatChoice, debug_option, target_option
 
@@ -64,55 +63,6 @@ def render(records, fmt, out_dir, issues_url):
                f"<page>.json beside it, and {out / ('index.' + writer.sink().EXT)}")
 
 
-@click.command()
-@click.argument("message")
-@click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(),
-              help="Records file to search.")
-@click.option("--format", "fmt", type=FormatChoice(LOOKUP), default="text", show_default=True)
-@click.option("--limit", type=click.IntRange(0), default=5, show_default=True,
-              help="Show at most this many matches (0: all).")
-@debug_option
-def lookup(message, records, fmt, limit):
-    """Find the record a runtime panic comes from.
-
-    MESSAGE is the panic message, or the whole panic as Rust prints it (`thread 'main' panicked at
-    FILE:LINE:COL:` and the message on the next line), or `-` to read it from standard input. A
-    record matches when its messageRegex matches the whole message. The best match comes first: a
-    record at the panic's file (nearest line first), then the one that spells out the most of the
-    message. Exit 1 when no record matches.
-
-    \b
-    Examples:
-      burn-errors lookup 'conv3d: unsupported dtype I8'
-      burn-errors lookup "$(cat panic.txt)" --records output/records.jsonl
-      cargo run 2>&1 | burn-errors lookup - --format json
-    """
-    from analyzer.features import lookup as lk
-
-    text = sys.stdin.read() if message == "-" else message
-    panic = lk.parse_panic(text)
-    if not panic.message.strip():
-        raise UserError("the panic message is empty; give the text after `panicked at ...:`")
-    result = lk.lookup(panic, _read_records(records))
-    if result.bad_regex:
-        one = len(result.bad_regex) == 1
-        click.echo(terminal_text(f"note: {plural(len(result.bad_regex), 'record')} in {records} "
-                                 f"{'has' if one else 'have'} "
-                                 f"a messageRegex that is not of the shape extract writes (`^`, escaped text and "
-                                 f"`.*?`, `$`) and {'was' if one else 'were'} skipped (first: {result.bad_regex[0]})",
-                                 one_line=True), err=True)
-    shown = result.matches if limit == 0 else result.matches[:limit]
-    document = LOOKUP[fmt](result, shown, sys.stdout.isatty())
-    if document:
-        click.echo(document, nl=False)
-    if not result.matches:
-        one_line = terminal_text(panic.message, one_line=True)
-        raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
-                          + (f" ({plural(result.placeholder_only, 'record')} whose message is only a placeholder "
-                             f"match{'es' if result.placeholder_only == 1 else ''} any text)"
-                             if result.placeholder_only else ""))
-
-
 @click.group()
 def annotate():
     """Hand records to annotators (people or a model) and merge their answers back.
@@ -128,9 +78,13 @@ def annotate():
 @click.argument("records", type=click.Path())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the prompts, the answer skeletons and export.json.")
+@click.option("--drafts", type=click.Path(dir_okay=False),
+              help="The annotations-not-carried.jsonl that `extract --previous` wrote (default: the one "
+                   "beside RECORDS, if any): the prompt of each changed record offers the annotation it "
+                   "had before as a draft to revise.")
 @target_option
 @debug_option
-def annotate_export(records, out_dir):
+def annotate_export(records, out_dir, drafts):
     """Write a prompt and an answer skeleton for each record that needs annotation.
 
     A record needs annotation when it has none yet, or when it is new or changed (after `extract
@@ -147,9 +101,15 @@ def annotate_export(records, out_dir):
     from analyzer.core.timestamps import utc_now
     from analyzer.core.outputs import ensure_writable_dir, write_files
 
+    from analyzer.features.annotate import read_not_carried
+    from analyzer.pipeline.results_cache import NOT_CARRIED_FILE
+
     lines = _read_records(records)
     out = Path(out_dir)
-    todo = export(lines, out, records, utc_now()) if lines else None
+    beside = Path(records).parent / NOT_CARRIED_FILE if not Path(records).is_dir() else Path(records) / NOT_CARRIED_FILE
+    drafts_path = Path(drafts) if drafts else (beside if beside.is_file() else None)
+    earlier = read_not_carried(drafts_path) if drafts_path is not None else []
+    todo = export(lines, out, records, utc_now(), earlier) if lines else None
     if todo is None or not todo.exported:
         click.echo(f"Nothing to annotate: {'the' if len(lines) == 1 else 'all'} {plural(len(lines), 'record')} "
                    f"in {records} {'is' if len(lines) == 1 else 'are'} annotated.")
@@ -162,6 +122,13 @@ def annotate_export(records, out_dir):
     parts = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
     n = len(todo.exported)
     click.echo(f"Wrote {plural(n, 'prompt')} and {plural(n, 'answer skeleton')} to {out} ({parts}).")
+    if todo.drafted:
+        click.echo(f"{plural(len(todo.drafted), 'prompt')} of changed records offer the annotation the record had "
+                   f"before as a draft (from {drafts_path}).")
+    dropped = sum(1 for e in earlier if e["why"] == "dropped")
+    if dropped:
+        click.echo(f"{plural(dropped, 'annotation')} of records not found again stay in {drafts_path}, with "
+                   f"the records they were written for.")
     if todo.stale:
         click.echo(f"{plural(len(todo.stale), 'answer')} already filled in {out} "
                    f"{'was' if len(todo.stale) == 1 else 'were'} written for content that changed since "

@@ -24,6 +24,7 @@ from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file, read_off_bytes
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.records.macro_lists import handed_decisions
 from analyzer.pipeline.workers import start_pool
 from analyzer.profiles import current
 from analyzer.source.crates import crates_of
@@ -62,6 +63,9 @@ class Extraction:
     timings: dict[str, float]
     carry: dict[str, int] = field(default_factory=dict)  # with --previous: annotation status counts
     lineage: dict | None = None  # with --previous: records per lineage tier, and those not found
+    # With --previous: the earlier records whose annotations were not handed on, and why
+    # (analyzer/lineage/carry.py, not_carried_entry).
+    not_carried: list[dict] = field(default_factory=list)
     # What this run did with each Rust file (path): its facts came from the cache, or it was
     # parsed, or the byte prefilter found no panic-family call and no enum in it, so it was not
     # parsed. The three add up to files_scanned.
@@ -103,7 +107,7 @@ class Extraction:
 # hint regexes, tried only where their words occur; most of the tree; its plain type aliases, if
 # any, are read with another regex), and hands the rest to parser processes in chunks as it reads,
 # biggest files first so they finish together. A parser reads only the items of a file that hold
-# a call or an enum (analyzer/regions.py). A worker returns each file's encoded cache rows only;
+# a call or an enum (analyzer/facts/regions.py). A worker returns each file's encoded cache rows only;
 # the parent decodes them into FileFacts as a cached run does, so a cold run sees exactly what a
 # cached run sees.
 # Contents are not kept but for the files that may hold a panic-family call (a fraction of the
@@ -359,18 +363,22 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     by_path = {b.path: b for b in rust}
     need = {by_path[a.path].oid for a in kept}
     kept_sources = {b.path: contents[b.oid] for b in rust if b.oid in contents} if sources else {}
+    # A dispatch macro's record lists what its crate's invocations hand it: read before the
+    # parsed bytes are freed, so a cold run reads no file twice.
+    handed = handed_decisions(kept, lambda crate: [b.path for b in rust if crates[b.path] == crate],
+                              lambda paths: _read_paths(repo, [by_path[p] for p in paths], contents))
     contents = {oid: data for oid, data in contents.items() if oid in need}  # the others freed now
     contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
     budget = output_budget(sum(b.size for b in rust))
     written = 0
-    for a, alternate in zip(kept, alternates):
+    for n, (a, alternate) in enumerate(zip(kept, alternates)):
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
-        line = record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
-                           alternate, catalog.inheriting(a.site))
+        line = record_line(repo.name, sha, now, a.path, a.crate, a.site, handed.get(n, a.decision), a.id,
+                           text_lines[oid], alternate, catalog.inheriting(a.site))
         written += len(line.record.sourceCode) + len(line.record.errorMessage) + RECORD_OVERHEAD
         if written > budget:
             raise UserError(f"the records at {sha[:12]} would pass {budget // 1_000_000:,} MB, more than "
@@ -380,6 +388,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None
+    not_carried: list[dict] = []
     if previous is not None:
         # Each earlier record found again hands on its id, slug, tags and first-seen revision,
         # and its annotations while the content is unchanged (analyzer/lineage/).
@@ -388,6 +397,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha,
                                                    records_at=records_at(repo, cache), catalog=catalog))
         lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
+        not_carried = carried.not_carried
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
 
@@ -403,6 +413,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         cache_hits=len(from_cache) if cache is not None else 0,
         cache_misses=len(missing),
         timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts, code=code_files,
+        not_carried=not_carried,
         scan=_scan_counts(rust, from_cache, prefiltered), sources=kept_sources,
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
@@ -435,6 +446,13 @@ def _rust_files(tree: list, repo: GitRepository, sha: str) -> tuple[list, list]:
         raise UserError(f"no Rust files at {sha[:12]} in {repo.origin}; is this the right repository "
                         f"and revision?")
     return rust, bad_names
+
+
+def _read_paths(repo: GitRepository, blobs: list, contents: dict[str, bytes]) -> dict[str, bytes]:
+    """{path: bytes} of some files, from the bytes already read where they are."""
+    missing = sorted({b.oid for b in blobs} - set(contents))
+    extra = dict(repo.read_blobs(missing)) if missing else {}
+    return {b.path: contents[b.oid] if b.oid in contents else extra[b.oid] for b in blobs}
 
 
 def _holds_code(f: FileFacts) -> bool:

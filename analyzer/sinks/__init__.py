@@ -54,7 +54,7 @@ def shown(output: Any) -> Any:
         return f"Writer({self.module}.{self.function})"
 
 
-# Coverage: (matrix) -> text.
+# Coverage: (matrix, full=False) -> text; `full` (--full) is the JSON writer's alone.
 COVERAGE: dict[str, Writer] = {
     "table": Writer("coverage_table", shown=True),
     "markdown": Writer("coverage_markdown", shown=True),
@@ -100,7 +100,8 @@ PAGES: dict[str, Writer] = {
 # Other names taken for a pages format (`md` was its only spelling before `markdown`).
 PAGES_ALIASES = {"md": "markdown"}
 
-# Lookup: (lookup result, the matches shown, whether stdout is a terminal) -> text.
+# Lookup: (lookup result, the matches shown, whether stdout is a terminal, the records read, a
+# matching record of another release) -> text.
 LOOKUP: dict[str, Writer] = {
     "text": Writer("lookup_text"),
     "json": Writer("lookup_json"),
