@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         t1 = best_of(make(n), args.rounds)
         t4 = best_of(make(4 * n), args.rounds)
         ratio = t4 / max(t1, 1e-6)
-        rows.append({"case": name, "n": n, "seconds": round(t1, 4), "seconds4n": round(t4, 4), "ratio": round(ratio, 2)})
+        rows.append({"case": name, "n": n, "seconds": round(t1, 4), "seconds4n": round(t4, 4),
+                     "ratio": round(ratio, 2)})
         print(f"{name:18} n={n:<8} {t1:8.4f}s  4n={4 * n:<8} {t4:8.4f}s  ratio {ratio:5.2f}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
