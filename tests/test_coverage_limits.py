@@ -629,3 +629,71 @@ def test_a_tuple_match_of_a_setting_and_a_dtype_feeds_both_views(cli, git_repo):
     assert backward["F64"]["status"] == "partial"
     assert _settings(doc, "burn-tupley", "interpolate_backward", "InterpolateMode") == {
         "Nearest": "handled", "NearestExact": "handled", "Bilinear": "handled", "Bicubic": "handled"}
+
+
+MODULE_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait ModuleOps<B: Backend> {
+    fn conv2d(x: B::Float, weight: B::Float) -> B::Float;
+    fn conv3d(x: B::Float, weight: B::Float) -> B::Float;
+    fn deform_conv2d(x: B::Float) -> B::Float;
+}
+"""
+
+# ndarray's shape: a module macro matches both inputs' storage, the catch-all a mismatch check
+# (no record), and the arms hand the arrays to a generic helper with no dispatch of its own.
+MODULE_OPS_RS = """\
+pub enum NdTensor {
+    F64(Storage),
+    F32(Storage),
+    I64(Storage),
+}
+
+macro_rules! module_op {
+    (inp($($x:tt),+), $element:ident, $op:expr) => {{
+        match ($($x),+) {
+            ($(NdTensor::F32($x)),+) => {
+                type $element = f32;
+                $op($($x.into_shared()),+)
+            }
+            ($(NdTensor::F64($x)),+) => {
+                type $element = f64;
+                $op($($x.into_shared()),+)
+            }
+            _ => panic!("Data type mismatch"),
+        }
+    }};
+}
+
+impl ModuleOps<Self> for Nd {
+    fn conv2d(x: NdTensor, weight: NdTensor) -> NdTensor {
+        module_op!(inp(x, weight), E, |x, weight| conv::<E>(x, weight).into())
+    }
+
+    fn conv3d(x: NdTensor, weight: NdTensor) -> NdTensor {
+        conv::<f32>(x, weight)
+    }
+
+    fn deform_conv2d(x: NdTensor) -> NdTensor {
+        match x {
+            NdTensor::F32(storage) => deform::<f32>(storage),
+            other => panic!("deform_conv2d: unsupported dtype {:?}", other),
+        }
+    }
+}
+"""
+
+
+def test_a_match_with_no_record_that_handles_a_dtype_makes_it_handled_and_says_so(cli, git_repo):
+    git_repo.crate("burn-backend", {"src/ops.rs": MODULE_TRAITS_RS})
+    git_repo.crate("burn-nd", {"src/ops.rs": MODULE_OPS_RS})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    conv = cells(doc, "burn-nd", "conv2d")
+    assert conv["NdTensor::F32"]["status"] == "handled" and conv["NdTensor::F64"]["status"] == "handled"
+    assert conv["NdTensor::F32"]["reason"] == ("handled by the match at src/ops.rs:18 (no panic there refuses it); "
+                                               "no other dtype match with a panic is on its path")
+    # An operation with no dispatch at all stays "no panic found"; the int storage is n/a.
+    assert not {d for d, c in cells(doc, "burn-nd", "conv3d").items() if c["status"] != "n/a"}
+    assert "NdTensor::I64" not in conv

@@ -81,8 +81,8 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     # Dispatches -> (function, dispatch) instances.
     instances: list[tuple[int, Dispatch]] = []
     helpers: list[Dispatch] = []
-    for d in [*base.dispatches, *_kind_fixed_dispatches(ex)]:
-        entry = audit_by_id.get(d.sites[0].record_id)
+    fixed = _kind_fixed_dispatches(ex)
+    for d, entry in [*((d, audit_by_id.get(d.sites[0].record_id)) for d in base.dispatches), *fixed]:
         site = entry.site if entry is not None else None
         in_macro = site.in_macro if site is not None else ""
         if in_macro.startswith("macro_rules! "):
@@ -197,6 +197,8 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                 elif ev:
                     panicking = [e.site for e in ev if e.status == PANICS]
                     status, reason, parts = _fold_paths(ev)
+                    if status == HANDLED and not any(e.site.record_id for e in ev):
+                        reason = _unrecorded_reason(ev, crate)
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
     _apply_tuples(cells, tuples)
@@ -255,21 +257,60 @@ def _as_decided(ln, entry):
                                                                             "rejected": d.rejected})})
 
 
-def _kind_fixed_dispatches(ex) -> list[Dispatch]:
+def _kind_fixed_dispatches(ex) -> list[tuple[Dispatch, object]]:
     """The dtype matches whose catch-all only dtypes of another kind reach (no record: no user
     reaches that panic), with the dtypes their arms handle: what the function does with each dtype
-    of its kind, and which arm a helper is called from."""
+    of its kind, and which arm a helper is called from. Each with its audit entry (it has no
+    record id to be found by)."""
     out = []
+    enums = ex.catalog.enums
     for a in ex.audit:
         dec = a.decision
-        if dec.record or not dec.handled:
-            continue  # a record's dispatch is the base's; an exclusion that keeps no dtypes says none
+        if dec.record:
+            continue  # a record's dispatch is the base's
+        enum, handled = dec.enum or "", list(dec.handled)
+        if not handled:
+            # An exclusion that keeps no dtypes (a mismatch check, an accessor) still dispatches on
+            # the dtypes its arms name and handle: the operations reaching it handle those there.
+            enum, handled = _arm_handled(a.site.arms, enums)
+            if not handled:
+                continue
         s = a.site
         site = Site("", a.path, s.line, s.function, github_url(ex.repo, ex.sha, a.path, s.line, s.line), dec.pattern,
                     s.message)
-        out.append(Dispatch(a.crate, s.function, s.function, a.path, dec.enum or "", s.scrutinee, s.context,
-                            {qualify(dec.enum, v): HANDLED for v in dec.handled}, [], [site]))
+        out.append((Dispatch(a.crate, s.function, s.function, a.path, enum, s.scrutinee, s.context,
+                             {qualify(enum, v): HANDLED for v in handled}, [], [site]), a))
     return out
+
+
+def _unrecorded_reason(ev: list[Evidence], crate: str) -> str:
+    """Why a cell no record speaks for is handled: the matches on its path that name the dtype
+    (their panics refuse other kinds or mismatched tensors, not this dtype), the rest of the
+    path taking any dtype."""
+    where = list(dict.fromkeys(f"{short_path(e.site.path, crate)}:{e.site.line}" for e in ev))
+    return (f"handled by the match{'es' if len(where) > 1 else ''} at {', '.join(where)} (no panic there refuses "
+            f"it); no other dtype match with a panic is on its path")
+
+
+def _arm_handled(arms, enums) -> tuple[str, list[str]]:
+    """The dtype enum a match's arms name most and the variants its plain arms (no guard, no
+    panic, not a catch-all) handle: `Bool(U8)` for a payload variant."""
+    from collections import Counter
+
+    named = Counter(r.enum for arm in arms for r in arm.refs if r.enum in enums)
+    if not named:
+        return "", []
+    enum = named.most_common(1)[0][0]
+    handled: list[str] = []
+    for arm in arms:
+        if arm.panics or arm.catch_all or arm.guard:
+            continue
+        for r in arm.refs:
+            if r.enum == enum:
+                v = f"{r.variant}({r.sub[0].variant})" if r.sub and len(r.sub) == 1 else r.variant
+                if v not in handled:
+                    handled.append(v)
+    return enum, handled
 
 
 def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
