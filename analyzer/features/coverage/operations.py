@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import TYPE_CHECKING
 
 from analyzer.core.collector import no_cycle_collection
 from analyzer.profiles import current
@@ -21,6 +22,9 @@ from analyzer.features.coverage.model import (
 )
 from analyzer.decisions.categories import OP
 from analyzer.records.model import github_url
+
+if TYPE_CHECKING:
+    from analyzer.pipeline.extract import AuditEntry
 
 from analyzer.records.macro_lists import METAVARIABLE_VARIANT as _METAVARIABLE_VARIANT
 
@@ -257,7 +261,7 @@ def _as_decided(ln, entry):
                                                                             "rejected": d.rejected})})
 
 
-def _kind_fixed_dispatches(ex) -> list[tuple[Dispatch, object]]:
+def _kind_fixed_dispatches(ex) -> list[tuple[Dispatch, AuditEntry]]:
     """The dtype matches whose catch-all only dtypes of another kind reach (no record: no user
     reaches that panic), with the dtypes their arms handle: what the function does with each dtype
     of its kind, and which arm a helper is called from. Each with its audit entry (it has no
