@@ -697,3 +697,58 @@ def test_a_match_with_no_record_that_handles_a_dtype_makes_it_handled_and_says_s
     # An operation with no dispatch at all stays "no panic found"; the int storage is n/a.
     assert not {d for d, c in cells(doc, "burn-nd", "conv3d").items() if c["status"] != "n/a"}
     assert "NdTensor::I64" not in conv
+
+
+COLLECTIVE_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait FloatTensorOps<B: Backend> {
+    fn float_from_data(data: TensorData) -> FloatTensor<B>;
+}
+
+pub trait CollectiveOps<B: Backend> {
+    fn all_reduce(tensor: FloatTensor<B>, op: ReduceOperation) -> FloatTensor<B>;
+    fn sync_collective(device: &B::Device);
+    fn gather_any(tensor: TensorRef<B>) -> Vec<u8>;
+}
+"""
+
+COLLECTIVE_OPS_RS = """\
+impl FloatTensorOps<Self> for Lone {
+    fn float_from_data(data: TensorData) -> LoneTensor {
+        LoneTensor::new(data)
+    }
+}
+
+impl CollectiveOps<Self> for Lone {
+    fn all_reduce(tensor: LoneTensor, op: ReduceOperation) -> LoneTensor {
+        unimplemented!()
+    }
+
+    fn sync_collective(device: &LoneDevice) {
+        unimplemented!()
+    }
+
+    fn gather_any(tensor: TensorRef<Lone>) -> Vec<u8> {
+        unimplemented!()
+    }
+}
+"""
+
+
+def test_a_stub_of_a_trait_of_no_one_kind_panics_only_for_the_kind_its_signature_takes(cli, git_repo):
+    from conftest import DTYPE_RS
+    # A dtype record elsewhere gives the matrix its columns.
+    git_repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    git_repo.crate("burn-backend", {"src/ops.rs": COLLECTIVE_TRAITS_RS})
+    git_repo.crate("burn-lone", {"src/ops.rs": COLLECTIVE_OPS_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo, "--full")
+    kinds = {o["operation"]: o["kind"] for o in doc["operations"] if o["crate"] == "burn-lone"}
+    assert kinds == {"float_from_data": "float", "all_reduce": "float", "sync_collective": "none", "gather_any": None}
+    reduce = cells(doc, "burn-lone", "all_reduce")
+    assert reduce["F32"]["reason"] == "not implemented" and reduce["I64"]["status"] == "n/a"
+    # No tensor at all: every dtype is n/a; a tensor of no one kind: every dtype panics.
+    assert {c["status"] for c in cells(doc, "burn-lone", "sync_collective").values()} == {"n/a"}
+    assert {c["status"] for c in cells(doc, "burn-lone", "gather_any").values()} == {"panics"}

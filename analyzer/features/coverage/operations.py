@@ -173,6 +173,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     unimplemented = _not_implemented(ex, graph, ops)
     unfollowed = _calling_defaults(ex.code, traits, graph, ops)
     _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
+    _kinds_from_signatures(ex.code, ops, read_files)
     tuples = tuple_matches(ex)
     settings = build_settings(ex, graph, read_files, tuples)
     del graph
@@ -330,6 +331,66 @@ def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]
             out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl,
                                                        "", r.errorMessage))
     return out
+
+
+# The tensor types of burn's backend signatures, by kind (`FloatTensor<B>`, `B::IntTensorPrimitive`).
+_TENSOR_TYPE = re.compile(r"\b(Float|Int|Bool|Quantized)Tensor(?:Primitive)?\b")
+_TENSOR_KIND = {"Float": "float", "Int": "int", "Bool": "bool", "Quantized": "quantized"}
+# A type that may hold a tensor (`TensorRef<B>`, `TransactionPrimitive<B>`): of no one kind.
+_HOLDS_TENSOR = re.compile(r"Tensor|Primitive")
+NO_TENSOR = "none"
+
+
+def _kinds_from_signatures(code, ops: dict[tuple[str, str], Operation], read_files) -> None:
+    """The kind of an operation whose trait takes no one kind (`DistributedOps`), from its
+    method's signature in the trait: the one tensor kind its parameters and result name
+    (`all_reduce(tensor: FloatTensor<B>, ..)`: float), or `none` when they hold no tensor at all
+    (`sync_collective(device)`: every dtype is n/a there)."""
+    wanted = {o.trait for o in ops.values() if not o.kind}
+    if not wanted or read_files is None:
+        return
+    paths = sorted({path for path, _, facts in code for t in facts.traits if t.name in wanted})
+    texts = read_files(paths)
+    kinds: dict[tuple[str, str], str] = {}
+    for path in paths:
+        for trait, method, signature in _signatures(texts.get(path, b""), wanted):
+            named = {_TENSOR_KIND[m] for m in _TENSOR_TYPE.findall(signature)}
+            if len(named) == 1:
+                kinds[(trait, method)] = named.pop()
+            elif not named and not _HOLDS_TENSOR.search(signature):
+                kinds[(trait, method)] = NO_TENSOR
+    for key, o in ops.items():
+        kind = kinds.get((o.trait, o.name)) if not o.kind else None
+        if kind:
+            ops[key] = Operation(o.crate, o.name, o.trait, kind, o.path, o.line, o.url)
+
+
+def _signatures(source: bytes, traits: set[str]):
+    """(trait, method, its parameters and result as written) of the methods of `traits` in a file."""
+    from tree_sitter import Parser
+
+    from analyzer.facts.syntax import LANGUAGE
+
+    if not source:
+        return
+    stack = [Parser(LANGUAGE).parse(source).root_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "trait_item":
+            name, body = n.child_by_field_name("name"), n.child_by_field_name("body")
+            trait = name.text.decode() if name is not None and name.text is not None else ""
+            if trait not in traits or body is None:
+                continue
+            for item in body.named_children:
+                if item.type not in ("function_signature_item", "function_item"):
+                    continue
+                method = item.child_by_field_name("name")
+                parts = [item.child_by_field_name(f) for f in ("parameters", "return_type")]
+                text = " ".join(p.text.decode("utf-8", "replace") for p in parts if p is not None and p.text)
+                if method is not None and method.text is not None:
+                    yield trait, method.text.decode(), text
+            continue
+        stack.extend(n.named_children)
 
 
 def _calling_defaults(code, traits, graph: CallGraph,
