@@ -395,13 +395,16 @@ def test_claims_set_the_backends_dtype_usage_against_the_cells(cli, git_repo):
     i64 = claims[("burn-torchy", "I64")]
     assert i64["advertised"] is False and i64["where"] == "crates/burn-torchy/src/backend.rs:7"
     assert i64["handledIn"] == ["int_from_data"]
-    # A guard decides QFloat: the audit does not say.
+    # A guard decides QFloat: the audit does not say. Its stub (q_slice) is apart from the panics.
     assert claims[("burn-torchy", "QFloat")]["advertised"] is None
+    assert claims[("burn-torchy", "QFloat")]["stubsIn"] == ["q_slice"]
+    assert "q_slice" not in claims[("burn-torchy", "QFloat")]["panicsIn"]
     # An answer that asks the device at run time is named as such.
     remote = [c for c in doc["claims"] if c["crate"] == "burn-remote"]
     assert remote and all(c["advertised"] is None and c["reading"] == "device" for c in remote)
     md = coverage(cli, git_repo, "--format", "markdown")
     assert "| burn-torchy | `F16` | yes | crates/burn-torchy/src/backend.rs:4 | `float_exp`, `float_from_data`" in md
+    assert "Not implemented (stubs, whatever the dtype; not counted above): burn-torchy: `q_slice`" in md
     table = coverage(cli, git_repo)
     assert "burn-torchy advertises F16 (src/backend.rs:4); panics in float_exp" in table
     assert "burn-remote F64: its answer depends on the device at run time (src/backend.rs:2)" in table
