@@ -366,7 +366,9 @@ def test_enum_items_scan_each_byte_a_bounded_number_of_times():
     CountingBytes.scanned = 0
     facts = parse_file(src)
     assert facts.enums == [] and not facts.skipped
-    assert CountingBytes.scanned <= 10 * len(src), CountingBytes.scanned
+    # A constant per byte: the prefilter's search for each word a call starts with (the four
+    # panic-family words, `assert`, `expect`) scans the file once, the enum reading the rest.
+    assert CountingBytes.scanned <= 12 * len(src), CountingBytes.scanned
 
 
 def test_planned_ranges_on_one_long_line_scan_each_byte_a_bounded_number_of_times():

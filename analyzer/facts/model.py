@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 12
+FACTS_VERSION = 13
 
 
 @dataclass
@@ -48,7 +48,7 @@ class ArmFacts:
 class SiteFacts:
     """One panic-family call and the syntax around it."""
 
-    macro: str  # panic | unimplemented | todo | unreachable
+    macro: str  # panic | unimplemented | todo | unreachable | assert | assert_eq | assert_ne | expect
     macro_path: str  # as written: panic, std::panic, core::panic
     line: int  # 1-based, where the macro's name starts
     column: int

@@ -25,7 +25,7 @@ from analyzer.facts.impls import ops_impls
 from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
 from analyzer.facts.remaps import remaps
-from analyzer.facts.prefilter import (PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, trait_names,
+from analyzer.facts.prefilter import (file_site_words, has_enum_hint, has_panic_hint, plain_aliases, trait_names,
                                       variant_uses)
 from analyzer.facts.sites import _collect_sites
 from analyzer.facts.syntax import LANGUAGE, _blanked, _parser, _word_spans
@@ -83,7 +83,7 @@ def _parse_file(source: bytes, code: bool, has_panic: bool) -> FileFacts:
     except UnicodeDecodeError:
         not_utf8 = True
     aliases = plain_aliases(source)
-    hits = [start for start, _ in _word_spans(source, _SITE_WORDS, 0, len(source))] if has_panic else []
+    hits = site_hits(source) if has_panic else []
     if code and has_panic:
         shared = _shared_tree(source, hits)
         if shared is not None:
@@ -193,8 +193,11 @@ def _site_facts(root: Node, source: bytes, parse_errors: bool, not_utf8: bool, a
     return FileFacts(sites, enums, parse_errors, not_utf8, aliases)
 
 
-# The words whose items hold every site fact: the calls' macro names, and `enum`.
-_SITE_WORDS = (*PANIC_WORDS, b"enum")
+def site_hits(source: bytes) -> list[int]:
+    """The offsets of the words whose items hold every site fact: the calls' names (the CALL_WORDS
+    only of calls that refuse in words, prefilter.file_site_words) and `enum`."""
+    starts = file_site_words(source)[0] + [s for s, _ in _word_spans(source, (b"enum",), 0, len(source))]
+    return sorted(starts)
 _CONTAINER_TYPES = ("impl_item", "mod_item", "trait_item")
 
 

@@ -4,14 +4,16 @@ a tree and, through shadow parses, from the token trees of macro calls and macro
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from tree_sitter import Node
 
 from analyzer.facts.macronames import generated_fn_name
 from analyzer.facts.messages import LiteralError, build_message, decode_string_literal
 from analyzer.facts.model import SiteFacts
-from analyzer.facts.placement import _cfg_gate, _is_whole_body, _placement
-from analyzer.facts.prefilter import PANIC_HINT, PANIC_WORDS
-from analyzer.facts.syntax import _COMMENTS, _has_test_attribute, _parser, _text, _word_spans, norm
+from analyzer.facts.placement import _cfg_gate, _is_whole_body, _placement, _Placement
+from analyzer.facts.prefilter import PANIC_HINT, SITE_CALL_WORDS, file_site_words
+from analyzer.facts.syntax import _COMMENTS, _has_test_attribute, _parser, _text, norm
 from analyzer.facts.tokentrees import _MAX_SHADOW_DEPTH, _shadow
 
 
@@ -87,6 +89,137 @@ def _message_of(call: Node, source: bytes, offset: int, macro: str):
     return build_message(macro, None, norm(text)), False
 
 
+# The assertion macros, and where their message stands among their arguments; a message-less
+# assertion names nothing it refuses and is no site.
+ASSERTIONS = {"assert": 1, "assert_eq": 2, "assert_ne": 2}
+
+
+def _arguments(tt: Node) -> list[list[Node]]:
+    """The top-level comma-separated arguments of a macro call's token tree."""
+    args: list[list[Node]] = [[]]
+    for tok in tt.children[1:-1]:  # strip the delimiters
+        if tok.type == ",":
+            args.append([])
+        elif tok.type not in _COMMENTS:
+            args[-1].append(tok)
+    return [a for a in args if a] if args[-1] or len(args) > 1 else []
+
+
+def _assertion(call: Node, macro: str, source: bytes, offset: int):
+    """(message, literal, condition) of an assertion with a message, else None. The condition is
+    what must hold: the assertion's own for `assert!`, `left == right` (`!=`) for the others."""
+    tt = next((c for c in call.children if c.type == "token_tree"), None)
+    if tt is None:
+        return None
+    args = _arguments(tt)
+    at = ASSERTIONS[macro]
+    if len(args) <= at:
+        return None
+
+    def text(nodes: list[Node]) -> str:
+        return source[nodes[0].start_byte - offset:nodes[-1].end_byte - offset].decode("utf-8", "replace")
+
+    first = args[at]
+    if len(first) == 1 and first[0].type in ("string_literal", "raw_string_literal"):
+        try:
+            msg, literal = build_message(macro, decode_string_literal(text(first))), True
+        except LiteralError:
+            msg, literal = build_message(macro, None, norm(text(first))), False
+    else:
+        msg, literal = build_message(macro, None, norm(text(first))), False
+    if at == 1:
+        condition = norm(text(args[0]))
+    else:
+        condition = f"{norm(text(args[0]))} {'==' if macro == 'assert_eq' else '!='} {norm(text(args[1]))}"
+    return msg, literal, condition
+
+
+def _expect(call: Node, source: bytes, offset: int):
+    """(message, receiver) of `.expect("..")` handed one string literal, or a name bound to one
+    (_bound_literal), else None: a message computed at run time (`&format!(..)`) is not read."""
+    args = call.child_by_field_name("arguments")
+    function = call.child_by_field_name("function")
+    receiver = function.child_by_field_name("value") if function is not None else None
+    if args is None or receiver is None:
+        return None
+    named = [c for c in args.named_children if c.type not in _COMMENTS]
+    if len(named) != 1:
+        return None
+    lit = named[0] if named[0].type != "identifier" else _bound_literal(call, named[0].text or b"")
+    if lit is None or lit.type not in ("string_literal", "raw_string_literal"):
+        return None
+    try:
+        text = decode_string_literal(source[lit.start_byte - offset:lit.end_byte - offset].decode("utf-8", "replace"))
+    except LiteralError:
+        return None
+    rec = norm(source[receiver.start_byte - offset:receiver.end_byte - offset].decode("utf-8", "replace"))
+    return build_message("expect", text), rec
+
+
+def _bound_literal(call: Node, name: bytes) -> Node | None:
+    """The string literal a name is bound to before the call, in a block around it or an item
+    list (`let msg = "..";`, `const MSG: &str = "..";`): a message written once for several
+    `expect`s. None when the nearest binding of the name holds something else."""
+    n = call
+    while n.parent is not None:
+        holder = n.parent
+        if holder.type in ("block", "source_file", "declaration_list"):
+            for item in reversed(holder.named_children[:_index_in(holder, n)]):
+                field = "pattern" if item.type == "let_declaration" else "name"
+                if item.type in ("let_declaration", "const_item", "static_item"):
+                    bound = item.child_by_field_name(field)
+                    if bound is not None and bound.text == name:
+                        return item.child_by_field_name("value")
+        n = holder
+    return None
+
+
+def _index_in(holder: Node, child: Node) -> int:
+    for i, c in enumerate(holder.named_children):
+        if c.id == child.id:
+            return i
+    return 0
+
+
+def _statement_of(node: Node) -> Node:
+    """The statement (a child of a block) that holds `node`, else `node`."""
+    n = node
+    while n.parent is not None and n.parent.type not in ("block", "source_file", "declaration_list"):
+        if n.type in _STATEMENT_BOUNDARY:
+            return node
+        n = n.parent
+    return n if n.parent is not None else node
+
+
+_STATEMENT_BOUNDARY = ("closure_expression", "function_item", "match_arm")
+
+
+def _read_call(call: Node, name_node: Node, macro: str, source: bytes, offset: int, tx, arms_of: dict, wrapper):
+    """(message, literal, placement, the node naming the macro, the node whose line and column
+    the site gives) of one call, or None for an assertion without a message or an `expect` not
+    handed a string literal."""
+    if macro == "expect":
+        found = _expect(call, source, offset)
+        if found is None:
+            return None
+        # The Option or Result is the test: `.expect` panics on its None or Err.
+        return found[0], True, _Placement("guard", True, condition=found[1], branch="expect"), name_node, name_node
+    mnode = call.child_by_field_name("macro")
+    if macro in ASSERTIONS:
+        read = _assertion(call, macro, source, offset)
+        if read is None:
+            return None
+        # The assertion's condition is its guard, wherever the assertion stands.
+        return read[0], read[1], _Placement("guard", True, condition=read[2], branch="assert"), mnode, call
+    msg, literal = _message_of(call, source, offset, macro)
+    place = _placement(call, tx, arms_of)
+    if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
+        place = _placement(*wrapper)
+    if place.context in ("other", "guard"):
+        place = _cfg_gate(call, tx) or place
+    return msg, literal, place, mnode, call
+
+
 def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer: Node | None,
                    sites: list[SiteFacts], depth: int, wrapper=None, span: tuple[int, int] | None = None) -> None:
     """Sites parsed as Rust, then those hidden in token trees through a shadow parse.
@@ -106,12 +239,10 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
     calls, token_trees = _word_nodes(root, source, lo, hi, offset)
     for call, name_node in calls:
         macro = _text(name_node).decode()
-        mnode = call.child_by_field_name("macro")
-        place = _placement(call, tx, arms_of)
-        if place.context == "other" and wrapper is not None and _is_whole_shadow(call):
-            place = _placement(*wrapper)
-        if place.context in ("other", "guard"):
-            place = _cfg_gate(call, tx) or place
+        read = _read_call(call, name_node, macro, source, offset, tx, arms_of, wrapper)
+        if read is None:
+            continue
+        msg, literal, place, mnode, anchor = read
         function, impl, item_path, in_test = _enclosing(call)
         if outer is not None:
             o_function, o_impl, o_path, o_test = _enclosing(outer)
@@ -125,14 +256,13 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             in_test = in_test or o_test
             if depth == 1 and in_macro.startswith("macro_rules!"):
                 function = generated_fn_name(call, source, offset, lo, outer, function, names_of)
-        msg, literal = _message_of(call, source, offset, macro)
         sites.append(SiteFacts(
             macro=macro,
             macro_path=norm(tx(mnode)) if mnode is not None else macro,
-            line=call.start_point.row + 1,
+            line=anchor.start_point.row + 1,
             # 1-based byte column, from the file itself (shadow rows are the file's, columns not always).
-            column=_column(source, call.start_byte - offset),
-            start_byte=call.start_byte - offset,
+            column=_column(source, anchor.start_byte - offset),
+            start_byte=anchor.start_byte - offset,
             end_byte=call.end_byte - offset,
             message=msg.text,
             message_segments=[(s.text, s.placeholder) for s in msg.segments],
@@ -151,21 +281,21 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
             item_path=item_path,
             in_test=in_test,
             in_macro=in_macro,
-            comment=_comment_before(call, tx),
+            comment=_comment_before(call if anchor is call else _statement_of(call), tx),
         ))
     if depth >= _MAX_SHADOW_DEPTH:
         return
     for body, macro_node in token_trees:
         if macro_node is not None:
             name = norm(source[macro_node.start_byte - offset:macro_node.end_byte - offset].decode("utf-8", "replace"))
-            if name.split("::")[-1] in ("panic", "unimplemented", "todo", "unreachable"):
+            if name.split("::")[-1] in _NO_CODE_INSIDE:
                 continue
         else:
             rules = body.parent.parent if body.parent is not None else None
             nm = rules.child_by_field_name("name") if rules is not None else None
             name = "macro_rules! " + (_text(nm).decode() if nm is not None else "?")
         start, end = body.start_byte - offset, body.end_byte - offset
-        if not PANIC_HINT.search(source, start, end):
+        if not PANIC_HINT.search(source, start, end) and not _any_between(file_site_words(source)[1], start, end):
             continue
         shadow, shadow_offset = _shadow(source, start, end)
         tree = _parser().parse(shadow)
@@ -176,11 +306,13 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
 
 def _token_trees(root: Node, source: bytes, lo: int, hi: int, shift: int) -> list[tuple[Node, Node | None]]:
     """(token tree, macro name node or None for a macro_rules transcriber) of every token tree
-    that holds an occurrence of PANIC_WORDS in source[lo:hi], in order (see _word_nodes)."""
+    that holds an occurrence of SITE_CALL_WORDS in source[lo:hi], in order (see _word_nodes)."""
     return _word_nodes(root, source, lo, hi, shift)[1]
 
 
-_CALL_NAMES = frozenset(w.decode() for w in PANIC_WORDS)
+_CALL_NAMES = frozenset(w.decode() for w in SITE_CALL_WORDS) - {"expect"}
+# The panic-family macros' arguments are a message and its values, never code holding a call.
+_NO_CODE_INSIDE = frozenset(("panic", "unimplemented", "todo", "unreachable"))
 
 
 def _tree_read(tree: Node, field: str | None, parent: Node) -> tuple[Node, Node | None] | None:
@@ -208,18 +340,34 @@ def _call_named(name: Node, field: str | None, parents: list[Node], fields: list
     return call if _text(name).decode("utf-8", "replace") in _CALL_NAMES else None
 
 
+def _expect_named(name: Node, field: str | None, parents: list[Node], fields: list[str | None]) -> Node | None:
+    """The method call `value.expect(..)` whose method is `name` (a field identifier)."""
+    if field != "field" or len(parents) < 2 or parents[-1].type != "field_expression":
+        return None
+    call = parents[-2]
+    if call.type != "call_expression" or fields[-1] != "function" or name.text != b"expect":
+        return None
+    return call
+
+
+# A word names a call as a macro's name (an identifier) or as a method (a field identifier).
+_NAMES = {"identifier": _call_named, "field_identifier": _expect_named}
+
+
 def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
                 ) -> tuple[list[tuple[Node, Node]], list[tuple[Node, Node | None]]]:
-    """What the site facts read around the occurrences of PANIC_WORDS in source[lo:hi], in
+    """What the site facts read around the occurrences of SITE_CALL_WORDS in source[lo:hi], in
     order, found by going down the tree to each word rather than by running queries over the
-    windows around the words: (call, name) of each panic-family call, the matches of
+    windows around the words: (call, name) of each call that can refuse, the matches of
     queries/panic_calls.scm (a `macro_invocation` whose macro is the word as an identifier, or a
-    path ending in it); and (token tree, macro name node or None for a macro_rules transcriber)
-    of every token tree that holds a word, the trees of queries/token_trees.scm the caller reads.
+    path ending in it; a method call whose method is `expect`); and (token tree, macro name node or
+    None for a macro_rules transcriber) of every token tree that holds a word, the trees of
+    queries/token_trees.scm the caller reads.
     One cursor walks forward through the nodes that hold a word and their children, each once:
     a walk from the root per word would step again over every sibling before it (a file of
     thousands of commented words at the top level)."""
-    words = [s + shift for s, _ in _word_spans(source, PANIC_WORDS, lo, hi)]
+    starts = file_site_words(source)[0]
+    words = [s + shift for s in starts[bisect_left(starts, lo):bisect_left(starts, hi)]]
     calls: list[tuple[Node, Node]] = []
     out: list[tuple[Node, Node | None]] = []
     cursor = root.walk()
@@ -242,8 +390,8 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
                 tree = _tree_read(node, field, parents[-1])
                 if tree is not None:
                     out.append(tree)
-            elif t == "identifier" and node.start_byte == words[k]:
-                call = _call_named(node, field, parents, fields)
+            elif t in _NAMES and node.start_byte == words[k]:
+                call = _NAMES[t](node, field, parents, fields)
                 if call is not None:
                     calls.append((call, node))
             if cursor.goto_first_child():
@@ -257,6 +405,11 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int
                 return calls, out
             parents.pop()
             fields.pop()
+
+
+def _any_between(starts: list[int], lo: int, hi: int) -> bool:
+    i = bisect_left(starts, lo)
+    return i < len(starts) and starts[i] < hi
 
 
 def _column(source: bytes, at: int) -> int:
