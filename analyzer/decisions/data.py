@@ -39,6 +39,7 @@ class RuleData:
     internal_enum: re.Pattern = _key("mode.internal_enum")
     inferred_output: re.Pattern = _key("mode.inferred_output")
     transient_state: re.Pattern = _key("mode.transient_state")
+    runtime_variant: re.Pattern = _key("mode.runtime_variant")
     reads_input: re.Pattern = _key("protocol.reads_input")
     conversion_fn: re.Pattern = _key("element_kind.conversion_fn")
     misuse: re.Pattern = _key("device.misuse")

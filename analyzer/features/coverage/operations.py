@@ -244,7 +244,7 @@ def _apply_tuples(cells: dict[tuple[str, str, str], Cell], tuples: dict[str, Tup
 
 def _as_decided(ln, entry):
     """The record with the dtypes its own arms decide: a repetition macro's record lists those
-    every invocation hands it (analyzer/pipeline/macro_lists.py), and this view resolves each
+    every invocation hands it (analyzer/records/macro_lists.py), and this view resolves each
     invocation's list itself (`_resolved`), from the arms' own say."""
     if entry is None or ln.analysis is None:
         return ln
