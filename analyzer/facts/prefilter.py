@@ -51,7 +51,7 @@ def plain_aliases(source: bytes) -> list[tuple[str, str]]:
     while at >= 0:
         m = PLAIN_ALIAS.match(source, source.rfind(b"\n", 0, at) + 1)
         if m is not None:
-            out.append((m.group(1).decode(), m.group(2).decode().split("::")[-1]))
+            out.append((m.group(1).decode("utf-8", "replace"), m.group(2).decode("utf-8", "replace").split("::")[-1]))
         end_of_line = source.find(b"\n", at)
         if end_of_line < 0:
             break
@@ -226,7 +226,7 @@ def variant_uses(source: bytes) -> list[str]:
     for run in runs:  # most runs repeat (`DType::F32`, `DType::I64`): the capital searched once each
         capital = _CAPITAL.search(run)
         if capital is not None:
-            names.add(run[capital.start():].decode())
+            names.add(run[capital.start():].decode("utf-8", "replace"))
     return sorted(names)
 
 
@@ -259,7 +259,7 @@ def trait_names(source: bytes) -> list[str]:
     while at >= 0:
         m = _TRAIT_DEF.match(source, source.rfind(b"\n", 0, at) + 1)
         if m is not None:
-            out.add(m.group(1).decode())
+            out.add(m.group(1).decode("utf-8", "replace"))
         end_of_line = source.find(b"\n", at)
         if end_of_line < 0:
             break
