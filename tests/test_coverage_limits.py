@@ -163,7 +163,7 @@ def cells(doc: dict, crate: str, op: str) -> dict[str, dict]:
 
 
 def test_an_unimplemented_operation_panics_on_every_dtype_of_its_kind(cli, torchy):
-    doc = doc_of(cli, torchy)
+    doc = doc_of(cli, torchy, "--full")
     q_slice = cells(doc, "burn-torchy", "q_slice")
     assert q_slice["QFloat"]["status"] == "panics"
     assert q_slice["QFloat"]["reason"] == "not implemented"
@@ -199,7 +199,7 @@ def test_not_implemented_is_named_in_every_format(cli, torchy, tmp_path):
 
 
 def test_a_dtype_the_backend_cannot_create_panics_in_every_operation_of_its_kind(cli, torchy):
-    doc = doc_of(cli, torchy)
+    doc = doc_of(cli, torchy, "--full")
     backend = next(b for b in doc["backends"] if b["crate"] == "burn-torchy")
     held = {h["dtype"]: [r["operation"] for r in h["rejectedBy"]] for h in backend["cannotHold"]}
     # from_data rejects F16, BF16 and U8 (an unimplemented arm too) and no other creation handles them.

@@ -328,10 +328,20 @@ _CHECKOUT = re.compile(r"^(?P<name>.+)-[0-9a-f]{16}$")
 
 
 def origin_of(path: str, targets: list[Profile]) -> Origin | None:
-    """The release `path` names, by the first of `targets` (the command's target first) that
-    published it: a registry crate folder of a package its `packages` own, or a git checkout of
-    its repository (the checkout folder is the repository's name and a hash). None for any
-    other path (a local clone's, a path inside the repository): that names only the file."""
+    """The first of `origins_of`: the release as the first profile that publishes it names it."""
+    found = origins_of(path, targets)
+    return found[0] if found else None
+
+
+def origins_of(path: str, targets: list[Profile]) -> list[Origin]:
+    """The releases `path` may name, most likely first. A git checkout of one of `targets`'
+    repositories (the checkout folder is the repository's name and a hash) names one commit. A
+    registry crate folder names a package and a version: the release tag of each of `targets`
+    (the command's target first) whose `packages` own the package. Two own one when a package
+    moved between repositories (burn-import, burn's until burn-onnx took it over): which
+    repository holds the package at that tag decides (the caller checks).
+    Empty for any other path (a local clone's, a path inside the repository, a crate no
+    target publishes): that names only the file."""
     parts = path.split("/")
     for i in range(1, len(parts) - 3):
         if parts[i] == "checkouts" and parts[i - 1] == "git" and _HEX.fullmatch(parts[i + 2]):
@@ -339,18 +349,19 @@ def origin_of(path: str, targets: list[Profile]) -> Origin | None:
             name = m["name"] if m else parts[i + 1]
             for profile in targets:
                 if profile.repository.name.rsplit("/", 1)[-1] == name:
-                    return Origin("git", profile.name, profile.repository.name, parts[i + 2],
-                                  "/".join(parts[i + 3:]))
+                    return [Origin("git", profile.name, profile.repository.name, parts[i + 2],
+                                   "/".join(parts[i + 3:]))]
     for i, part in enumerate(parts[:-1]):
         m = _CRATES_IO.match(part)
         if not m:
             continue
-        for profile in targets:
-            if profile.packages.owns(m["crate"]):
-                tag = profile.packages.release_tag.format(version=m["version"])
-                return Origin("registry", profile.name, profile.repository.name, tag, "/".join(parts[i + 1:]),
-                              m["crate"], m["version"])
-    return None
+        owners = [p for p in targets if p.packages.owns(m["crate"])]
+        if not owners:
+            continue
+        inner = "/".join(parts[i + 1:])
+        return [Origin("registry", p.name, p.repository.name, p.packages.release_tag.format(version=m["version"]),
+                       inner, m["crate"], m["version"]) for p in owners]
+    return []
 
 
 def release_of(path: str) -> tuple[str, str] | None:

@@ -33,7 +33,7 @@ class Writer:
         return f"Writer({self.module}.{self.function})"
 
 
-# Coverage: (matrix) -> text.
+# Coverage: (matrix, full=False) -> text; `full` (--full) is the JSON writer's alone.
 COVERAGE: dict[str, Writer] = {
     "table": Writer("coverage_table"),
     "markdown": Writer("coverage_markdown"),
