@@ -60,7 +60,8 @@ def build(matrix: Matrix, full: bool = False) -> dict:
         "settings": [{"crate": st.crate, "operation": st.operation, "enum": st.enum, "variant": st.variant,
                       "status": st.status, "sites": [_site(x) for x in st.sites]} for st in matrix.settings],
         "claims": [{"crate": cl.crate, "dtype": cl.dtype, "advertised": cl.advertised, "where": cl.where,
-                    "reading": cl.reading, "panicsIn": cl.panics_in, "handledIn": cl.handled_in}
+                    "reading": cl.reading, "panicsIn": cl.panics_in, "handledIn": cl.handled_in,
+                    "stubsIn": cl.stubs_in}
                    for cl in matrix.claims],
         **({"runtimes": _runtimes(matrix)} if runtimes else {}),
         **({"runtimeLimits": [{"crate": lim.crate, "repo": lim.repo, "runtime": lim.runtime, "dtype": lim.dtype,
