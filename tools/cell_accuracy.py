@@ -8,8 +8,9 @@ of handled, panics, cannot-hold, partial, n/a or unclear (a header line starting
 skipped); each COVERAGE.json comes from `burn-errors coverage --repo R --sha REV --format json`. A
 cell the audit leaves blank ("no panic found") counts as handled, and a `panics` cell whose reason is
 "cannot hold" as cannot-hold. A document that leaves the n/a cells out (no `--full`) has a cell
-absent from `cells` read as n/a where the operation's and the dtype's kinds differ. Prints exact agreement, agreement with cannot-hold and panics taken as
-one (both mean the user's call fails), per revision, and with --show every disagreement.
+absent from `cells` read as n/a where the operation's and the dtype's kinds differ. Prints exact
+agreement, agreement with cannot-hold and panics taken as one (both mean the user's call fails),
+per revision, and with --show every disagreement.
 """
 
 from __future__ import annotations
