@@ -97,10 +97,18 @@ def _has_test_attribute(item: Node) -> bool:
     for _ in range(MAX_ATTRIBUTES_READ):
         if sib is None or sib.type not in ("attribute_item", "line_comment", "block_comment"):
             return False
-        if sib.type == "attribute_item" and current().test_attribute.search(_text(sib).decode("utf-8", "replace")):
+        if sib.type == "attribute_item" and current().test_attribute.search(_attribute_code(sib)):
             return True
         sib = sib.prev_sibling
     return False
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _attribute_code(attribute: Node) -> str:
+    """An attribute's text with its string literals emptied: what a string says is no predicate."""
+    return _STRING.sub('""', _text(attribute).decode("utf-8", "replace"))
 
 
 def _is_cfg(attribute: Node) -> bool:

@@ -190,7 +190,12 @@ class Profile:
         """An attribute that makes the item under it test code: one of the target's test
         attributes (plain or by path), or a `cfg(test)`."""
         names = "|".join(re.escape(a) for a in self.tests.attributes)
-        return re.compile(rf"^#\[\s*(?:[\w:]*::)?(?:{names})\b|cfg\(\s*(?:all\(\s*)?test\b")
+        # Anchored at the attribute's start, the name its last path segment: searched anywhere,
+        # `#[doc = "cfg(test)"]` or `#[rstest::fixture]` made a library function test code and
+        # hid its panics. `test` counts alone or as one term of an `all(..)` (`not(test)`,
+        # `any(test, ..)` compile outside tests). Callers strip string literals first.
+        return re.compile(rf"^#\s*!?\s*\[\s*(?:[\w:]*::)?(?:{names})\s*[(\]]"
+                          r"|^#\s*!?\s*\[\s*cfg\s*\(\s*(?:all\s*\((?:[^()]|\([^()]*\))*?(?<!\w))?test\s*[,)]")
 
     @cached_property
     def dtype_kinds(self) -> frozenset[str]:
