@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -423,7 +424,8 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         scan=_scan_counts(rust, from_cache, prefiltered), sources=kept_sources,
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
-                           "reason": "its file name is not UTF-8"} for b in bad_names],
+                           "reason": "its file name is not UTF-8"} for b in bad_names]
+                       + _read_by_rustc_only(tree, repo),
                        key=lambda e: e["path"]),
         partly_read=sorted(({"path": b.path, "reason": facts[b.oid].partial} for b in rust if facts[b.oid].partial),
                            key=lambda e: e["path"]))
@@ -442,7 +444,7 @@ def records_at(repo: GitRepository, cache=None) -> Callable[[str], list[RecordLi
 def _rust_files(tree: list, repo: GitRepository, sha: str) -> tuple[list, list]:
     """The tree's Rust files, and those of them whose path is not UTF-8 (git keeps bytes): those
     cannot be written into a record, and are listed as skipped, their bytes shown as \\xNN escapes."""
-    rust = [b for b in tree if b.path.endswith(".rs")]
+    rust = [b for b in tree if b.path.endswith(".rs") and not b.link]
     bad_names = [b for b in rust if not _is_utf8_name(b.path)]
     rust = [b for b in rust if _is_utf8_name(b.path)]
     if not rust and bad_names:
@@ -452,6 +454,42 @@ def _rust_files(tree: list, repo: GitRepository, sha: str) -> tuple[list, list]:
         raise UserError(f"no Rust files at {sha[:12]} in {repo.origin}; is this the right repository "
                         f"and revision?")
     return rust, bad_names
+
+
+_TARGET_PATH = re.compile(rb'\bpath\s*=\s*"([^"\\\n]{1,4096})"')
+
+
+def _read_by_rustc_only(tree: list, repo: GitRepository) -> list[dict[str, str]]:
+    """The Rust code of the tree the listing of `.rs` files never reads, each listed as skipped so
+    no site can hide in it: a symbolic link named `.rs` or pointing at a folder that holds Rust
+    files (rustc follows it; the tool reads git's objects, where a link is the path it names), and
+    a file a Cargo.toml names as a target (`[lib] path = "src/lib.txt"`) that is not a `.rs` file."""
+    links = [b for b in tree if b.link]
+    manifests = [b for b in tree if posixpath.basename(b.path) == "Cargo.toml" and not b.link]
+    if not links and not manifests:
+        return []
+    paths = {b.path for b in tree}
+    folders = {posixpath.dirname(b.path) for b in tree if b.path.endswith(".rs")}
+    folders |= {f for d in list(folders) for f in _parents(d)}
+    text = dict(repo.read_blobs(sorted({b.oid for b in links + manifests})))
+    out: dict[str, str] = {}
+    for b in links:
+        target = text.get(b.oid, b"").decode("utf-8", "replace")
+        to = posixpath.normpath(posixpath.join(posixpath.dirname(b.path), target))
+        if b.path.endswith(".rs") or to in folders:
+            out.setdefault(b.path, f"a symbolic link to {target!r} that rustc follows; not read")
+    for b in manifests:
+        for m in _TARGET_PATH.finditer(text.get(b.oid, b"")):
+            name = m.group(1).decode("utf-8", "replace")
+            to = posixpath.normpath(posixpath.join(posixpath.dirname(b.path), name))
+            if to in paths and not to.endswith(".rs"):
+                out.setdefault(to, f"{b.path} names it as a target (path = {name!r}) but it is not a .rs file; not read")
+    return [{"path": p, "reason": why} for p, why in out.items()]
+
+
+def _parents(folder: str) -> list[str]:
+    parts = folder.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _read_paths(repo: GitRepository, blobs: list, contents: dict[str, bytes]) -> dict[str, bytes]:

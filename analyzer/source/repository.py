@@ -60,6 +60,8 @@ class Blob:
     path: str
     oid: str
     size: int
+    # A symbolic link (git mode 120000): the blob holds the path it points to, not the file.
+    link: bool = False
 
 
 _OBJECT_ID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -264,7 +266,7 @@ class GitRepository:
                 continue
             # A blob the repository lacks (a partial or size-limited clone) shows its size as BAD.
             blobs.append(Blob(path.decode("utf-8", "surrogateescape"), oid.decode(),
-                              int(size) if size.isdigit() else 0))
+                              int(size) if size.isdigit() else 0, mode == b"120000"))
         return blobs
 
     def read_blobs(self, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
