@@ -22,6 +22,12 @@ def base_line(tmp_path_factory) -> dict:
     return line
 
 
+def pinned(line: dict) -> str:
+    """The start of every link into the line's repository at its commit (the only links written)."""
+    r = line["record"]
+    return f"https://github.com/{r['repo']}/blob/{r['analyzedSha']}/"
+
+
 def tampered(base: dict, n: int = 1, **fields) -> dict:
     """A copy of the records line with record fields replaced (`a_` prefix: analysis fields), and a
     distinct id and slug for the n-th copy."""
@@ -125,7 +131,7 @@ def test_diff_markdown_escapes_paths_and_links(base_line, tmp_path):
     head_lines = [tampered(base_line, 1), tampered(base_line, 2, filePath=EVIL_PATH,
                                                     githubUrl="javascript:alert(1)"),
                   tampered(base_line, 3, filePath=EVIL_PATH, errorMessage="a|b\n\n# H `x` <img src=x>",
-                           githubUrl="https://github.com/o/r/blob/s/a%20b)(c<d>.rs#L1")]
+                           githubUrl=f"{pinned(base_line)}a%20b)(c<d>.rs#L1")]
     head = write_records(tmp_path / "head.jsonl", head_lines)
     res = run_cli("diff", str(base), str(head), "--format", "markdown")
     assert res.code == 0, res.stderr
@@ -136,7 +142,7 @@ def test_diff_markdown_escapes_paths_and_links(base_line, tmp_path):
     for block in md.split("\n\n"):
         widths = _table_widths(block)
         assert len(widths) <= 1, block
-    assert "(https://github.com/o/r/blob/s/a%20b%29%28c%3Cd%3E.rs#L1)" in md
+    assert f"({pinned(base_line)}a%20b%29%28c%3Cd%3E.rs#L1)" in md
 
 
 def test_coverage_markdown_escapes_paths_and_links(base_line, tmp_path):

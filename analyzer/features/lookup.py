@@ -201,6 +201,11 @@ class _Fields:
         except KeyError:
             raise AttributeError(name) from None
 
+    @property
+    def pinned_url(self) -> str:
+        # ErrorRecord.pinned_url of a line the record stage wrote (the cache's own): its link as is.
+        return self._data["githubUrl"]
+
 
 class KeptLine:
     """A records line the results cache kept, as lookup reads it: `record` and `facts` with the

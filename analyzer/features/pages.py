@@ -187,7 +187,7 @@ def issue_url(line: RecordLine, base: str | None = None) -> str:
     r = line.record
     base = base or current().link("new_issue", repo=r.repo)
     title = f"Panic: {r.errorMessage[:120]}"
-    body = f"Panic thrown at {r.filePath}:{r.lineNumber}, {r.githubUrl}\n\nRecord id: {r.id}"
+    body = f"Panic thrown at {r.filePath}:{r.lineNumber}, {r.pinned_url}\n\nRecord id: {r.id}"
     return f"{base}{'&' if '?' in base else '?'}title={quote(title, safe='/:@')}&body={quote(body, safe='/:@')}"
 
 
@@ -215,7 +215,7 @@ def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str
         "line_number": r.lineNumber,
         "source_code": r.sourceCode,
         "source_lines": [(r.sourceCodeStart + i, text) for i, text in enumerate(src_lines)],
-        "github_url": r.githubUrl,
+        "github_url": r.pinned_url,
         "sha": r.analyzedSha,
         "short_sha": r.analyzedSha[:10],
         "date": r.analyzedAt[:10],

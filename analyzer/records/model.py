@@ -86,6 +86,14 @@ class ErrorRecord(BaseModel):
     def is_annotated(self) -> bool:
         return any(v is not None for v in self.annotations().values())
 
+    @property
+    def pinned_url(self) -> str:
+        """`githubUrl` when it points into the record's own repository at its own commit, else "":
+        what every writer links and shows as the record's source. A records file may come from
+        anyone, and a "View on GitHub" link to any other site would be taken on trust."""
+        marked = github_url(self.repo, self.analyzedSha, "\0", 1, 1)
+        return self.githubUrl if self.githubUrl.startswith(marked[:marked.index("%00")]) else ""
+
 
 # The annotation fields alone, what an annotator hands back for one record: built from
 # ErrorRecord's own fields, so the record model stays the single source of the schema.

@@ -221,7 +221,20 @@ def read(path: str | Path) -> list[RecordLine]:
         more = f" (and {len(bad) - 1} more bad records)" if len(bad) > 1 else ""
         raise UserError(f"{where}: {reason}{more}; run `burn-errors validate {path}` to list them")
     refuse_shared_ids(good, str(path))
+    refuse_foreign_locations(good, str(path))
     return good
+
+
+def refuse_foreign_locations(lines: list[RecordLine], label: str) -> None:
+    """A UserError naming the first record whose path leaves the tree (`..`, `.`, a leading `/`,
+    `\\`), as `validate` refuses it: every writer locates by it (a SARIF location, a page's
+    "Thrown at"). A link that leaves the record's pinned commit is not linked by any writer
+    (`ErrorRecord.pinned_url`); what else a record says is escaped by each writer."""
+    for line in lines:
+        path = line.record.filePath
+        if path.startswith("/") or "\\" in path or any(p in (".", "..") for p in path.split("/")):
+            raise UserError(f"{label}: record {line.record.id}: filePath {path!r} is not a path inside the "
+                            f"repository; run `burn-errors validate {label}` to list every problem")
 
 
 def refuse_shared_ids(lines: list[RecordLine], label: str) -> None:

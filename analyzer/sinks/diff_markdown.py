@@ -75,7 +75,7 @@ def rejects(line: RecordLine) -> str:
 
 def location(line: RecordLine) -> str:
     r = line.record
-    return md_link(code(f"{r.filePath}:{r.lineNumber}"), r.githubUrl)
+    return md_link(code(f"{r.filePath}:{r.lineNumber}"), r.pinned_url)
 
 
 def where(line: RecordLine) -> str:

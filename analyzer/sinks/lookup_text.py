@@ -54,7 +54,7 @@ def _elsewhere(found: Elsewhere, source: Source | None) -> list[str]:
     r = m.line.record
     here = (source.rev or source.sha[:12]) if source is not None else "the paste's release"
     out = [f"No record at {_t(here)} matches the message; at {_t(found.rev)} ({found.sha[:12]}) one does:", "",
-           f"1. {_t(r.errorMessage)}", f"   {_t(r.filePath)}:{r.lineNumber}", f"   id {r.id} · {_t(r.githubUrl)}", ""]
+           f"1. {_t(r.errorMessage)}", f"   {_t(r.filePath)}:{r.lineNumber}", f"   id {r.id}" + (f" · {_t(r.pinned_url)}" if r.pinned_url else ""), ""]
     site = found.same_site
     if site is None:
         out.append(f"What changed: no record at {_t(here)} has its id: the site is not there, or is no record there.")
@@ -116,7 +116,7 @@ def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False, source:
             out.append(f"   panics for: {_t(', '.join(a.rejected))}")
         if r.solutions:
             out.append(f"   first fix: {_t(r.solutions[0])}")
-        out.append(f"   id {r.id} · {_t(r.githubUrl)}")
+        out.append(f"   id {r.id}" + (f" · {_t(r.pinned_url)}" if r.pinned_url else ""))
     if len(shown) < n:
         out.append(f"\n... and {n - len(shown)} more (--limit 0 shows all)")
     if n > 1 and not result.panic.path:

@@ -90,7 +90,7 @@ def _result(line: RecordLine, index: dict[str, int]) -> dict:
         "partialFingerprints": {FINGERPRINT: r.id},
         "properties": {"recordId": r.id, "crate": a.crate, "function": a.function,
                        "operation": a.operation, "macro": a.macro, "pattern": a.pattern,
-                       "rejected": list(a.rejected), "githubUrl": https_url(r.githubUrl)},
+                       "rejected": list(a.rejected), "githubUrl": https_url(r.pinned_url)},
     }
 
 

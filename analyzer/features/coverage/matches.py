@@ -68,7 +68,7 @@ def _dispatch(records: list[RecordLine], order: dict[str, int], known: dict[tupl
     sites = []
     for ln in records:
         a, r = ln.facts, ln.record
-        sites.append(Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, a.pattern, r.errorMessage))
+        sites.append(Site(r.id, r.filePath, r.lineNumber, a.function, r.pinned_url, a.pattern, r.errorMessage))
         rejected_by[r.id] = [qualify(enum, v) for v in a.rejected]
         handled |= {qualify(enum, v) for v in a.handled}
     # A catch-all arm on an enum from outside the tree rejects `*`: every variant no arm names. The

@@ -330,7 +330,7 @@ def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]
             continue
         at = graph.enclosing_fn(r.filePath, a.function, r.lineNumber)
         if at is not None and graph.is_operation(at):
-            out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl,
+            out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.pinned_url,
                                                        "", r.errorMessage))
     return out
 
@@ -418,10 +418,10 @@ def _add_inherited(ex, audit_by_id, traits, ops: dict[tuple[str, str], Operation
         if a.category != OP or not a.inheritedBy or entry is None or entry.site.fn_trait not in traits:
             continue
         trait = entry.site.fn_trait
-        site = Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, "", r.errorMessage)
+        site = Site(r.id, r.filePath, r.lineNumber, a.function, r.pinned_url, "", r.errorMessage)
         for crate in a.inheritedBy:
             ops.setdefault((crate, a.function), Operation(crate, a.function, trait, trait_kind(trait), r.filePath,
-                                                          r.lineNumber, r.githubUrl))
+                                                          r.lineNumber, r.pinned_url))
             unimplemented.setdefault((crate, a.function), site)
 
 

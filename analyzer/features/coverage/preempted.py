@@ -18,7 +18,7 @@ def mark_preempted(cells: Iterable[Cell], lines) -> None:
         return
     earlier = {p.id for a in reach.values() for p in a.preemptedBy if p.id}
     known = {ln.record.id: Site(ln.record.id, ln.record.filePath, ln.record.lineNumber, ln.facts.function,
-                                ln.record.githubUrl, ln.facts.pattern, ln.record.errorMessage)
+                                ln.record.pinned_url, ln.facts.pattern, ln.record.errorMessage)
              for ln in lines if ln.record.id in earlier}
     for cell in cells:
         if cell.status not in (PANICS, PARTIAL):

@@ -112,7 +112,7 @@ def _feature_cells(placed: list[tuple[str, RecordLine]], profile: Profile,
     for row, ln in placed:
         r, a = ln.record, ln.facts
         text = _feature_text(ln)
-        site = Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, a.pattern, r.errorMessage)
+        site = Site(r.id, r.filePath, r.lineNumber, a.function, r.pinned_url, a.pattern, r.errorMessage)
         about = [f"{FEATURE}::{name}" for name, rx in profile.runtime_features if rx.search(text)]
         for column in about:
             key = (row, a.operation or a.function, column)

@@ -275,7 +275,7 @@ def _decide(entries, catalog, lines) -> tuple[str, dict[str, tuple[str, Site | N
 
 def _site(ln) -> Site:
     r, a = ln.record, ln.facts
-    return Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, a.pattern, r.errorMessage)
+    return Site(r.id, r.filePath, r.lineNumber, a.function, r.pinned_url, a.pattern, r.errorMessage)
 
 
 def apply_schemes(cells: dict[tuple[str, str, str], Cell], settings: list[Setting],

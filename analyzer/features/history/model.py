@@ -65,7 +65,7 @@ class State:
         r, a = line.record, line.analysis
         assert a is not None  # records of an extraction always carry their analysis
         return cls(r.id, r.errorMessage, a.category, a.macro, a.crate, a.function, a.inMacro, a.operation,
-                   r.filePath, r.lineNumber, r.githubUrl, a.scrutinee, a.pattern, a.enum, tuple(a.handled),
+                   r.filePath, r.lineNumber, r.pinned_url, a.scrutinee, a.pattern, a.enum, tuple(a.handled),
                    tuple(a.rejected), r.repo, reach_content(a.reach, a.preemptedBy))
 
     def field(self, name: str) -> object:
