@@ -341,7 +341,7 @@ def test_the_code_hash_changes_with_any_module_of_the_package(tmp_path, monkeypa
 def test_cached_facts_are_exactly_what_dataclasses_give():
     """FileFacts.to_json is a hand-written walk (for speed); it must equal dataclasses.asdict."""
     import dataclasses
-    import tomllib
+    from analyzer.core.toml import tomllib
 
     from analyzer.facts.model import FileFacts
     from analyzer.facts.parse import parse_file

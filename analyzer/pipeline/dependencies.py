@@ -12,7 +12,7 @@ one lock) are analysed at the revision most of them share; the others are listed
 from __future__ import annotations
 
 import re
-import tomllib
+from analyzer.core.toml import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit

@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 import re
 import string
-import tomllib
+from analyzer.core.toml import tomllib
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
