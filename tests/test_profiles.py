@@ -280,3 +280,13 @@ def test_a_profile_for_another_host_is_served_its_caches_on_a_rerun(cli, acme, t
         assert all("was not used" not in r.stderr for r in runs), [r.stderr for r in runs]
         assert "code.example.org" in runs[0].stdout and runs[0].stdout == runs[2].stdout
         assert "results cache" in runs[2].stderr, runs[2].stderr
+
+
+@pytest.mark.parametrize("kind", ["repository", "blob", "commit", "compare", "new_issue"])
+def test_every_link_template_of_a_profile_must_be_https(tmp_path, kind):
+    """Records, pages and SARIF put the profile's links where a reader clicks them: only https."""
+    shipped = (Path(profiles.__file__).parent / "burn.toml").read_text()
+    line = next(ln for ln in shipped.splitlines() if ln.startswith(f"{kind} = \"https://"))
+    path = _variant(tmp_path, "plain", [(line, line.replace('"https://', '"http://', 1))])
+    with pytest.raises(UserError, match=re.escape(f"links.{kind} must be an https:// address")):
+        profiles.load(str(path))
