@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a cold `burn-errors extract` spends its time, stage by stage, in one process, against the
 floor: reading every Rust blob of the revision plus tree-sitter parsing exactly what has to be
-parsed (the planned items of files that may hold a panic-family call, see analyzer/regions.py;
+parsed (the planned items of files that may hold a panic-family call, see analyzer/facts/regions.py;
 the enum items of files that only define enums). Nothing else is timed in the floor: no lexer, no
 regex beyond the prefilter that picks those files, no query, no facts.
 

@@ -318,3 +318,32 @@ def test_history_judges_a_dependency_removal_in_the_dependencys_tree(cli, burn, 
     [gone] = [lin for lin in doc["lineages"] if lin["removedIn"]]
     assert gone["site"]["filePath"] == "crates/cubecl-cuda/src/dialect.rs"
     assert (gone["removal"]["kind"], gone["removal"]["reason"]) == ("fixed", "arm-removed")
+
+
+def test_the_summary_counts_every_record_written_and_names_the_tag(cli, burn, cubecl, tmp_path):
+    burn.git("tag", "v0.2.0", burn.by_rev)
+    out = tmp_path / "out"
+    res = cli("extract", "--repo", str(burn.path), "--sha", "v0.2.0", "--out", str(out), "--with-dependencies",
+              "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}")
+    assert res.code == 0, res.stderr
+    assert len(read_records(out)) == 4
+    assert "Found 4 records (4 dtype-dispatch, 0 unsupported-mode, 0 unsupported-op; 2 of tracel-ai/burn, " \
+           "2 of tracel-ai/cubecl)." in res.stdout
+    assert f"Analysed tracel-ai/burn@v0.2.0 ({burn.by_rev[:12]})" in res.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["rev"], manifest["sha"]) == ("v0.2.0", burn.by_rev)
+
+
+def test_with_previous_the_summary_counts_every_repositorys_annotations(cli, burn, cubecl, tmp_path):
+    _run(cli, burn, cubecl, burn.by_version, tmp_path / "a")
+    path = tmp_path / "a" / "records.jsonl"
+    lines = [json.loads(raw) for raw in path.read_text().splitlines()]
+    for ln in lines:
+        ln["record"]["documentation"] = f"About {ln['record']['errorMessage']}."
+    path.write_text("".join(json.dumps(ln) + "\n" for ln in lines))
+    res = cli("extract", "--repo", str(burn.path), "--sha", burn.by_rev, "--out", str(tmp_path / "b"),
+              "--with-dependencies", "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}", "--previous", str(path))
+    assert res.code == 0, res.stderr
+    # Two burn records and one cubecl record unchanged; cubecl's new SPIR-V record is new.
+    assert "3 unchanged, 0 changed, 1 new, 0 dropped; annotations kept on 3 records, not carried on 0" in res.stderr
+    assert (tmp_path / "b" / "annotations-not-carried.jsonl").read_text() == ""

@@ -236,7 +236,7 @@ def test_same_revision_is_an_empty_diff(cli, history):
 
 
 # ---------------------------------------------------------------------------------------------
-# The id stability promises the diff relies on (analyzer/ids.py)
+# The id stability promises the diff relies on (analyzer/records/ids.py)
 
 
 def test_id_kept_when_code_is_inserted_above(cli, git_repo):
@@ -670,7 +670,7 @@ def test_example_workflow_uses_real_options():
         for flag in re.findall(r"(?<![\w-])(--[a-z-]+)", call):
             assert flag in known, flag
     for key in ("pull_request", "upload-sarif", "security-events: write", "pull-requests: write",
-                "merge-base", "--fail-on added"):
+                "merge-base", "--fail-on \"$BURN_ERRORS_FAIL_ON\""):
         assert key in workflow, key
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GitRepo, subprocess_env
+from conftest import DTYPE_RS, GitRepo, subprocess_env
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "burn-errors-pr.yml"
 
@@ -52,25 +53,73 @@ def _bash(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
 
 
-def test_the_pull_request_job_analyses_each_revision_once(git_repo: GitRepo, tmp_path):
-    git_repo.crate("burn-x", {"src/lib.rs": SITE.format(name="first")})
+def _env(tmp_path, base, head, **extra):
+    env, log = _shim(tmp_path)
+    env.update(BASE_SHA=base, HEAD_SHA=head, ARTIFACT_URL="https://github.com/o/r/actions/runs/1/artifacts/2",
+               BURN_ERRORS_FAIL_ON=_workflow_env("BURN_ERRORS_FAIL_ON"), **extra)
+    return env, log
+
+
+def _workflow_env(name: str) -> str:
+    """A value of the workflow's top-level `env:` as written."""
+    m = re.search(rf"^  {name}: (.*)$", WORKFLOW.read_text(), re.M)
+    assert m, name
+    return m.group(1).strip().strip('"')
+
+
+def _pull_request(git_repo: GitRepo) -> tuple[str, str]:
+    """A backend whose float_exp handles every float dtype at the base, and a branch off it
+    where it handles F32 only and panics on the rest: one site added, its cells flipped."""
+    from test_diff_coverage import HEAD_OPS_RS
+    from test_coverage import FIX_OPS_RS, FIX_TENSOR_RS, OPS_TRAITS_RS
+
+    git_repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS})
+    git_repo.crate("burn-fix", {"src/tensor.rs": FIX_TENSOR_RS, "src/ops.rs": FIX_OPS_RS})
     base = git_repo.commit("base")
     git_repo.git("checkout", "-q", "-b", "feature")
-    git_repo.crate("burn-x", {"src/lib.rs": SITE.format(name="first") + SITE.format(name="second")})
-    head = git_repo.commit("adds a site")
-    env, log = _shim(tmp_path)
-    env.update(BASE_SHA=base, HEAD_SHA=head, ARTIFACT_URL="https://github.com/o/r/actions/runs/1/artifacts/2")
-    res = _bash(run_script("Analyse the two revisions") + "\n" + run_script("Diff the pull request"), git_repo.path, env)
+    exp_only = HEAD_OPS_RS.split("    fn float_floor(", 1)[0]
+    assert "float_exp: unsupported dtype" in exp_only
+    git_repo.crate("burn-fix", {"src/ops.rs": exp_only + FIX_OPS_RS.split("        exp_kernel(tensor)\n    }", 1)[1]})
+    return base, git_repo.commit("float_exp handles F32 only")
+
+
+def _run_pull_request_job(git_repo: GitRepo, env: dict) -> subprocess.CompletedProcess:
+    # The step outputs the later steps read, as GitHub passes them.
+    res = _bash(run_script("Diff the pull request"), git_repo.path, env)
     assert res.returncode == 0, res.stderr
     outputs = dict(ln.split("=", 1) for ln in Path(env["GITHUB_OUTPUT"]).read_text().split())
-    assert outputs == {"base": base, "status": "1"}  # --fail-on added: one site added
-    assert json.loads((git_repo.path / "burn-errors.json").read_text())["summary"]["added"] == 1
-    assert json.loads((git_repo.path / "burn-errors.sarif").read_text())["runs"][0]["results"]
-    res = _bash(run_script("Write the comment"), git_repo.path, env)
+    return _bash(run_script("Write the comment"), git_repo.path, {**env, "BASE": outputs["base"]})
+
+
+def test_the_pull_request_job_diffs_the_two_revisions_with_coverage_and_reports_by_default(git_repo, tmp_path):
+    base, head = _pull_request(git_repo)
+    env, log = _env(tmp_path, base, head)
+    res = _run_pull_request_job(git_repo, env)
     assert res.returncode == 0, res.stderr
+    outputs = dict(ln.split("=", 1) for ln in Path(env["GITHUB_OUTPUT"]).read_text().split())
+    assert outputs == {"base": base, "status": "0"}  # the default policy reports, never fails
+    report = json.loads((git_repo.path / "burn-errors.json").read_text())
+    assert report["summary"]["added"] == 1
+    # Between two revisions, the diff has each side's coverage: the cells the new site flipped.
+    assert report["summary"]["flipped"] >= 1 and report["flipped"]
+    assert json.loads((git_repo.path / "burn-errors.sarif").read_text())["runs"][0]["results"]
     comment = (git_repo.path / "burn-errors.md").read_text()
-    assert "second: unsupported dtype" in comment and Path(env["GITHUB_STEP_SUMMARY"]).read_text() == comment
-    assert log.read_text().split() == ["extract", "extract", "diff", "diff", "diff"]
+    assert "float_exp: unsupported dtype" in comment and Path(env["GITHUB_STEP_SUMMARY"]).read_text() == comment
+    assert "`float_exp`" in comment and "panics" in comment  # the flipped cells' table
+    assert log.read_text().split() == ["diff", "diff", "diff"]
+
+
+def test_a_fail_on_policy_fails_the_job_after_the_report(git_repo, tmp_path):
+    base, head = _pull_request(git_repo)
+    env, _ = _env(tmp_path, base, head)
+    env["BURN_ERRORS_FAIL_ON"] = "added"
+    assert _run_pull_request_job(git_repo, env).returncode == 0
+    outputs = dict(ln.split("=", 1) for ln in Path(env["GITHUB_OUTPUT"]).read_text().split())
+    assert outputs["status"] == "1"  # the last step fails the job on it
+    assert (git_repo.path / "burn-errors.md").exists()
+    res = _bash(run_script("Fail as BURN_ERRORS_FAIL_ON says"), git_repo.path, env)
+    assert res.returncode == 1 and "::error::" in res.stdout
 
 
 def test_the_default_branch_job_analyses_once(git_repo: GitRepo, tmp_path):
@@ -80,14 +129,29 @@ def test_the_default_branch_job_analyses_once(git_repo: GitRepo, tmp_path):
     res = _bash(run_script("Analyse the default branch"), git_repo.path, env)
     assert res.returncode == 0, res.stderr
     assert json.loads((git_repo.path / "burn-errors.sarif").read_text())["runs"][0]["results"] == []
-    assert log.read_text().split() == ["extract", "diff"]
+    assert log.read_text().split() == ["diff"]
 
 
-def test_the_install_step_needs_the_repository_variable(tmp_path):
-    script = run_script("Install burn-errors")
-    res = _bash(script, tmp_path, {**os.environ, "BURN_ERRORS_GIT": ""})
-    assert res.returncode == 1 and "::error::Set the repository variable BURN_ERRORS_GIT" in res.stdout
-    assert 'pip install "burn-errors @ git+${BURN_ERRORS_GIT}@${BURN_ERRORS_TAG}"' in script
+def test_burn_errors_and_every_action_are_pinned_by_commit():
+    """Nothing the workflow runs moves under it: burn-errors at a commit, from a URL written in
+    the file (no repository variable, which a fork's pull request would not see), and each
+    action at a full commit SHA."""
+    text = WORKFLOW.read_text()
+    assert "vars." not in text and "secrets." not in text
+    assert re.fullmatch(r"[0-9a-f]{40}", _workflow_env("BURN_ERRORS_SHA"))
+    assert _workflow_env("BURN_ERRORS_GIT").startswith("https://")
+    assert 'pip install "burn-errors @ git+${BURN_ERRORS_GIT}@${BURN_ERRORS_SHA}"' in run_script_line("Install burn-errors")
+    uses = re.findall(r"uses: (\S+)", text)
+    assert uses and all(re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", u) for u in uses), uses
+    assert "pull_request_target" not in text.split("\non:", 1)[1].split("\npermissions:", 1)[0]
+    assert _workflow_env("BURN_ERRORS_FAIL_ON") == "none"
+
+
+def run_script_line(step: str) -> str:
+    """The one-line `run:` of the step named `step`."""
+    lines = WORKFLOW.read_text().split("\n")
+    start = next(i for i, ln in enumerate(lines) if ln.strip() == f"- name: {step}")
+    return next(ln for ln in lines[start:] if ln.strip().startswith("run: ")).strip()[len("run: "):]
 
 
 # The github-script step run by node with a stand-in for its `github` and `context`: which calls
@@ -128,10 +192,8 @@ def test_the_comment_step_stays_quiet_on_a_pull_request_that_only_moves_lines(gi
                else SITE.format(name="first") + SITE.format(name="second"))
     git_repo.crate("burn-x", {"src/lib.rs": head_rs})
     head = git_repo.commit(change)
-    env, _ = _shim(tmp_path)
-    env.update(BASE_SHA=base, HEAD_SHA=head, ARTIFACT_URL="https://github.com/o/r/actions/runs/1/artifacts/2")
-    steps = ("Analyse the two revisions", "Diff the pull request", "Write the comment")
-    res = _bash("\n".join(run_script(s) for s in steps), git_repo.path, env)
+    env, _ = _env(tmp_path, base, head)
+    res = _run_pull_request_job(git_repo, env)
     assert res.returncode == 0, res.stderr
     report = json.loads((git_repo.path / "burn-errors.json").read_text())
     assert report["quiet"] is quiet

@@ -443,7 +443,7 @@ def test_annotations_kept_counts_records_that_had_annotations(cli, git_repo, tmp
     assert res.code == 0, res.stderr
     # Two records unchanged, but only one had an annotation to keep.
     assert (f"Compared with {first / 'records.jsonl'}: 2 unchanged, 0 changed, 0 new, 0 dropped; annotations "
-            f"kept on 1 record (changed and new records go to annotation)") in res.stderr
+            f"kept on 1 record, not carried on 0 (changed and new records go to annotation)") in res.stderr
 
 
 def _readme_example() -> list[str]:
@@ -472,8 +472,9 @@ def test_readme_example_has_the_shape_of_real_output(cli, git_repo, tmp_path):
     """The README's extract example, figures aside, is what the tool prints."""
     git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS, "src/ops/pad.rs": BROKEN_RS,
                                  "src/util.rs": "pub fn one() -> u8 { 1 }\n"})
-    git_repo.commit()
-    res = cli("extract", "--repo", str(git_repo.path), "--sha", "HEAD", "--out", "output/", cwd=tmp_path)
+    sha = git_repo.commit()
+    # By its SHA, as the example names it (a tag or branch is named beside the SHA).
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", sha[:12], "--out", "output/", cwd=tmp_path)
     assert res.code == 0, res.stderr
     printed = res.stderr.splitlines() + res.stdout.splitlines()
     example = _readme_example()
@@ -590,3 +591,20 @@ def test_a_crate_that_names_an_enums_variants_keeps_its_rejection_a_record(cli, 
     git_repo.commit()
     lines = _extract(cli, git_repo, tmp_path / "used")
     assert [ln["record"]["errorMessage"] for ln in lines] == ["Not supported"]
+
+
+@pytest.mark.parametrize("name", ["v0.2.0", "release/0.2"])
+def test_the_summary_and_manifest_name_the_tag_or_branch_beside_the_sha(cli, git_repo, tmp_path, name):
+    git_repo.crate("burn-flex", {"src/ops/module.rs": FLEX_OPS})
+    sha = git_repo.commit()
+    git_repo.git("tag" if name.startswith("v") else "branch", name)
+    for run in ("first", "served from the results cache"):
+        res = cli("extract", "--repo", str(git_repo.path), "--sha", name, "--out", str(tmp_path / "o"))
+        assert res.code == 0, (run, res.stderr)
+        assert f"Analysed tracel-ai/burn@{name} ({sha[:12]}) in " in res.stderr, run
+        manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+        assert (manifest["rev"], manifest["sha"]) == (name, sha), run
+    # Named by its SHA, full or short: the SHA alone.
+    res = cli("extract", "--repo", str(git_repo.path), "--sha", sha[:8], "--out", str(tmp_path / "o"))
+    assert f"Analysed tracel-ai/burn@{sha[:12]} in " in res.stderr
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text())["rev"] == sha[:8]

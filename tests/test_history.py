@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -648,3 +649,70 @@ def test_a_release_spelled_with_and_without_its_trailing_zero_is_one_release(git
     assert [p.label for p in plan(repo, to_rev="v0.13.0").revisions] == ["v0.12.0", "v0.13", "v0.13.0"]
     assert [p.label for p in plan(repo, from_rev="v0.13.0", to_rev="v0.13.1").revisions] == [
         "v0.13.0", "v0.13", "v0.13.1"]
+
+
+def _drop_object(repo, sha: str) -> None:
+    """Delete a loose object, as a partial or snapshot clone lacks it."""
+    (repo.path / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+
+
+def test_a_clone_without_the_commits_between_two_releases_reads_renames_from_the_two_trees(cli, git_repo):
+    """The commit that moved the file is missing (a partial, shallow or snapshot clone): the walk
+    over the range cannot run, so renames come from the two trees' diff, a note says so, and the
+    arm implemented in the moved file is still judged fixed, not gone with its file."""
+    repo = _interp_moved_to_another_crate(git_repo)
+    middle = repo.git("rev-parse", "HEAD")
+    repo.write("crates/burn-b/src/interp.rs", INTERP_FIXED, dedent=False)
+    repo.commit("bicubic")
+    repo.git("tag", "v0.2.0")
+    _drop_object(repo, middle)
+    with pytest.raises(subprocess.CalledProcessError):
+        repo.git("log", "--format=%H", "v0.1.0..v0.2.0")  # the walk git would do cannot run
+    res = run_history(cli, repo, "--format", "json")
+    assert res.code == 0, res.stderr
+    bicubic = lineage_of(json.loads(res.stdout), "bicubic interpolation is not supported here")
+    assert bicubic["removedIn"] == "v0.2.0"
+    assert bicubic["removal"] == {"kind": "fixed", "reason": "arm-removed", "dtypes": []}
+    [note] = [ln for ln in res.stderr.splitlines() if ln.startswith("note: the repository lacks commits")]
+    assert "v0.1.0 .. v0.2.0" in note and "git diff -M" in note
+
+
+def test_renames_between_falls_back_to_the_two_trees_only_when_the_walk_cannot_run(git_repo):
+    repo = _interp_moved_to_another_crate(git_repo)
+    middle = repo.git("rev-parse", "HEAD")
+    repo.write("crates/burn-b/src/interp.rs", INTERP_FIXED, dedent=False)
+    repo.commit("bicubic")
+    repo.git("tag", "v0.2.0")
+    whole = open_repository(str(repo.path), None)
+    moved = [("crates/burn-a/src/interp.rs", "crates/burn-b/src/interp.rs")]
+    assert whole.renames_between("v0.1.0", "v0.2.0", "*.rs") == moved and whole.renames_from_trees == []
+    _drop_object(repo, middle)
+    partial = open_repository(str(repo.path), None)
+    assert partial.renames_between("v0.1.0", "v0.2.0", "*.rs") == moved
+    assert partial.renames_from_trees == [("v0.1.0", "v0.2.0")]
+
+
+def test_a_whole_clone_walks_the_commits_and_says_nothing_of_trees(cli, git_repo):
+    repo = _interp_moved_to_another_crate(git_repo)
+    repo.git("tag", "v0.2.0")
+    res = run_history(cli, repo, "--format", "json")
+    assert res.code == 0, res.stderr
+    assert "lacks commits" not in res.stderr
+
+
+def test_markdown_tables_render_as_tables_of_one_width(cli, releases):
+    """Every table the notes mean renders as one (none run into one line), each row as wide as
+    its header, the revisions table one row per revision."""
+    from markdown_tables import rendered_tables, table_starts
+
+    repo, _ = releases
+    res = run_history(cli, repo, "--format", "markdown")
+    assert res.code == 0, res.stderr
+    md = res.stdout
+    tables = rendered_tables(md)
+    assert len(tables) == table_starts(md) > 1
+    for rows in tables:
+        assert len({len(r) for r in rows}) == 1, rows
+    revisions = tables[0]
+    assert revisions[0][:3] == ["Revision", "Date", "Records"]
+    assert [r[0] for r in revisions[1:]] == ["v0.1.0", "v0.2.0", "v0.3.0", "HEAD"]

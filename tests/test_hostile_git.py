@@ -141,10 +141,10 @@ def test_a_blob_past_the_budget_is_skipped_from_its_listed_size_unread(tmp_path,
             "reason": "larger than the 4,000,000-byte budget per file"} in manifest["skipped"]
 
 
-def test_an_object_missing_from_the_repository_is_one_line_naming_it(tmp_path):
+def test_a_commit_tree_missing_between_two_revisions_is_worked_around_with_a_note(tmp_path):
     """A commit between two revisions whose tree the repository lacks (a damaged or partial
-    clone): following a gone record's file through renames commit by commit needs it, and the run
-    says which object is missing instead of failing inside the tool."""
+    clone): following a gone record's file through renames commit by commit needs it, so the
+    renames come from the two revisions' trees instead, and a note says so."""
     repo = genuine_repo(tmp_path)
     first = repo.git("rev-parse", "HEAD")
     repo.write("crates/burn-x/src/more.rs", "pub fn more() -> u8 { 1 }\n")
@@ -154,7 +154,19 @@ def test_an_object_missing_from_the_repository_is_one_line_naming_it(tmp_path):
     tree = repo.git("rev-parse", f"{middle}^{{tree}}")
     (repo.path / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
     res = run_cli("history", "--repo", str(repo.path), "--revs", f"{first},HEAD", "--format", "json")
+    assert res.code == 0, res.stderr
+    assert "note: the repository lacks commits between some revisions" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_an_object_missing_from_the_analysed_revision_is_one_line_naming_it(tmp_path):
+    """The revision's own tree is missing: nothing can stand in for it, and the run says which
+    object is missing instead of failing inside the tool."""
+    repo = genuine_repo(tmp_path)
+    tree = repo.git("rev-parse", "HEAD^{tree}")
+    (repo.path / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(tmp_path / "o"))
     assert res.code == 2
     (line,) = res.stderr.strip().splitlines()[-1:]
-    assert f"object {tree} is missing from {repo.path}" in line and "internal error" not in res.stderr
+    assert f"{tree}" in line and "missing" in line and "internal error" not in res.stderr
     assert "Traceback" not in res.stderr

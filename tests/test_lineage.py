@@ -1,4 +1,4 @@
-"""Lineage (analyzer/lineage.py): a site keeps the id it had, across refactors that do not change
+"""Lineage (analyzer/lineage/): a site keeps the id it had, across refactors that do not change
 the error, when the earlier records are the published ones (envelopes, no analysis, the
 publisher's ids) or the tool's own; and `diff` matches the same way."""
 

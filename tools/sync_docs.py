@@ -1,5 +1,5 @@
 """Write the lists generated from the rule registry into the documents that show them
-(docs/classifier-rubric.md, README.md), between their markers.
+(docs/classifier-rubric.md, docs/rules.md), between their markers.
 
     python tools/sync_docs.py          # rewrite the documents
     python tools/sync_docs.py --check  # exit 1 if a document is out of date
@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analyzer.decisions.registry_docs import sync
 
-DOCUMENTS = ("docs/classifier-rubric.md", "README.md")
+DOCUMENTS = ("docs/classifier-rubric.md", "docs/rules.md")
 
 
 def main(argv: list[str]) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from analyzer import profiles
 from analyzer.cli.common import analyse, open_cache, open_repo, opened
+from analyzer.cli.extract import annotations_kept
 from analyzer.core.errors import UserError
 from analyzer.pipeline import dependencies
 from analyzer.pipeline.dependencies import Pin
@@ -21,8 +22,8 @@ _RUN_KEYS = ("tool", "toolVersion", "schemaVersion", "command")
 
 
 def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, dependency_repos, no_cache, repo_name,
-                              jobs) -> None:
-    from analyzer.cli.previous import check_previous
+                              jobs, allow_other_repo: bool = False) -> None:
+    from analyzer.cli.previous import check_previous, check_repositories
     from analyzer.core.outputs import write_files
 
     command = ["extract", *sys.argv[2:]]
@@ -42,9 +43,12 @@ def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, depende
             pinned = ", ".join(p.name for p in found) or "none with a target profile"
             raise UserError(f"--dependency-repo {unknown[0]}: {dependencies.LOCKFILE} at {sha[:12]} pins no "
                             f"such dependency (it pins: {pinned})")
+        names = [git_repo.name, *(p.name for p in found)]
+        if prev is not None:
+            check_repositories(previous, prev, names, allow_other_repo)
         # Every dependency is found before any analysis, so one that cannot be fetched fails fast.
         opened_deps = [(pin, *open_dependency(pin, overrides, no_cache)) for pin in found]
-        main = analyse(git_repo, sha, cache, jobs, _own(prev, git_repo.name))
+        main = analyse(git_repo, sha, cache, jobs, _own(prev, git_repo.name, names))
         origin = git_repo.origin
     runs = []  # (extraction, manifest entry) per dependency
     for pin, dep_repo, dep_sha in opened_deps:
@@ -56,17 +60,25 @@ def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, depende
                 if dep_cache is not None:
                     dep_cache.close()
             runs.append((ex, _entry(pin, dep_repo, ex)))
-    files, man = _outputs(out, main, origin, runs, all_sites, command)
+    files, man = _outputs(out, main, origin, runs, all_sites, command, prev is not None, rev)
     write_files(files)
-    _summary(man, [str(p) for p in files], previous)
+    _summary(man, [str(p) for p in files], previous, sum(annotations_kept(ex.lines) for ex in _all(main, runs)))
 
 
-def _own(prev, name: str):
+def _all(main, runs) -> list:
+    """Every extraction of the run, by repository."""
+    return sorted([main, *(ex for ex, _ in runs)], key=lambda ex: ex.repo)
+
+
+def _own(prev, name: str, analysed: list[str] | None = None):
     """The earlier records of repository `name` (None without --previous): a record of one
-    repository never continues another's."""
+    repository this run analyses never continues another's. The records of a repository it does
+    not analyse (taken with --allow-other-repo) continue the main repository's, whose name
+    comes first in `analysed`."""
     if prev is None:
         return None
-    return [ln for ln in prev if ln.record.repo == name]
+    others = analysed is not None and analysed[0] == name
+    return [ln for ln in prev if ln.record.repo == name or (others and ln.record.repo not in (analysed or ()))]
 
 
 def open_dependency(pin: Pin, overrides: dict[str, str], no_cache: bool):
@@ -97,22 +109,27 @@ def _entry(pin: Pin, dep_repo, ex) -> dict:
     return {**head, **{k: v for k, v in built.items() if k not in _RUN_KEYS and k not in head}}
 
 
-def _outputs(out: Path, main, origin: str, runs, all_sites: bool, command) -> tuple[dict[Path, str], dict]:
+def _outputs(out: Path, main, origin: str, runs, all_sites: bool, command,
+             with_previous: bool, rev: str) -> tuple[dict[Path, str], dict]:
+    from analyzer.cli.extract import not_carried_text
     from analyzer.pipeline import manifest, results_cache
     from analyzer.sinks import audit, jsonl
 
-    man = manifest.build(main, origin, command)
+    man = manifest.build(main, origin, command, rev)
     man["dependencies"] = [entry for _, entry in runs]
-    extractions = sorted([main, *(ex for ex, _ in runs)], key=lambda ex: ex.repo)
+    extractions = _all(main, runs)
     lines = sorted((ln for ex in extractions for ln in ex.lines), key=dependencies.sort_key)
     files = {out / results_cache.RECORDS_FILE: jsonl.dumps(lines),
              out / results_cache.MANIFEST_FILE: manifest.dumps(man)}
+    if with_previous:
+        files[out / results_cache.NOT_CARRIED_FILE] = not_carried_text(
+            [e for ex in extractions for e in ex.not_carried])
     if all_sites:
         files[out / results_cache.SITES_FILE] = "".join(audit.dumps(ex, with_repo=True) for ex in extractions)
     return files, man
 
 
-def _summary(man: dict, written: list[str], previous) -> None:
+def _summary(man: dict, written: list[str], previous, kept: int) -> None:
     from analyzer.core.ui import plural, say, summary
 
     for dep in man["dependencies"]:
@@ -123,4 +140,21 @@ def _summary(man: dict, written: list[str], previous) -> None:
         say(f"Dependency {dep['repo']}@{dep['sha'][:12]} (Cargo.lock pins {how}): "
             f"{plural(dep['panicCalls'], 'panic-family call')} in {plural(dep['filesScanned'], 'Rust file')}, "
             f"{plural(dep['records'], 'record')} ({parts})", True)
-    summary(man, written, previous=previous)
+    summary(_run_wide(man), written, previous=previous, annotations_kept=kept)
+
+
+def _run_wide(man: dict) -> dict:
+    """The manifest as the closing summary reads it: the counts of every record written, every
+    repository's (the manifest's own top-level counts are the repository's, each dependency's
+    are in its entry), and the records of each repository."""
+    parts = [man, *man["dependencies"]]
+    view = dict(man)
+    view["counts"] = {c: sum(p["counts"].get(c, 0) for p in parts) for c in man["counts"]}
+    view["recordsByRepository"] = {p["repo"]: p["records"] for p in sorted(parts, key=lambda p: p["repo"])}
+    if man.get("annotation"):
+        view["annotation"] = {k: sum((p.get("annotation") or {}).get(k, 0) for p in parts) for k in man["annotation"]}
+        view["annotationsNotCarried"] = sum(p.get("annotationsNotCarried") or 0 for p in parts)
+    if man.get("lineage"):
+        view["lineage"] = {k: sum((p.get("lineage") or {}).get(k, 0) for p in parts)
+                           for k in ("id", "history", "function", "message", "window", "notFound")}
+    return view

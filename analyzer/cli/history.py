@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -106,7 +107,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
         write_file(out, document)
     else:
         echo_document(document, fmt)
-    _summary(result, out_file)
+    _summary(result, out_file, git_repo.renames_from_trees)
 
 
 def _revision_line(revision, planned, analysed) -> str:
@@ -172,7 +173,7 @@ def _progress(total: int):
         yield {"on_start": start, "on_status": status, "on_done": done, "on_skip": skip}
 
 
-def _summary(result, out_file: str | None) -> None:
+def _summary(result, out_file: str | None, from_trees: Sequence[tuple[str, str]] = ()) -> None:
     n = result.summary()
     first, last = result.revisions[0], result.revisions[-1]
     # Revision labels are the repository's tag names: whatever a fork put there.
@@ -185,6 +186,14 @@ def _summary(result, out_file: str | None) -> None:
     if result.left_out:
         click.echo(terminal_text(f"note: {len(result.left_out)} earlier releases had no record and were left out "
                                  f"({result.left_out[0]} .. {result.left_out[-1]})", one_line=True), err=True)
+    if from_trees:
+        names = {r.sha: r.label for r in result.revisions}
+        ranges = ", ".join(f"{names.get(a, a[:12])} .. {names.get(b, b[:12])}" for a, b in from_trees[:3])
+        more = f" and {len(from_trees) - 3} more" if len(from_trees) > 3 else ""
+        click.echo(terminal_text(f"note: the repository lacks commits between some revisions ({ranges}{more}); "
+                                 f"their renames were read from the two trees (git diff -M) instead of commit by "
+                                 f"commit, so a file renamed then rewritten reads as removed and added",
+                                 one_line=True), err=True)
     if out_file:
         click.echo(f"Wrote {out_file}", err=True)
     sys.stderr.flush()

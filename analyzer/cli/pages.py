@@ -128,9 +128,13 @@ def annotate():
 @click.argument("records", type=click.Path())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the prompts, the answer skeletons and export.json.")
+@click.option("--drafts", type=click.Path(dir_okay=False),
+              help="The annotations-not-carried.jsonl that `extract --previous` wrote (default: the one "
+                   "beside RECORDS, if any): the prompt of each changed record offers the annotation it "
+                   "had before as a draft to revise.")
 @target_option
 @debug_option
-def annotate_export(records, out_dir):
+def annotate_export(records, out_dir, drafts):
     """Write a prompt and an answer skeleton for each record that needs annotation.
 
     A record needs annotation when it has none yet, or when it is new or changed (after `extract
@@ -147,9 +151,15 @@ def annotate_export(records, out_dir):
     from analyzer.core.timestamps import utc_now
     from analyzer.core.outputs import ensure_writable_dir, write_files
 
+    from analyzer.features.annotate import read_not_carried
+    from analyzer.pipeline.results_cache import NOT_CARRIED_FILE
+
     lines = _read_records(records)
     out = Path(out_dir)
-    todo = export(lines, out, records, utc_now()) if lines else None
+    beside = Path(records).parent / NOT_CARRIED_FILE if not Path(records).is_dir() else Path(records) / NOT_CARRIED_FILE
+    drafts_path = Path(drafts) if drafts else (beside if beside.is_file() else None)
+    earlier = read_not_carried(drafts_path) if drafts_path is not None else []
+    todo = export(lines, out, records, utc_now(), earlier) if lines else None
     if todo is None or not todo.exported:
         click.echo(f"Nothing to annotate: {'the' if len(lines) == 1 else 'all'} {plural(len(lines), 'record')} "
                    f"in {records} {'is' if len(lines) == 1 else 'are'} annotated.")
@@ -162,6 +172,13 @@ def annotate_export(records, out_dir):
     parts = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
     n = len(todo.exported)
     click.echo(f"Wrote {plural(n, 'prompt')} and {plural(n, 'answer skeleton')} to {out} ({parts}).")
+    if todo.drafted:
+        click.echo(f"{plural(len(todo.drafted), 'prompt')} of changed records offer the annotation the record had "
+                   f"before as a draft (from {drafts_path}).")
+    dropped = sum(1 for e in earlier if e["why"] == "dropped")
+    if dropped:
+        click.echo(f"{plural(dropped, 'annotation')} of records not found again stay in {drafts_path}, with "
+                   f"the records they were written for.")
     if todo.stale:
         click.echo(f"{plural(len(todo.stale), 'answer')} already filled in {out} "
                    f"{'was' if len(todo.stale) == 1 else 'were'} written for content that changed since "

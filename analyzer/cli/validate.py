@@ -17,7 +17,7 @@ def validate(records):
     """Check a records file, or a folder written by `export`, record by record; exit 1 and list
     every problem as FILE:LINE: FIELD: WHY.
 
-    Each line is checked against the schema (the pydantic models in analyzer/record.py: types,
+    Each line is checked against the schema (the pydantic models in analyzer/records/model.py: types,
     value sets, no unknown keys), for text that cannot be written as UTF-8 and for JSON the
     other commands cannot read (nested too deep, a number too long); then each record as a whole:
     sourceCode is the window lineNumber-18..lineNumber+18 cut at the file's ends, the slug ends in

@@ -1,7 +1,7 @@
 """The one jinja2 environment every page and report is rendered with (templates/*.j2).
 
 `.html.j2` templates are autoescaped; Markdown templates escape each value with the filters of
-analyzer/safe.py, chosen for its context (prose, table cell, code span, link target). Links go
+analyzer/core/safe.py, chosen for its context (prose, table cell, code span, link target). Links go
 through `url` (absolute http(s) only, else None: the template writes no link) or `page` (a page
 this tool names itself, percent-encoded).
 """

@@ -78,6 +78,16 @@ def say(text: str, err: bool = False) -> None:
     click.echo(text, err=err)
 
 
+def revision_named(repo: str, rev: str | None, sha: str) -> str:
+    """`owner/name@v0.21.0 (546cacb55fe0)`: the revision as the user named it beside the commit it
+    resolved to; `owner/name@546cacb55fe0` when they named the commit itself (a full or short SHA)."""
+    from analyzer.core.safe import terminal_text
+    import re
+    if not rev or (re.fullmatch(r"[0-9a-fA-F]{4,40}", rev) and sha.startswith(rev.lower())):
+        return f"{repo}@{sha[:12]}"
+    return terminal_text(f"{repo}@{rev} ({sha[:12]})", one_line=True)
+
+
 def summary(manifest: dict, written: list[str], previous: str | None = None, annotations_kept: int = 0) -> None:
     """The closing lines of `extract`, from its manifest (so a run served from the results cache
     prints what a full run prints). Every Rust file is counted once: its facts came from the
@@ -92,7 +102,8 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
         scan = manifest.get("scan") or {}
         how = (f"{scan.get('parsed', 0)} parsed, {scan.get('cached', 0)} from the cache, "
          f"{scan.get('prefiltered', 0)} without a panic-family call or enum, not parsed")
-    say(f"Analysed {manifest['repo']}@{manifest['sha'][:12]} in {manifest['timings'].get('total', 0):.2f}s: "
+    named = revision_named(manifest["repo"], manifest.get("rev"), manifest["sha"])
+    say(f"Analysed {named} in {manifest['timings'].get('total', 0):.2f}s: "
          f"{calls} ({how})", True)
     bad = manifest.get("filesWithParseErrors") or []
     if bad:
@@ -107,14 +118,19 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
     carry = manifest.get("annotation")
     if carry:
         against = f" {previous}" if previous else ""
+        lost = manifest.get("annotationsNotCarried") or 0
+        where = " (listed with their text in annotations-not-carried.jsonl)" if lost else ""
         say(f"Compared with{against}: {carry['unchanged']} unchanged, {carry['changed']} changed, "
              f"{carry['new']} new, {carry['dropped']} dropped; annotations kept on "
-             f"{plural(annotations_kept, 'record')} (changed and new records go to annotation)", True)
+             f"{plural(annotations_kept, 'record')}, not carried on {lost}{where} (changed and new records "
+             f"go to annotation)", True)
     lineage = manifest.get("lineage")
     if lineage:
         tiers = ", ".join(f"{lineage[t]} by {t}" for t in ("id", "history", "function", "message", "window"))
         lost = lineage["notFound"]
         say(f"Earlier records found again: {tiers}; {lost} not found"
              + (" (listed in manifest.json)" if lost else ""), True)
-    say(f"Found {plural(sum(counts.values()), 'record')} ({parts}).")
+    repos = manifest.get("recordsByRepository")
+    per_repo = "; " + ", ".join(f"{n} of {r}" for r, n in repos.items()) if repos and len(repos) > 1 else ""
+    say(f"Found {plural(sum(counts.values()), 'record')} ({parts}{per_repo}).")
     say("Wrote " + ", ".join(written))

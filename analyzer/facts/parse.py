@@ -45,7 +45,7 @@ def parse_file(source: bytes, code: bool = False, panic_hint: bool | None = None
     file nested deeper than Python's recursion limit is skipped too).
 
     Without `code`, its site facts: the panic-family calls, the enums and plain aliases, read from
-    the items that hold them (analyzer/regions.py). With `code`, also what the coverage audit's call
+    the items that hold them (analyzer/facts/regions.py). With `code`, also what the coverage audit's call
     graph needs of every function, ops trait and impl (FileFacts.code_part), read from a parse of
     the file less its function bodies (analyzer/facts/skeleton.py); the site facts are the same
     either way. `panic_hint` is has_panic_hint(source) when the caller has it already (the
@@ -100,7 +100,7 @@ def _shared_tree(source: bytes, hits: list[int]):
     """One tree for both the site facts and the code facts of a file with calls: the skeleton
     (analyzer/facts/skeleton.py) with the function bodies that hold a hit put back. Trusted only
     when it parses cleanly, every body still left out is a function's at a level the code facts
-    walk, and the items the plan (analyzer/regions.py) would parse lie in this tree where the plan
+    walk, and the items the plan (analyzer/facts/regions.py) would parse lie in this tree where the plan
     put them; then it holds every item the planned tree and the skeleton tree would, parsed the
     same, and the left-out bodies hold no word a site fact is read around. None otherwise: the
     caller parses the two trees (or the whole file) as before."""
@@ -166,7 +166,7 @@ def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, st
                       hits: list[int]) -> FileFacts:
     """Site facts from as little parsing as gives them exactly. A file with no panic-family call
     is read only for its enums, each `enum` item parsed on its own; one with calls, as the items
-    that hold a call or an enum (`hits`, the offsets of their words; analyzer/regions.py). Either
+    that hold a call or an enum (`hits`, the offsets of their words; analyzer/facts/regions.py). Either
     falls back to the whole file when its cut cannot be trusted, and only then does a parse error
     elsewhere in the file count."""
     if not has_panic:

@@ -134,7 +134,7 @@ def skeleton_text(record_id: str, content_hash: str | None = None) -> str:
     return json.dumps(skeleton(record_id, content_hash), indent=2) + "\n"
 
 
-def prompt_context(line: RecordLine) -> dict:
+def prompt_context(line: RecordLine, earlier: dict | None = None) -> dict:
     r, a = line.record, line.facts
     width = len(str(r.sourceCodeEnd))
     numbered = "\n".join(f"{'>' if n == r.lineNumber else ' '} {n:>{width}} | {text}".rstrip()
@@ -146,7 +146,39 @@ def prompt_context(line: RecordLine) -> dict:
         "skeleton": json.dumps(skeleton(r.id, a.contentHash), indent=2),
         "field_names": ["id", "contentHash", *ANNOTATION_FIELDS],
         "target_kind": current().prompt.kind,  # how the target names itself: "the Rust deep-learning framework"
+        "earlier": json.dumps({"id": r.id, "contentHash": a.contentHash, **{
+            k: earlier["annotations"].get(k) for k in ANNOTATION_FIELDS}}, indent=2, ensure_ascii=False)
+        if earlier else None,
+        "earlier_changes": [str(c) for c in earlier.get("changes", [])] if earlier else [],
     }
+
+
+def read_not_carried(path: Path) -> list[dict]:
+    """The lines of an annotations-not-carried.jsonl that `extract --previous` wrote: each earlier
+    record's annotations and why they were not carried. A line of another shape is an error that
+    names it."""
+    out = []
+    text = read_text(path, "annotations-not-carried file", MAX_NOT_CARRIED_BYTES)
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except (ValueError, RecursionError):
+            entry = None
+        ok = (isinstance(entry, dict) and entry.get("why") in ("changed", "dropped")
+              and isinstance(entry.get("annotations"), dict) and isinstance(entry.get("id"), str)
+              and (entry["why"] == "dropped" or isinstance((entry.get("now") or {}).get("id"), str))
+              and isinstance(entry.get("changes", []), list))
+        if not ok:
+            raise UserError(f"{path}:{n}: not a line `burn-errors extract --previous` writes to "
+                            f"annotations-not-carried.jsonl; pass that file, or leave --drafts out")
+        out.append(entry)
+    return out
+
+
+# The not-carried file holds whole records, a few kilobytes each.
+MAX_NOT_CARRIED_BYTES = 256 << 20
 
 
 @dataclass
@@ -155,13 +187,19 @@ class Export:
     exported: list[RecordLine]
     kept: list[str]  # answer files already filled in DIR, left as they were
     stale: list[str] = field(default_factory=list)  # of those, answers written for other content
+    drafted: list[str] = field(default_factory=list)  # ids whose prompt offers their earlier annotation
 
 
-def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> Export:
+def export(lines: list[RecordLine], out: Path, records_path: str, now: str,
+           earlier: list[dict] | None = None) -> Export:
+    """The prompts and skeletons of the records that need annotation. `earlier` (the lines of an
+    annotations-not-carried.jsonl) offers, in the prompt of a record whose content changed, the
+    annotation it had before, as a draft to revise (never as the answer itself)."""
     from analyzer.core.rendering import environment
 
     template = environment().get_template("annotate_prompt.md.j2")
     todo = [ln for ln in lines if needs_annotation(ln)]
+    drafts = {e["now"]["id"]: e for e in earlier or () if e["why"] == "changed"}
     old_items = {}
     manifest_path = out / EXPORT_MANIFEST
     if manifest_path.exists() or manifest_path.is_symlink():
@@ -180,10 +218,12 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
     kept: list[str] = []
     stale: list[str] = []
     items = []
+    drafted: list[str] = []
     for ln in todo:
         rid = ln.record.id
         answer = out / f"{rid}.json"
-        item = {"id": rid, "contentHash": ln.facts.contentHash, "annotationStatus": ln.facts.annotationStatus,
+        item: dict[str, object] = {"id": rid, "contentHash": ln.facts.contentHash,
+                                   "annotationStatus": ln.facts.annotationStatus,
                 "message": ln.record.errorMessage, "prompt": f"{rid}{PROMPT_SUFFIX}", "answer": answer.name}
         if (answer.exists() or answer.is_symlink()) and _filled(answer):
             kept.append(str(answer))
@@ -196,12 +236,16 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str) -> E
         if prompt.name not in our_prompts and (prompt.exists() or prompt.is_symlink()):
             raise UserError(f"{prompt} was not written by burn-errors annotate export; move it or choose "
                             f"another --out")
-        files[prompt] = template.render(prompt_context(ln))
+        draft = drafts.get(rid)
+        files[prompt] = template.render(prompt_context(ln, draft))
+        if draft is not None:
+            item["draft"] = True
+            drafted.append(rid)
         items.append(item)
     if todo:
         files[manifest_path] = json.dumps({"tool": "burn-errors", "records": records_path, "exportedAt": now,
                                            "items": items}, indent=2, ensure_ascii=False) + "\n"
-    return Export(files, todo, kept, stale)
+    return Export(files, todo, kept, stale, drafted)
 
 
 def _answer_hash(path: Path) -> str | None:

@@ -1,6 +1,6 @@
 """What changed between two sets of records: the core of `burn-errors diff`.
 
-Records are matched by lineage (analyzer/lineage.py), as `extract --previous` matches them: by
+Records are matched by lineage (analyzer/lineage/), as `extract --previous` matches them: by
 id, then (for revisions) by following the base line through git history, then by crate, function
 and message, by file or crate and message, and by a similar source window. So a site keeps its
 identity across an impl losing its generics, an enum renamed in its arm, a rewritten scrutinee or a

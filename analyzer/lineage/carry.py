@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from analyzer.lineage.link import Lineage
 from pydantic import ValidationError
@@ -28,6 +28,9 @@ class Carried:
     lines: list[RecordLine]
     annotation: dict[str, int]  # new | changed | unchanged | dropped
     lineage: dict  # records per tier, "new", "notFound", and the earlier records not found
+    # Every earlier record with annotations this run does not hand on (its content changed, or
+    # it was not found again): the old record, its annotations and why (not_carried_entry).
+    not_carried: list[dict] = field(default_factory=list)
 
 
 def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineage: Lineage) -> Carried:
@@ -42,6 +45,7 @@ def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineag
     used: set[str] = set()
     out: list[RecordLine] = []
     counts = {"new": 0, "changed": 0, "unchanged": 0, "dropped": len(lineage.lost)}
+    not_carried: list[dict] = []
     for i, line in enumerate(current):
         k = links.get(i)
         analysis = line.analysis
@@ -76,12 +80,36 @@ def carry_over(previous: Sequence[RecordLine], current: list[RecordLine], lineag
             "firstSeenSha": first_sha, "firstSeenAt": first_at}))
         used.add(carried.record.id)
         out.append(carried)
+        if changed and old.record.is_annotated():
+            not_carried.append(not_carried_entry(old, "changed", changed, carried))
     lost = [_brief(previous[p]) for p in lineage.lost]
+    not_carried += [not_carried_entry(previous[p], "dropped") for p in lineage.lost
+                    if previous[p].record.is_annotated()]
     unknown = [_brief(previous[p]) for p in lineage.derived.unknown]
     return Carried(out, counts, {**lineage.counts(), "notFoundRecords": lost,
                                  "contentDerived": {"analyzedSha": lineage.derived.at_sha,
                                                     "sourceCode": lineage.derived.from_window},
-                                 "contentUnknown": len(unknown), "contentUnknownRecords": unknown})
+                                 "contentUnknown": len(unknown), "contentUnknownRecords": unknown},
+                   not_carried)
+
+
+def not_carried_entry(old: RecordLine, why: str, changes: Sequence[str] = (),
+                      now: RecordLine | None = None) -> dict:
+    """One line of annotations-not-carried.jsonl: the earlier record whole (with its analysis when
+    it had one), the annotations it held, why they were not handed on (`changed`: the content
+    changed, the record goes back to annotation; `dropped`: the site was not found again), and
+    for a changed record what changed and the record it continues as."""
+    entry: dict = {"why": why, "id": old.record.id,
+                   "annotations": {f: v for f, v in old.record.annotations().items() if v is not None}}
+    if now is not None:
+        entry["changes"] = list(changes)
+        entry["now"] = {"id": now.record.id,
+                        "filePath": now.record.filePath, "lineNumber": now.record.lineNumber,
+                        "errorMessage": now.record.errorMessage}
+    entry["record"] = old.record.model_dump(mode="json")
+    if old.analysis is not None:
+        entry["analysis"] = old.analysis.model_dump(mode="json", exclude_none=True)
+    return entry
 
 
 # What a record carried unchanged keeps of the earlier one besides its id, slug and annotations.

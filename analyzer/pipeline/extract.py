@@ -62,6 +62,9 @@ class Extraction:
     timings: dict[str, float]
     carry: dict[str, int] = field(default_factory=dict)  # with --previous: annotation status counts
     lineage: dict | None = None  # with --previous: records per lineage tier, and those not found
+    # With --previous: the earlier records whose annotations were not handed on, and why
+    # (analyzer/lineage/carry.py, not_carried_entry).
+    not_carried: list[dict] = field(default_factory=list)
     # What this run did with each Rust file (path): its facts came from the cache, or it was
     # parsed, or the byte prefilter found no panic-family call and no enum in it, so it was not
     # parsed. The three add up to files_scanned.
@@ -95,7 +98,7 @@ class Extraction:
 # hint regexes, tried only where their words occur; most of the tree; its plain type aliases, if
 # any, are read with another regex), and hands the rest to parser processes in chunks as it reads,
 # biggest files first so they finish together. A parser reads only the items of a file that hold
-# a call or an enum (analyzer/regions.py). A worker returns each file's encoded cache rows only;
+# a call or an enum (analyzer/facts/regions.py). A worker returns each file's encoded cache rows only;
 # the parent decodes them into FileFacts as a cached run does, so a cold run sees exactly what a
 # cached run sees.
 # Contents are not kept but for the files that may hold a panic-family call (a fraction of the
@@ -351,6 +354,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None
+    not_carried: list[dict] = []
     if previous is not None:
         # Each earlier record found again hands on its id, slug, tags and first-seen revision,
         # and its annotations while the content is unchanged (analyzer/lineage/).
@@ -359,6 +363,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha,
                                                    records_at=records_at(repo, cache), catalog=catalog))
         lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
+        not_carried = carried.not_carried
     timings["record"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
 
@@ -374,6 +379,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         cache_hits=len(from_cache) if cache is not None else 0,
         cache_misses=len(missing),
         timings={k: round(v, 3) for k, v in timings.items()}, carry=carry, lineage=lineage_counts, code=code_files,
+        not_carried=not_carried,
         scan=_scan_counts(rust, from_cache, prefiltered), sources=kept_sources,
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),

@@ -13,7 +13,9 @@ if TYPE_CHECKING:  # a type only: the results-cache path writes manifests withou
     from analyzer.pipeline.extract import Extraction
 
 
-def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict:
+def build(ex: Extraction, origin: str, command: list[str] | None = None, rev: str | None = None) -> dict:
+    """What run made the records; `rev` is the revision as the user named it (a tag, a branch, a
+    short SHA), kept beside the full SHA it resolved to."""
     return {
         "tool": "burn-errors",
         "toolVersion": __version__,
@@ -21,6 +23,7 @@ def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict
         "repo": ex.repo,
         "source": origin,
         "sha": ex.sha,
+        "rev": rev if rev is not None else ex.sha,
         "rulesHash": rules_hash(),
         "records": len(ex.lines),
         "counts": ex.counts(),
@@ -37,6 +40,9 @@ def build(ex: Extraction, origin: str, command: list[str] | None = None) -> dict
         "dtypeEnums": ex.catalog.to_json(),
         "annotation": ex.carry or None,
         "lineage": ex.lineage,
+        # With --previous: how many earlier records' annotations were not handed on (each is a
+        # line of annotations-not-carried.jsonl, beside the records).
+        "annotationsNotCarried": len(ex.not_carried) if ex.lineage is not None else None,
         "cache": {"hits": ex.cache_hits, "misses": ex.cache_misses},
         "timings": ex.timings,
         "command": command,

@@ -1,5 +1,5 @@
 """The results cache: whole outputs of an earlier run, kept as rows of the cache's `results` table
-(analyzer/cache.py), so a rerun at the same commit neither reads blobs nor parses nor classifies.
+(analyzer/pipeline/cache.py), so a rerun at the same commit neither reads blobs nor parses nor classifies.
 
 A row is found by its key. The cache's tag already holds the tool version and the rules hash; the
 key adds the commit, the options that change the outputs, and `code_hash()`, a hash of the code
@@ -7,7 +7,7 @@ that shapes them, so editing the record stage, the manifest or audit sink or any
 without bumping the version can never serve outputs the new code would not write.
 
 Kept lines were written by the record stage; a hit re-dates them as JSON and writes them back in
-the one form of a records line (analyzer/jsonlines.py), without loading the schema (pydantic).
+the one form of a records line (analyzer/core/jsonlines.py), without loading the schema (pydantic).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
 SITES_FILE = "sites.jsonl"
+# With --previous: every earlier record whose annotations were not handed on, with them.
+NOT_CARRIED_FILE = "annotations-not-carried.jsonl"
 
 
 @cache
@@ -87,7 +89,8 @@ def _served_line(line: str, repo: str, sha: str, prefix: str) -> bool:
 
 
 def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: list[str],
-                   seconds: float, repo: str, sha: str, profile: Profile) -> tuple[dict[Path, str], dict] | None:
+                   seconds: float, repo: str, sha: str, profile: Profile,
+                   rev: str | None = None) -> tuple[dict[Path, str], dict] | None:
     """The files of an earlier run kept in `row` for `repo` at `sha` of `profile`'s target, with
     this run's dates, source, command and timings: (files, manifest). None for a row of another
     shape or one that does not pass the checks (it is then made again)."""
@@ -123,7 +126,8 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
         return None
     if all_sites and not isinstance(sites, str):
         return None
-    kept.update(source=origin, command=command, cache={"hits": scanned, "misses": 0, "result": "hit"},
+    kept.update(source=origin, command=command, rev=rev if rev is not None else sha,
+                cache={"hits": scanned, "misses": 0, "result": "hit"},
                 scan={"cached": scanned, "parsed": 0, "prefiltered": 0}, timings={"total": round(seconds, 3)})
     files = {out / RECORDS_FILE: "".join(line + "\n" for line in lines),
              out / MANIFEST_FILE: manifest.dumps(kept)}

@@ -8,7 +8,7 @@ folder. For each document, in order:
    parser goes, no integer longer than Python reads by default, no NaN or Infinity, no key twice
    in one object, and no text that cannot be written as UTF-8 (a lone surrogate such as
    `"\\ud800"`), in any key or value;
-2. it has the schema (the pydantic models of `analyzer/record.py`): a records line
+2. it has the schema (the pydantic models of `analyzer/records/model.py`): a records line
    `{"record", "analysis"}` or a published envelope `{"record", "datasetVersion"}` (an
    `analysis` beside it is checked too);
 3. the record agrees with itself (`record_problems`): the source window, the slug, the GitHub
@@ -22,6 +22,7 @@ first of them listing every place.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -304,7 +305,34 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...]], ...] = (
     (_tag_problems, ("backgroundTag",)),
     (lambda r, a: _date_problems(r), ("contentChangedAt", "analyzedAt")),
     (lambda r, a: _path_problems(r), ("filePath",)),
+    (lambda r, a: _repository_tag_problems(r), ("tags", "repo")),
 )
+
+
+@functools.cache
+def _target_repositories() -> dict[str, str]:
+    """The repository of each shipped target, by the tag its records carry (its name's last
+    part: `tracel-ai/cubecl` -> `cubecl`)."""
+    from analyzer import profiles
+    out = {}
+    for name in profiles.known():
+        repo = profiles.load(name).repository.name
+        out[repo.split("/")[-1]] = repo
+    return out
+
+
+def _repository_tag_problems(r: ErrorRecord) -> list[str]:
+    """The tool tags a record `rust`, then its repository's name: a record whose second tag names
+    another target's repository continues a record of that repository (an `extract --previous`
+    given another repository's records), and carries its tags, and with them its id and dates."""
+    if len(r.tags) < 2 or r.tags[0] != "rust":
+        return []
+    own, named = r.repo.split("/")[-1], r.tags[1]
+    other = _target_repositories().get(named)
+    if named == own or other is None or other == r.repo:
+        return []
+    return [f"record.tags: tagged {named!r}, the tag of {other}'s records, on a record of {r.repo}: it "
+            f"continues a record of another repository"]
 
 
 def _partial_record(value: object, error: ValidationError) -> dict | None:
@@ -343,9 +371,14 @@ def check_documents(documents: Iterable[Document]) -> Report:
     report = Report()
     ids: dict[str, list[Document]] = defaultdict(list)
     slugs: dict[str, list[Document]] = defaultdict(list)
+    # Per file: the repository of its last record, and every repository its records were of.
+    repos: dict[str, tuple[str, set[str]]] = {}
     for doc in documents:
         report.checked += 1
+        before = len(report.records)
         report.problems.extend((doc, p) for p in _document_problems(doc, report, ids, slugs))
+        if len(report.records) > before:
+            report.problems.extend((doc, p) for p in _mixed(doc, report.records[-1].repo, repos))
     for kind, seen in (("id", ids), ("slug", slugs)):
         for value, docs in seen.items():
             if len(docs) > 1:
@@ -358,6 +391,21 @@ def check_documents(documents: Iterable[Document]) -> Report:
     # Stable sort: a document's own problems first, then what it shares with others.
     report.problems.sort(key=lambda p: (p[0].path, p[0].line))
     return report
+
+
+def _mixed(doc: Document, repo: str, repos: dict[str, tuple[str, set[str]]]) -> list[str]:
+    """A records file holds one repository's records, or with `--with-dependencies` each
+    repository's together, one after the other: records of a repository that come back after
+    another's mix two files (or runs) into one. (An exported folder has one record a file.)"""
+    last, seen = repos.setdefault(doc.path, ("", set()))
+    if repo == last:
+        return []
+    repos[doc.path] = (repo, seen)
+    if repo in seen:
+        return [f"record.repo: {repo}'s records come back after {last}'s: a records file holds each "
+                f"repository's records together, so this one mixes files or runs"]
+    seen.add(repo)
+    return []
 
 
 def _places(docs: list[Document]) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
 
-from analyzer.core.errors import UserError
+from analyzer.core.errors import MissingObject, UserError
 from analyzer.source.urls import (ALLOWED_SCHEMES, REPO_NAME, TRANSPORT, is_url, origin_name,
                                   slug_from_url)
 
@@ -78,6 +78,9 @@ class GitRepository:
         self.origin_remote = origin_remote
         # Revisions resolved as the repository was opened (by the same git process that found it).
         self._resolved: dict[str, str] = {}
+        # (old, new) of each range whose renames were read from the two trees, since the
+        # repository lacks commits between them (renames_between): the command says so once.
+        self.renames_from_trees: list[tuple[str, str]] = []
 
     # -- plumbing --------------------------------------------------------------------------
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
@@ -87,7 +90,7 @@ class GitRepository:
             missing = re.search(_MISSING_OBJECT, proc.stderr)
             if missing:
                 # Not a fault of the tool's: say which object and what to do, as for a missing blob.
-                raise UserError(f"object {missing.group(1).decode()} is missing from {self.origin} (git {args[0]} "
+                raise MissingObject(f"object {missing.group(1).decode()} is missing from {self.origin} (git {args[0]} "
                                 f"needs it); the repository is incomplete (a shallow, partial or damaged "
                                 f"clone?): fetch it whole or clone it again")
             raise subprocess.CalledProcessError(proc.returncode, args, proc.stdout, proc.stderr)
@@ -141,9 +144,17 @@ class GitRepository:
     def renames_between(self, old: str, new: str, *pathspec: str) -> list[tuple[str, str]]:
         """The renames git detects commit by commit from `old` to `new` (oldest first), as
         (from, to): a file renamed in one commit and rewritten in later ones is a rename here,
-        where the whole range's diff sees a deletion and an addition."""
-        out = self._git("log", "-M", "--diff-filter=R", "--name-status", "-z", "--format=", "--reverse",
-                        "--no-color", f"{old}..{new}", "--", *pathspec)
+        where the whole range's diff sees a deletion and an addition.
+
+        A partial, shallow or snapshot clone may hold the two revisions but not every commit
+        between them: the walk then cannot run, and the renames are those of the two trees'
+        diff (`git diff -M old new`), which needs only them; `renames_from_trees` lists the range."""
+        try:
+            out = self._git("log", "-M", "--diff-filter=R", "--name-status", "-z", "--format=", "--reverse",
+                            "--no-color", f"{old}..{new}", "--", *pathspec)
+        except (MissingObject, subprocess.CalledProcessError):
+            self.renames_from_trees.append((old, new))
+            return [(a, b) for status, a, b in self.changed_files(old, new, *pathspec) if status == "R"]
         fields = [f for f in out.split(b"\0") if f.strip(b"\n")]
         pairs = []
         i = 0
@@ -227,7 +238,16 @@ class GitRepository:
 
     def tree(self, sha: str) -> list[Blob]:
         """Every file at the revision, as (path, blob id, size)."""
-        out = self._git("ls-tree", "-r", "-z", "--long", "--full-tree", sha)
+        try:
+            out = self._git("ls-tree", "-r", "-z", "--long", "--full-tree", sha)
+        except subprocess.CalledProcessError as e:
+            if b"not a tree object" not in (e.stderr or b""):
+                raise
+            # git names no object here: the tree (or a tree under it) the commit points to is gone.
+            root = self._git("log", "-1", "--format=%T", "--end-of-options", sha).decode().strip()
+            raise MissingObject(f"a tree of {sha[:12]} is missing from {self.origin} (its root tree is {root}); the "
+                                f"repository is incomplete (a shallow, partial or damaged clone?): fetch it whole "
+                                f"or clone it again") from None
         blobs = []
         for entry in out.split(b"\0"):
             if not entry:

@@ -281,7 +281,7 @@ def _renamed_to(git_repo: GitRepository, base_sha: str, sha: str, paths: list[st
     if not base_sha or not paths:
         return {}
     step: dict[str, str] = {}
-    for old, new in git_repo.renames_between(base_sha, sha):
+    for old, new in git_repo.renames_between(base_sha, sha, "*.rs"):  # records are of Rust files only
         step[old] = new
     out = {}
     for path in paths:
