@@ -4,6 +4,7 @@ pasted form, read from a small repository with two releases whose lines moved be
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -303,7 +304,8 @@ def test_a_package_two_profiles_own_is_the_one_whose_repository_holds_it_at_the_
     profile = (burn_toml.replace('name = "burn"\n', 'name = "moved"\n', 1)
                .replace('url = "https://github.com/tracel-ai/burn"', f'url = "{moved.path}"')
                .replace('name = "tracel-ai/burn"', 'name = "tracel-ai/moved"')
-               .replace('names = ["burn"]', 'names = ["burn-flex"]').replace('prefixes = ["burn-"]', "prefixes = []"))
+               .replace('prefixes = ["burn-"]', "prefixes = []"))
+    profile = re.sub(r'^names = \[.*\]$', 'names = ["burn-flex"]', profile, count=1, flags=re.M)
     (tmp_path / "moved.toml").write_text(profile)
     text = f"panicked at {_registry('0.1.0')}:{LINES['v0.1.0']['conv']}:14:\nnot implemented"
     res = cli("lookup", text, "--target", str(tmp_path / "moved.toml"), "--dependency-repo",
@@ -318,3 +320,60 @@ def test_a_package_two_profiles_own_is_the_one_whose_repository_holds_it_at_the_
               "--dependency-repo", f"tracel-ai/burn={repo.path}")
     assert res.code == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "tracel-ai/moved" in res.stderr and "tracel-ai/burn" in res.stderr
+
+
+@pytest.mark.parametrize("folder,want", [
+    # published from burn's tree until burn-onnx took them over: both profiles own them, burn first
+    ("onnx-ir-0.19.1", [("burn", "v0.19.1"), ("burn-onnx", "v0.19.1")]),
+    ("burn-import-0.12.1", [("burn", "v0.12.1"), ("burn-onnx", "v0.12.1")]),
+    ("burn-ndarray-0.19.0", [("burn", "v0.19.0")]),
+    ("cubecl-cpu-0.8.0", [("cubecl", "v0.8.0")]),
+    ("burn-onnx-0.21.0-pre.1", [("burn", "v0.21.0-pre.1"), ("burn-onnx", "v0.21.0-pre.1")]),
+    ("ndarray-0.15.6", []),  # a crate no target publishes names no release
+])
+def test_the_shipped_profiles_own_the_packages_a_registry_path_names(folder, want):
+    from analyzer import profiles
+    from analyzer.features.lookup import origins_of
+
+    targets = [profiles.load(n) for n in ["burn", *(n for n in profiles.known() if n != "burn")]]
+    got = origins_of(f"{REGISTRY}/{folder}/src/lib.rs", targets)
+    assert [(o.profile, o.rev) for o in got] == want
+    assert all(o.inner == "src/lib.rs" for o in got)
+
+
+POOL_ASSERT = '''\
+pub fn pool(x: Tensor) -> Tensor {
+    let rank = x.rank();
+    assert_eq!(
+        rank, 4,
+        "pool: only 4D inputs are supported"
+    );
+    run(x)
+}
+'''
+
+
+@pytest.mark.parametrize("form", ["rust 1.73+", "before 1.73"])
+def test_an_assertion_panic_names_its_record_at_each_release(cli, git_repo, form):
+    """assert_eq! prints its values below the message (or, before Rust 1.73, around it); the
+    record at the paste's release is the one whose call holds the reported line."""
+    lines = {}
+    for tag, header in (("v0.1.0", ""), ("v0.2.0", "// Pooling.\n// Rank 4 only.\n\n")):
+        git_repo.write("crates/flex/Cargo.toml", '[package]\nname = "burn-flex"\nversion = "0.1.0"\n', dedent=False)
+        git_repo.write("crates/flex/src/pool.rs", header + POOL_ASSERT, dedent=False)
+        git_repo.commit(tag)
+        git_repo.git("tag", tag)
+        lines[tag] = header.count("\n") + 3
+    for tag, line in lines.items():
+        path = _registry(tag[1:]).replace("ops.rs", "pool.rs")
+        if form == "rust 1.73+":
+            text = (f"thread 'main' panicked at {path}:{line}:5:\nassertion `left == right` failed: pool: only 4D "
+                    f"inputs are supported\n  left: 3\n right: 4\n{NOTE}")
+        else:
+            text = (f"thread 'main' panicked at 'assertion failed: `(left == right)`\n  left: `3`,\n right: `4`: "
+                    f"pool: only 4D inputs are supported', {path}:{line}:5\n{NOTE}")
+        got = _lookup(cli, git_repo, text)
+        assert got["query"]["message"] == "assertion `left == right` failed: pool: only 4D inputs are supported"
+        first = got["matches"][0]
+        assert got["answeredFrom"]["rev"] == tag and first["record"]["lineNumber"] == line
+        assert first["lineDistance"] == 0 and first["analysis"]["macro"] == "assert_eq"
