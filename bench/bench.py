@@ -13,6 +13,10 @@ files on disk, then times, in every round:
            so BASE parses the files that differ; skipped with a note when there is no `diff`
   coverage `burn-errors coverage --format json` with a fresh cache (cold), and again with the
            warm one, where the results cache serves the matrix (cached)
+  lookup   `burn-errors lookup PANIC --repo REPO --sha REV` with the warm cache, after one untimed
+           lookup there: the served lookup, against an absolute target in seconds
+
+`--lookup-only` times the served lookup alone (no export, no ast-grep).
 
 Wall time comes from time.perf_counter around each child; CPU time and peak memory (max RSS of
 the child or of its largest descendant, e.g. a parser process) from os.wait4. It prints medians,
@@ -57,6 +61,13 @@ COVERAGE_TARGETS = {"coverage cold": 1.5, "coverage cached": 0.15}
 # History over many revisions, at most this many times one cold extract at REV: wall time for a
 # cold and a warm cache, and peak memory.
 HISTORY_TARGETS = {"cold": 12.0, "warm": 1.5, "memory": 1.5}
+# A second `burn-errors lookup` at a revision already extracted is served from the results cache:
+# at most this many seconds of wall time (a person waits for it at a terminal).
+LOOKUP_TARGET = 0.3
+# What the timed lookup is given: a panic as Rust prints it, whose path names no release (so the
+# answer comes from --sha), and a message many records share.
+LOOKUP_PANIC = ("thread 'main' panicked at src/lib.rs:1:5:\nnot implemented\n"
+                "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
 
 
 class BenchError(Exception):
@@ -469,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="timed rounds of each history run (default 3)")
     ap.add_argument("--ast-grep", dest="ast_grep", help="ast-grep executable (default: the venv's, then PATH)")
     ap.add_argument("--burn-errors", dest="burn_errors", help="burn-errors command (default: the venv's)")
+    ap.add_argument("--lookup-only", action="store_true",
+                    help="time only the served lookup (a second lookup at an extracted revision)")
     ap.add_argument("--json", dest="json_out", help="also write every measurement to this JSON file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (printed)")
     ap.add_argument("--compile-each-run", action="store_true",
@@ -502,6 +515,8 @@ def bench(args) -> int:
     n_rs, rs_bytes = rust_stats(repo, sha)
     if n_rs == 0:
         raise BenchError(f"no Rust files at {sha[:12]} in {repo}")
+    if args.lookup_only:
+        return lookup_bench(args, find_burn_errors(args.burn_errors), repo, sha)
     ast_grep = find_ast_grep(args.ast_grep)
     burn_errors = find_burn_errors(args.burn_errors)
     base = None
@@ -553,6 +568,9 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     def astgrep_cmd(path: Path) -> list[str]:
         return [ast_grep, "scan", "--rule", str(RULE), "--json=stream", str(path)]
 
+    def lookup_cmd() -> list[str]:
+        return lookup_command(burn_errors, repo, sha)
+
     # Warm-up, untimed: the OS file cache for both tools, the warm burn-errors cache, and the
     # outputs the match counts come from.
     warm = work / "cache-warm"
@@ -570,6 +588,9 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     cov_cached = Series("burn-errors coverage, results cache")
     log("warming up coverage (untimed)")
     run_child(coverage_cmd(work / "coverage-warm.json"), env=env_with(warm))
+    look = Series("burn-errors lookup, served")
+    log("warming up lookup (untimed)")
+    run_child(lookup_cmd(), env=env_with(warm), ok=(0, 1))
     diff = Series("burn-errors diff BASE HEAD")
     if base is None:
         diff.note = ("skipped: this burn-errors has no `diff` command" if not diff_ok
@@ -594,6 +615,9 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     def run_coverage_cached(i: int) -> None:
         cov_cached.runs.append(run_child(coverage_cmd(work / "coverage-cached.json"), env=env_with(warm)))
 
+    def run_lookup(i: int) -> None:
+        look.runs.append(run_child(lookup_cmd(), env=env_with(warm), ok=(0, 1)))
+
     def run_astgrep(i: int) -> None:
         astg.runs.append(run_child(astgrep_cmd(tree), stdout=work / "astgrep.json"))
 
@@ -604,7 +628,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
                                     "--out", str(work / "diff.json"), *jobs], env=env_with(dcache), ok=(0, 1)))
         shutil.rmtree(dcache, ignore_errors=True)
 
-    tasks = [run_cold, run_cached, run_astgrep, run_coverage_cold, run_coverage_cached] + \
+    tasks = [run_cold, run_cached, run_astgrep, run_coverage_cold, run_coverage_cached, run_lookup] + \
         ([run_diff] if base is not None else [])
     load_before = _load()
     busy0, wall0, self0 = _busy_cpu_seconds(), time.perf_counter(), sum(os.times()[:2])
@@ -617,7 +641,8 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     busy1, wall1, self1 = _busy_cpu_seconds(), time.perf_counter(), sum(os.times()[:2])
     others = None  # share of the cores other programs used while the rounds ran
     if busy0 is not None and busy1 is not None:
-        ours = sum(r.cpu for s in (cold, cached, astg, diff, cov_cold, cov_cached) for r in s.runs) + (self1 - self0)
+        ours = sum(r.cpu for s in (cold, cached, astg, diff, cov_cold, cov_cached, look) for r in s.runs) + \
+            (self1 - self0)
         others = max(0.0, (busy1 - busy0) - ours) / ((wall1 - wall0) * (os.cpu_count() or 1))
 
     records = manifest.get("records", "?")
@@ -680,7 +705,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
           + (f"; other programs used {others:.0%} of the cores meanwhile" if others is not None else ""))
     print(bytecode_note)
     print()
-    for line in table([cold, cached, astg, diff, cov_cold, cov_cached, *half]):
+    for line in table([cold, cached, astg, diff, cov_cold, cov_cached, look, *half]):
         print(line)
     print("(wall: time.perf_counter around the child; cpu: user+sys of the child and its processes; "
           "peak RSS: its largest single process)")
@@ -703,6 +728,7 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
         results[name] = ratio
         verdict = "ok" if ratio <= COVERAGE_TARGETS[name] else "MISSED"
         print(f"{name + '/ast-grep':<26} {ratio:5.2f}x  <= {COVERAGE_TARGETS[name]:.2f}x  {verdict}")
+    print(lookup_verdict(look))
     if hist.series:
         print()
         for line in table(hist.series):
@@ -752,18 +778,64 @@ def _bench(args, ast_grep, burn_errors, repo, sha, base, diff_ok, n_rs, rs_bytes
     if args.compile_each_run:
         cmd.append("--compile-each-run")
     print(f"command: {shlex.join(cmd)}")
+    print(f"(the served lookup alone: python bench/bench.py --repo {shlex.quote(str(args.repo))} --sha "
+          f"{shlex.quote(args.sha)} --lookup-only)")
     if args.json_out:
         data = {
             "repo": str(repo), "sha": sha, "base": base, "rounds": args.rounds, "rustFiles": n_rs,
             "rustBytes": rs_bytes, "cpus": os.cpu_count(), "burnErrors": be_version, "astGrep": ag_version,
-            "ratios": results, "historyRatios": hist.ratios, "load": [load_before, load_after],
+            "ratios": results, "historyRatios": hist.ratios, "lookupServed": look.median(),
+            "load": [load_before, load_after],
             "othersCpuShare": others, "bytecode": bytecode_note,
             "series": {s.label: {"wall": [r.wall for r in s.runs], "cpu": [r.cpu for r in s.runs],
                                  "rssKb": [r.rss_kb for r in s.runs], "matches": s.matches, "note": s.note}
-                       for s in (cold, cached, astg, diff, cov_cold, cov_cached, *half, *hist.series)},
+                       for s in (cold, cached, astg, diff, cov_cold, cov_cached, look, *half, *hist.series)},
         }
         Path(args.json_out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+def lookup_command(burn_errors: list[str], repo: Path, sha: str) -> list[str]:
+    return [*burn_errors, "lookup", LOOKUP_PANIC, "--repo", str(repo), "--sha", sha, "--format", "json"]
+
+
+def lookup_verdict(look: Series) -> str:
+    value = look.median()
+    verdict = "ok" if value <= LOOKUP_TARGET else "MISSED"
+    return f"{'lookup served (wall)':<26} {value:5.2f}s  <= {LOOKUP_TARGET:.2f}s  {verdict}"
+
+
+def lookup_bench(args, burn_errors: list[str], repo: Path, sha: str) -> int:
+    """`--lookup-only`: one untimed lookup at REV (it extracts there, or is served already), then
+    the rounds of the served lookup, each a fresh process with the same cache."""
+    work = Path(tempfile.mkdtemp(prefix="burn-errors-bench-"))
+    try:
+        env = {**os.environ, "BURN_ERRORS_CACHE": str(work / "cache")}
+        if not args.compile_each_run:
+            os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+        cmd = lookup_command(burn_errors, repo, sha)
+        first = run_child(cmd, env=env, ok=(0, 1))
+        look = Series("burn-errors lookup, served")
+        for _ in range(args.rounds):
+            look.runs.append(run_child(cmd, env=env, ok=(0, 1)))
+        print(f"burn-errors lookup at {repo} @ {sha[:12]}: the first lookup (one extract) {fmt_s(first.wall)}, "
+              f"then {args.rounds} served")
+        for line in table([look]):
+            print(line)
+        print(lookup_verdict(look))
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps({"repo": str(repo), "sha": sha, "firstLookup": first.wall,
+                                                       "lookupServed": look.median(),
+                                                       "wall": [r.wall for r in look.runs]}, indent=2) + "\n",
+                                           encoding="utf-8")
+        return 0
+    finally:
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,14 @@ values are never checked: no timing in unit tests)."""
 from __future__ import annotations
 
 import json
-import os
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import subprocess_env
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench.py"
 
@@ -43,8 +44,11 @@ pub fn pool(dtype: DType) {
 
 
 def bench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300)
+    """bench.py timing this checkout's burn-errors (`python -m analyzer` with the working tree first
+    on sys.path), not an installed copy, unless the test names one."""
+    own = [] if "--burn-errors" in args else ["--burn-errors", f"{shlex.quote(sys.executable)} -m analyzer"]
+    return subprocess.run([sys.executable, str(BENCH), *args, *own], capture_output=True, text=True,
+                          env=subprocess_env(env), timeout=300)
 
 
 @pytest.fixture
@@ -66,7 +70,8 @@ def test_bench_prints_the_table(bench_repo, tmp_path):
     for label in ("burn-errors extract, cold cache", "burn-errors extract, warm cache", "ast-grep scan",
                   "burn-errors diff BASE HEAD", "cold/ast-grep", "cached/ast-grep", "peak RSS", "command:",
                   "burn-errors coverage, cold cache", "burn-errors coverage, results cache",
-                  "coverage cold/ast-grep", "coverage cached/ast-grep"):
+                  "coverage cold/ast-grep", "coverage cached/ast-grep", "burn-errors lookup, served",
+                  "lookup served (wall)", "--lookup-only"):
         assert label in text, label
     ratios = json.loads((tmp_path / "bench.json").read_text())["ratios"]
     assert set(ratios) == {"cold", "cached", "coverage cold", "coverage cached"}
@@ -75,6 +80,18 @@ def test_bench_prints_the_table(bench_repo, tmp_path):
     assert "files scanned: burn-errors 3, ast-grep 3" in text
     assert "burn-errors saw 6 calls of the same shape" in text and "6 at the same file:line" in text
     assert (tmp_path / "bench.json").exists()
+
+
+def test_bench_times_the_served_lookup_alone(bench_repo, tmp_path):
+    """`--lookup-only` needs no ast-grep: one lookup that extracts, then the served ones."""
+    repo, _, head = bench_repo
+    out = bench("--repo", str(repo.path), "--sha", head, "--rounds", "2", "--lookup-only",
+                "--ast-grep", str(tmp_path / "no-such-ast-grep"), "--json", str(tmp_path / "lookup.json"))
+    assert out.returncode == 0, out.stderr
+    assert "the first lookup (one extract)" in out.stdout and "then 2 served" in out.stdout
+    assert "burn-errors lookup, served" in out.stdout and "lookup served (wall)" in out.stdout
+    data = json.loads((tmp_path / "lookup.json").read_text())
+    assert len(data["wall"]) == 2 and data["lookupServed"] > 0
 
 
 def test_bench_says_how_to_get_ast_grep(bench_repo, tmp_path):

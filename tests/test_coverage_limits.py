@@ -428,7 +428,10 @@ use burn_backend::{Backend, BoolTensorOps};
 
 impl BoolTensorOps<Self> for Flexy {
     fn bool_from_data(data: TensorData) -> FlexyTensor {
-        FlexyTensor::from_data(data)
+        match data.dtype {
+            DType::Bool(BoolStore::U32) => panic!("flexy does not support Bool(U32) data"),
+            _ => FlexyTensor::from_data(data),
+        }
     }
 
     fn bool_ones(shape: Shape, dtype: BoolDType) -> FlexyTensor {
@@ -478,9 +481,10 @@ def flexy(git_repo):
     # A backend in tch's shape: its creations take the native storage only.
     git_repo.crate("burn-narrow", {"src/ops.rs": FLEXY_BOOL_RS.replace(
         "BoolDType::U8 => BoolStore::U8,", 'BoolDType::U8 => panic!("narrow does not support Bool(U8) storage"),').replace(
-        "        FlexyTensor::from_data(data)\n",
-        "        match data.dtype {\n            DType::Bool(BoolStore::Native) => FlexyTensor::from_data(data),\n"
-        "            _ => unimplemented!(\"Unsupported dtype for `bool_from_data`\"),\n        }\n")})
+        "            DType::Bool(BoolStore::U32) => panic!(\"flexy does not support Bool(U32) data\"),\n"
+        "            _ => FlexyTensor::from_data(data),\n",
+        "            DType::Bool(BoolStore::Native) => FlexyTensor::from_data(data),\n"
+        "            _ => unimplemented!(\"Unsupported dtype for `bool_from_data`\"),\n")})
     git_repo.commit("bool storages")
     return git_repo
 
@@ -495,7 +499,7 @@ def test_a_bool_storage_only_one_the_backend_cannot_create_reaches_does_not_make
     assert wide_all["status"] == "partial" and wide_all["reason"] == "handled: Bool(Native), Bool(U8); panics: Bool(U32)"
     backend = {b["crate"]: b for b in doc["backends"]}
     held = {h["dtype"]: [r["operation"] for r in h["rejectedBy"]] for h in backend["burn-flexy"]["cannotHold"]}
-    assert held == {"Bool(U32)": ["bool_ones"]}
+    assert held == {"Bool(U32)": ["bool_from_data", "bool_ones"]}
     assert backend["burn-wide"]["cannotHold"] == []
     # Two storages it cannot hold: the one left decides the cell.
     narrow = cells(doc, "burn-narrow", "bool_all")["Bool"]
@@ -514,3 +518,114 @@ def test_with_expand_the_storage_a_backend_cannot_create_is_a_cannot_hold_column
     assert cells(doc, "burn-flexy", "bool_reshape")["Bool(U32)"]["reason"] == "cannot hold"
     wide = cells(doc, "burn-wide", "bool_all")["Bool(U32)"]
     assert wide["status"] == "panics" and "reason" not in wide
+
+
+MAKER_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait FloatTensorOps<B: Backend> {
+    fn float_from_data(data: TensorData) -> B::Float;
+    fn float_zeros(shape: Shape, dtype: FloatDType) -> B::Float;
+    fn float_empty(shape: Shape, dtype: FloatDType) -> B::Float;
+    fn float_exp(tensor: B::Float) -> B::Float;
+}
+"""
+
+# from_data takes four float dtypes; zeros hands any dtype to a kind conversion with no panic
+# found (Flex32 is made there); empty calls the trait's default zeros (the crate has none).
+MAKER_OPS_RS = """\
+impl FloatTensorOps<Self> for Maker {
+    fn float_from_data(data: TensorData) -> MakerTensor {
+        match data.dtype {
+            DType::F64 => from_f64(data),
+            DType::F32 => from_f32(data),
+            _ => unimplemented!("Unsupported dtype for `float_from_data`"),
+        }
+    }
+
+    fn float_zeros(shape: Shape, dtype: FloatDType) -> MakerTensor {
+        MakerTensor::zeros_of(shape, to_kind(dtype))
+    }
+
+    fn float_exp(tensor: MakerTensor) -> MakerTensor {
+        tensor.exp()
+    }
+}
+"""
+
+
+def _cannot_hold(doc: dict, crate: str) -> dict[str, list[str]]:
+    backend = next(b for b in doc["backends"] if b["crate"] == crate)
+    return {h["dtype"]: [r["operation"] for r in h["rejectedBy"]] for h in backend["cannotHold"]}
+
+
+def test_a_dtype_another_creation_makes_with_no_panic_found_is_held(cli, git_repo):
+    from conftest import DTYPE_RS
+    git_repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    git_repo.crate("burn-backend", {"src/ops.rs": MAKER_TRAITS_RS})
+    git_repo.crate("burn-maker", {"src/ops.rs": MAKER_OPS_RS})
+    # The same from_data, but the only other creation calls the trait's default zeros, which the
+    # audit does not read: from_data's refusal decides.
+    git_repo.crate("burn-defaulted", {"src/ops.rs": MAKER_OPS_RS.replace(
+        "fn float_zeros(shape: Shape, dtype: FloatDType) -> MakerTensor {\n"
+        "        MakerTensor::zeros_of(shape, to_kind(dtype))",
+        "fn float_empty(shape: Shape, dtype: FloatDType) -> MakerTensor {\n"
+        "        Self::float_zeros(shape, dtype)")})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    assert _cannot_hold(doc, "burn-maker") == {}
+    maker = cells(doc, "burn-maker", "float_from_data")
+    # from_data refusing a dtype stays its own cell; other operations do not panic at creation.
+    assert maker["F16"]["status"] == "panics" and "reason" not in maker["F16"]
+    assert "F16" not in cells(doc, "burn-maker", "float_exp")
+    assert "F16" not in cells(doc, "burn-maker", "float_zeros")
+    held = _cannot_hold(doc, "burn-defaulted")
+    assert set(held) == {"F16", "BF16"} and held["F16"] == ["float_from_data"]
+    assert cells(doc, "burn-defaulted", "float_exp")["F16"]["reason"] == "cannot hold"
+
+
+TUPLE_RS = """\
+impl ModuleOps<Self> for Tupley {
+    fn interpolate(x: TupleyTensor, options: InterpolateOptions) -> TupleyTensor {
+        match (options.mode, x.dtype()) {
+            (InterpolateMode::Nearest, DType::F32) => nearest_f32(x),
+            (InterpolateMode::Nearest, DType::F64) => nearest_f64(x),
+            (InterpolateMode::Bilinear | InterpolateMode::Bicubic, DType::F32) => smooth_f32(x),
+            (mode, dtype) => panic!("interpolate: unsupported mode {:?} / dtype {:?}", mode, dtype),
+        }
+    }
+
+    fn interpolate_backward(x: TupleyTensor, options: InterpolateOptions) -> TupleyTensor {
+        match (options.mode, x.dtype()) {
+            (_, DType::F32) => backward_f32(x, options.mode),
+            (InterpolateMode::Nearest, DType::F64) => backward_f64(x),
+            (mode, dtype) => panic!("interpolate backward: unsupported mode {:?} / dtype {:?}", mode, dtype),
+        }
+    }
+}
+"""
+
+
+def test_a_tuple_match_of_a_setting_and_a_dtype_feeds_both_views(cli, git_repo):
+    from conftest import DTYPE_RS
+    git_repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    git_repo.crate("burn-backend", {"src/ops.rs": OPS_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-tupley", {"src/ops.rs": TUPLE_RS})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    forward = cells(doc, "burn-tupley", "interpolate")
+    # F32 has arms for every mode but NearestExact; F64 for Nearest only; F16 for none.
+    assert forward["F32"]["status"] == "partial"
+    assert forward["F32"]["reason"] == "panics for InterpolateMode::NearestExact"
+    assert forward["F32"]["sites"][0]["line"] == 7
+    assert forward["F64"]["reason"] == ("panics for InterpolateMode::NearestExact, InterpolateMode::Bilinear, "
+                                        "InterpolateMode::Bicubic")
+    assert forward["F16"]["status"] == "panics" and "reason" not in forward["F16"]
+    assert list(_settings(doc, "burn-tupley", "interpolate", "InterpolateMode").items()) == [
+        ("Nearest", "handled"), ("NearestExact", "panics"), ("Bilinear", "handled"), ("Bicubic", "handled")]
+    # A wildcard setting arm takes every mode for its dtype: F32 is handled there.
+    backward = cells(doc, "burn-tupley", "interpolate_backward")
+    assert backward["F32"]["status"] == "handled" and "reason" not in backward["F32"]
+    assert backward["F64"]["status"] == "partial"
+    assert _settings(doc, "burn-tupley", "interpolate_backward", "InterpolateMode") == {
+        "Nearest": "handled", "NearestExact": "handled", "Bilinear": "handled", "Bicubic": "handled"}

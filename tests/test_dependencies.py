@@ -228,6 +228,32 @@ def test_pins_take_the_commit_after_the_hash_and_the_release_tag_of_a_version():
                                            "source": "registry+x"}]}, [cubecl]) == []
 
 
+def test_burn_onnx_s_lock_pins_burn_and_cubecl_and_never_itself():
+    """burn-onnx's own crates are workspace members of its lock (no source); burn's crates and
+    cubecl's come from git. Each profile claims its own: burn's `burn-` prefix takes burn-tensor,
+    not the importer's crates, and burn-onnx names its crates one by one."""
+    burn_sha, cubecl_sha = "1" * 40, "2" * 40
+    burn_git = f"git+https://github.com/tracel-ai/burn?rev={burn_sha}#{burn_sha}"
+    lock = {"package": [
+        {"name": "burn-onnx", "version": "0.21.0-pre.1"},
+        {"name": "onnx-ir", "version": "0.21.0-pre.1"},
+        {"name": "burn-tensor", "version": "0.21.0-pre.1", "source": burn_git},
+        {"name": "burn-std", "version": "0.21.0-pre.1", "source": burn_git},
+        {"name": "cubecl-core", "version": "0.10.0-pre.1",
+         "source": f"git+https://github.com/tracel-ai/cubecl?rev={cubecl_sha}#{cubecl_sha}"},
+    ]}
+    targets = [profiles.load(n) for n in ("burn", "burn-onnx", "cubecl")]
+    pins = dependencies.pins(lock, targets)
+    assert [(p.name, p.rev, p.packages) for p in pins] == [
+        ("tracel-ai/burn", burn_sha, ("burn-std", "burn-tensor")), ("tracel-ai/cubecl", cubecl_sha, ("cubecl-core",))]
+    # A project that takes the importer from burn-onnx's repository pins burn-onnx there.
+    onnx_sha = "3" * 40
+    user = {"package": [{"name": "onnx-ir", "version": "0.21.0-pre.1",
+                         "source": f"git+https://github.com/tracel-ai/burn-onnx#{onnx_sha}"}]}
+    [pin] = dependencies.pins(user, [profiles.load("burn-onnx")])
+    assert (pin.name, pin.rev, pin.url) == ("tracel-ai/burn-onnx", onnx_sha, "https://github.com/tracel-ai/burn-onnx")
+
+
 def test_diff_follows_the_pin_as_it_moves(cli, burn, cubecl, tmp_path):
     """From the release to the later commit: cubecl's new record is added, matched within cubecl
     only; burn's records are unchanged."""

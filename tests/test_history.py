@@ -573,9 +573,13 @@ def test_bench_history_run_prints_its_rows(releases, tmp_path):
     if not ((Path(sys.executable).parent / "ast-grep").exists() or shutil.which("ast-grep")):
         pytest.skip("ast-grep is not installed (pip install '.[bench]')")
     bench = Path(__file__).resolve().parent.parent / "bench" / "bench.py"
+    from conftest import subprocess_env
+
+    # this checkout's burn-errors, as tests/test_bench.py has bench.py time it
     out = subprocess.run([sys.executable, str(bench), "--repo", str(repo.path), "--sha", "HEAD", "--rounds", "1",
-                          "--history", "v0.1.0", "--history-rounds", "1", "--json", str(tmp_path / "b.json")],
-                         capture_output=True, text=True, timeout=600, check=False)
+                          "--history", "v0.1.0", "--history-rounds", "1", "--json", str(tmp_path / "b.json"),
+                          "--burn-errors", f"{sys.executable} -m analyzer"],
+                         capture_output=True, text=True, timeout=600, check=False, env=subprocess_env())
     assert out.returncode == 0, out.stderr
     for label in ("history, 4 revisions, cold cache", "history, 4 revisions, warm cache",
                   "ast-grep, 4 checkouts + scans", "history cold wall", "history warm wall", "history peak RSS",

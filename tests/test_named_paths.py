@@ -10,8 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TOP = ("analyzer", "docs", "tools", "bench", "tests", "examples", "queries")
 # A project path: one of the top folders, then path parts, ending in a file suffix.
-PATH = re.compile(r"(?<![\w./-])((?:%s)/[\w./-]*\w\.(?:py|md|toml|scm|yml|yaml|j2|json|jsonl|css))(?![\w/])"
-                  % "|".join(TOP))
+PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(TOP)
+                  + r")/[\w./-]*\w\.(?:py|md|toml|scm|yml|yaml|j2|json|jsonl|css))(?![\w/])")
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
 SUFFIXES = (".py", ".md", ".toml", ".scm", ".yml", ".j2", ".css")
 # Folders whose files are data a test reads or writes, not the project's own text.

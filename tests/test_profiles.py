@@ -33,7 +33,8 @@ def test_every_shipped_profile_loads_and_checks():
 
 def test_only_the_profile_names_the_default_repository():
     named = [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "analyzer").rglob("*"))
-             if p.is_file() and p.suffix in (".py", ".j2", ".toml") and "tracel-ai/burn" in p.read_text("utf-8")]
+             if p.is_file() and p.suffix in (".py", ".j2", ".toml")
+             and re.search(r"tracel-ai/burn(?![\w-])", p.read_text("utf-8"))]
     assert named == ["analyzer/profiles/burn.toml"]
 
 
@@ -256,3 +257,65 @@ def test_the_cubecl_target_names_cubecl_in_records_links_and_tags(cli, git_repo,
         assert r["record"]["githubUrl"].startswith(f"https://github.com/tracel-ai/cubecl/blob/{sha}/")
         assert "cuda" in r["record"]["tags"] and "cubecl-cuda" not in r["record"]["tags"]
     assert profiles.load("cubecl").repository.pin == "48348968468e433235be3db6e7c344c34bc446c0"
+
+
+ONNX_IR_SLICE_RS = """\
+pub enum SliceInput {
+    Static(Vec<i64>),
+    Runtime(usize),
+}
+
+pub fn steps(input: &Option<SliceInput>) -> &[i64] {
+    match input {
+        Some(SliceInput::Static(s)) => s,
+        _ => panic!("Steps must be Static for static slice"),
+    }
+}
+"""
+
+BURN_ONNX_NODE_RS = """\
+pub fn activation(name: &str) -> Code {
+    match name {
+        "Relu" => relu(),
+        _ => panic!("activation {name} is not supported by burn-nn"),
+    }
+}
+"""
+
+# Test code by burn-onnx's conventions: none of these is a record.
+BURN_ONNX_TEST_CODE = ["crates/onnx-tests/src/lib.rs", "crates/onnx-tests/build.rs",
+                       "crates/model-checks/yolo/src/main.rs", "examples/onnx-inference/src/lib.rs",
+                       "xtask/src/main.rs", "crates/burn-onnx/src/burn/node/test_helpers.rs",
+                       "crates/onnx-ir/src/node/test_utils.rs"]
+
+
+def test_the_burn_onnx_target_names_burn_onnx_and_leaves_out_its_test_crates(cli, git_repo, tmp_path):
+    """`--target burn-onnx` analyses a tree in burn-onnx's shape: records of tracel-ai/burn-onnx at
+    the full SHA, linked there, tagged with the crate (`burn-onnx` as `onnx`, onnx-ir whole); its
+    end-to-end test crate, model checks, examples, task runner and test helpers are test code."""
+    git_repo.git("remote", "remove", "origin")
+    git_repo.crate("onnx-ir", {"src/node/slice.rs": ONNX_IR_SLICE_RS})
+    git_repo.crate("burn-onnx", {"src/burn/node/lstm.rs": BURN_ONNX_NODE_RS})
+    for path in BURN_ONNX_TEST_CODE:
+        git_repo.write(path, BURN_ONNX_NODE_RS)
+    sha = git_repo.commit()
+    res = cli("extract", "--target", "burn-onnx", "--repo", str(git_repo.path), "--sha", sha,
+              "--out", str(tmp_path / "out"), "--all-sites")
+    assert res.code == 0, res.stderr
+    records = read_records(tmp_path / "out")
+    assert [(r["record"]["filePath"], r["record"]["lineNumber"], r["analysis"]["category"]) for r in records] == [
+        ("crates/burn-onnx/src/burn/node/lstm.rs", 4, "unsupported-mode"),
+        ("crates/onnx-ir/src/node/slice.rs", 9, "unsupported-mode")]
+    tags = [r["record"]["tags"] for r in records]
+    assert "onnx" in tags[0] and "burn-onnx" not in tags[0][2:] and "onnx-ir" in tags[1]
+    for r in records:
+        assert r["record"]["repo"] == "tracel-ai/burn-onnx" and r["record"]["analyzedSha"] == sha
+        assert r["record"]["githubUrl"].startswith(f"https://github.com/tracel-ai/burn-onnx/blob/{sha}/")
+    sites = [json.loads(ln) for ln in (tmp_path / "out" / "sites.jsonl").read_text().splitlines()]
+    left_out = {s["filePath"]: s["rule"] for s in sites if not s["record"]}
+    assert left_out == {path: "exclude/test-code" for path in BURN_ONNX_TEST_CODE}
+    burn_onnx = profiles.load("burn-onnx")
+    assert burn_onnx.repository.pin == "7db1e206c9f3c8842dd5430010c172fa53457164"
+    # Its packages are named one by one: burn's own `burn-*` crates in a Cargo.lock are burn's.
+    assert burn_onnx.packages.owns("onnx-ir") and burn_onnx.packages.owns("burn-import")
+    assert not burn_onnx.packages.owns("burn-tensor")

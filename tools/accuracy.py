@@ -4,9 +4,11 @@
     python tools/accuracy.py LABELS.tsv [LABELS.tsv ...] --sites OUT/sites.jsonl [--show]
 
 LABELS.tsv lines are `path<TAB>line<TAB>macro<TAB>label<TAB>note` (label: dtype-dispatch,
-unsupported-mode, unsupported-op or none); OUT/sites.jsonl comes from `burn-errors extract --all-sites`. Prints
-precision and recall per category and, with --show, every disagreement. Labels of burn's source
-stay outside this repository; only the figures go into docs/classifier-accuracy.md.
+unsupported-mode, unsupported-op or none); a file whose first line is a header (`path<TAB>line<TAB>
+form<TAB>label<TAB>...`) is read by its column names instead, `form` naming the call (panic,
+unimplemented, todo, assert, assert_eq, assert_ne, expect) and `note` the reader's reason.
+OUT/sites.jsonl comes from `burn-errors extract --all-sites`. Prints precision and recall per
+category, with --by-form the `any record` figures per form, and with --show every disagreement.
 """
 
 from __future__ import annotations
@@ -23,16 +25,26 @@ def main() -> int:
     ap.add_argument("labels", nargs="+")
     ap.add_argument("--sites", required=True)
     ap.add_argument("--show", action="store_true", help="list every disagreement")
+    ap.add_argument("--by-form", action="store_true", help="the `any record` figures per form of call")
     ap.add_argument("--all-calls", action="store_true",
                     help="the labels cover every call: count a call the tool saw but nobody labelled as `none`")
     args = ap.parse_args()
     gold: dict[tuple[str, int], tuple[str, str]] = {}
+    forms: dict[tuple[str, int], str] = {}
     for path in args.labels:
-        for raw in open(path, encoding="utf-8"):
+        columns = {"form": 2, "label": 3, "note": 4}
+        for n, raw in enumerate(open(path, encoding="utf-8")):
             parts = raw.rstrip("\n").split("\t")
+            if n == 0 and parts[:2] == ["path", "line"]:
+                columns = {name: i for i, name in enumerate(parts)}
+                columns.setdefault("form", columns.get("macro", 2))
+                continue
             if len(parts) < 4:
                 continue
-            gold[(parts[0], int(parts[1]))] = (parts[3], parts[4] if len(parts) > 4 else "")
+            key = (parts[0], int(parts[1]))
+            note = parts[columns["note"]] if columns.get("note", len(parts)) < len(parts) else ""
+            gold[key] = (parts[columns["label"]], note)
+            forms[key] = parts[columns["form"]]
     pred: dict[tuple[str, int], dict] = {}
     for raw in open(args.sites, encoding="utf-8"):
         r = json.loads(raw)
@@ -64,6 +76,16 @@ def main() -> int:
     r = tp / (tp + fn) if tp + fn else 1.0
     print(f"{'any record':18} labelled {tp + fn:4}  found {tp + fp:4}  tp {tp:4}  fp {fp:3}  fn {fn:3}  "
           f"precision {p:.3f}  recall {r:.3f}")
+    if args.by_form:
+        for form in sorted({forms.get(k, "") for k in keys}):
+            ks = [k for k in keys if forms.get(k, "") == form]
+            tp = sum(1 for k in ks if is_gold[k] and is_pred[k])
+            fp = sum(1 for k in ks if not is_gold[k] and is_pred[k])
+            fn = sum(1 for k in ks if is_gold[k] and not is_pred[k])
+            p = tp / (tp + fp) if tp + fp else 1.0
+            r = tp / (tp + fn) if tp + fn else 1.0
+            print(f"  {form or '(no form)':16} calls {len(ks):4}  labelled {tp + fn:4}  found {tp + fp:4}  "
+                  f"tp {tp:4}  fp {fp:3}  fn {fn:3}  precision {p:.3f}  recall {r:.3f}")
     if args.show:
         for k in keys:
             g = gold.get(k, ("(unlabelled)", ""))

@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "cells that flipped."),
     "render": ("analyzer.cli.pages", "render",
                "Write one page per record, in the shape of the published error pages, and an index."),
-    "lookup": ("analyzer.cli.pages", "lookup", "Find the record a runtime panic comes from."),
+    "lookup": ("analyzer.cli.lookup", "lookup", "Find the record a runtime panic comes from."),
     "annotate": ("analyzer.cli.pages", "annotate",
                  "Hand records to annotators (people or a model) and merge their answers back."),
     "history": ("analyzer.cli.history", "history",

@@ -1,15 +1,14 @@
-"""Commands that work on a records file: `render`, `lookup` and `annotate export|import`."""
+"""Commands that work on a records file: `render` and `annotate export|import`."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from analyzer.core.errors import CheckFailed, UserError
+from analyzer.core.errors import UserError
 from analyzer.core.safe import terminal_text
-from analyzer.sinks import LOOKUP, PAGES, PAGES_ALIASES
+from analyzer.sinks import PAGES, PAGES_ALIASES
 from analyzer.core.wording import plural
 from analyzer.cli.common import FormatChoice, debug_option, target_option
 
@@ -62,55 +61,6 @@ def render(records, fmt, out_dir, issues_url):
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
     click.echo(f"Wrote {plural(len(lines), 'page')} ({annotated} annotated), each with its record as "
                f"<page>.json beside it, and {out / ('index.' + writer.sink().EXT)}")
-
-
-@click.command()
-@click.argument("message")
-@click.option("--records", default=DEFAULT_RECORDS, show_default=True, type=click.Path(),
-              help="Records file to search.")
-@click.option("--format", "fmt", type=FormatChoice(LOOKUP), default="text", show_default=True)
-@click.option("--limit", type=click.IntRange(0), default=5, show_default=True,
-              help="Show at most this many matches (0: all).")
-@debug_option
-def lookup(message, records, fmt, limit):
-    """Find the record a runtime panic comes from.
-
-    MESSAGE is the panic message, or the whole panic as Rust prints it (`thread 'main' panicked at
-    FILE:LINE:COL:` and the message on the next line), or `-` to read it from standard input. A
-    record matches when its messageRegex matches the whole message. The best match comes first: a
-    record at the panic's file (nearest line first), then the one that spells out the most of the
-    message. Exit 1 when no record matches.
-
-    \b
-    Examples:
-      burn-errors lookup 'conv3d: unsupported dtype I8'
-      burn-errors lookup "$(cat panic.txt)" --records output/records.jsonl
-      cargo run 2>&1 | burn-errors lookup - --format json
-    """
-    from analyzer.features import lookup as lk
-
-    text = sys.stdin.read() if message == "-" else message
-    panic = lk.parse_panic(text)
-    if not panic.message.strip():
-        raise UserError("the panic message is empty; give the text after `panicked at ...:`")
-    result = lk.lookup(panic, _read_records(records))
-    if result.bad_regex:
-        one = len(result.bad_regex) == 1
-        click.echo(terminal_text(f"note: {plural(len(result.bad_regex), 'record')} in {records} "
-                                 f"{'has' if one else 'have'} "
-                                 f"a messageRegex that is not of the shape extract writes (`^`, escaped text and "
-                                 f"`.*?`, `$`) and {'was' if one else 'were'} skipped (first: {result.bad_regex[0]})",
-                                 one_line=True), err=True)
-    shown = result.matches if limit == 0 else result.matches[:limit]
-    document = LOOKUP[fmt](result, shown, sys.stdout.isatty())
-    if document:
-        click.echo(document, nl=False)
-    if not result.matches:
-        one_line = terminal_text(panic.message, one_line=True)
-        raise CheckFailed(f"no record in {records} matches {one_line[:120]!r}"
-                          + (f" ({plural(result.placeholder_only, 'record')} whose message is only a placeholder "
-                             f"match{'es' if result.placeholder_only == 1 else ''} any text)"
-                             if result.placeholder_only else ""))
 
 
 @click.group()

@@ -39,6 +39,7 @@ class RuleData:
     internal_enum: re.Pattern = _key("mode.internal_enum")
     inferred_output: re.Pattern = _key("mode.inferred_output")
     transient_state: re.Pattern = _key("mode.transient_state")
+    runtime_variant: re.Pattern = _key("mode.runtime_variant")
     input_count: re.Pattern = _key("count.condition")
     input_derives: tuple[str, ...] = _key("own_form.input_derives")
     outside_value: re.Pattern = _key("kind_fixed.outside_value")

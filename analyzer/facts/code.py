@@ -173,3 +173,10 @@ def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
                     continue
                 calls, macros = _calls_in(source, reversed_source, c.start_byte, c.end_byte, c.start_point.row + 1)
                 facts.macro_defs.append(MacroDefFacts(_node_text(name, source), c.start_point.row + 1, calls, macros))
+
+
+def macro_invocations(source: bytes, names: set[str]) -> list[MacroCall]:
+    """The invocations of the macros `names` anywhere in a file, each with the dtype list it
+    hands over (its last `[...]` argument), as the code facts read them."""
+    _, macros = _calls_in(source, source[::-1], 0, len(source), 1)
+    return [m for m in macros if m.name in names]

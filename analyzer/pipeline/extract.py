@@ -24,6 +24,7 @@ from analyzer.records.ids import assign, position_key
 from analyzer.facts.model import FileFacts, SiteFacts
 from analyzer.facts.parse import parse_file, read_off_bytes
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
+from analyzer.records.macro_lists import handed_decisions
 from analyzer.pipeline.workers import start_pool
 from analyzer.profiles import current
 from analyzer.source.crates import crates_of
@@ -341,16 +342,20 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     by_path = {b.path: b for b in rust}
     need = {by_path[a.path].oid for a in kept}
     kept_sources = {b.path: contents[b.oid] for b in rust if b.oid in contents} if sources else {}
+    # A dispatch macro's record lists what its crate's invocations hand it: read before the
+    # parsed bytes are freed, so a cold run reads no file twice.
+    handed = handed_decisions(kept, lambda crate: [b.path for b in rust if crates[b.path] == crate],
+                              lambda paths: _read_paths(repo, [by_path[p] for p in paths], contents))
     contents = {oid: data for oid, data in contents.items() if oid in need}  # the others freed now
     contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
-    for a, alternate in zip(kept, alternates):
+    for n, (a, alternate) in enumerate(zip(kept, alternates)):
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
-        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, a.decision, a.id, text_lines[oid],
-                                 alternate, catalog.inheriting(a.site)))
+        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, handed.get(n, a.decision), a.id,
+                                 text_lines[oid], alternate, catalog.inheriting(a.site)))
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None
@@ -410,6 +415,13 @@ def _rust_files(tree: list, repo: GitRepository, sha: str) -> tuple[list, list]:
         raise UserError(f"no Rust files at {sha[:12]} in {repo.origin}; is this the right repository "
                         f"and revision?")
     return rust, bad_names
+
+
+def _read_paths(repo: GitRepository, blobs: list, contents: dict[str, bytes]) -> dict[str, bytes]:
+    """{path: bytes} of some files, from the bytes already read where they are."""
+    missing = sorted({b.oid for b in blobs} - set(contents))
+    extra = dict(repo.read_blobs(missing)) if missing else {}
+    return {b.path: contents[b.oid] if b.oid in contents else extra[b.oid] for b in blobs}
 
 
 def _holds_code(f: FileFacts) -> bool:

@@ -30,7 +30,8 @@ def queries_root():
 # Whole stage folders are named by a glob, so a module added to them is hashed without a list to
 # keep up to date.
 HASHED_MODULES = ("facts/*.py", "decisions/*.py", "decisions/rules/*.py", "profiles/*.py", "records/ids.py",
-                  "records/model.py", "records/build.py", "records/operation.py", "pipeline/extract.py")
+                  "records/model.py", "records/build.py", "records/operation.py", "records/macro_lists.py",
+                  "pipeline/extract.py")
 
 
 def hashed_files() -> list[str]:

@@ -79,7 +79,8 @@ PAGES: dict[str, Writer] = {
 # Other names taken for a pages format (`md` was its only spelling before `markdown`).
 PAGES_ALIASES = {"md": "markdown"}
 
-# Lookup: (lookup result, the matches shown, whether stdout is a terminal) -> text.
+# Lookup: (lookup result, the matches shown, whether stdout is a terminal, the records read, a
+# matching record of another release) -> text.
 LOOKUP: dict[str, Writer] = {
     "text": Writer("lookup_text"),
     "json": Writer("lookup_json"),

@@ -4,7 +4,7 @@ escape sequence in them reaches the terminal."""
 
 from __future__ import annotations
 
-from analyzer.features.lookup import Lookup, Match
+from analyzer.features.lookup import Elsewhere, Lookup, Match, Source
 from analyzer.core.safe import terminal_text
 from analyzer.core.wording import plural
 
@@ -16,15 +16,61 @@ def _t(value: object) -> str:
 def _release_hint(result: Lookup) -> str:
     crate, version = result.release or ("", "")
     return (f"Hint: the panic comes from {_t(crate)} {_t(version)} (a crates.io path); records of another "
-            f"revision may not hold its message. Extract that release's records and look up in them: "
-            f"burn-errors extract --sha v{_t(version)} --out records-{_t(version)}/ && burn-errors lookup "
-            f"... --records records-{_t(version)}/records.jsonl")
+            f"revision may not hold its message. Without --records, lookup answers from that release's own "
+            f"records: burn-errors lookup - [--repo CLONE] < panic.txt")
 
 
-def _no_match(result: Lookup) -> str:
-    """What may help when nothing matches: the nearest records and, for a panic from a released
-    crate, that release's records; empty when there is neither (the command says so on stderr)."""
+def understood(result: Lookup) -> str:
+    """One line: what was read out of the paste (file, line, column, release, message)."""
+    panic, place = result.panic, result.place
+    if panic.path is None:
+        where = "no location (the message alone)"
+    else:
+        where = f"file {_t(panic.path)}"
+        if place.repo_path is not None and place.repo_path != panic.path:
+            where += f" ({_t(place.repo_path)} in {_t(place.origin.repo if place.origin else '')})"
+        where += f", line {panic.line}" + (f", column {panic.column}" if panic.column is not None else "")
+    release = _t(place.origin.describe()) if place.origin is not None else "not named by the path"
+    message = _t(panic.message)
+    if len(message) > _SHOWN:
+        message = message[:_SHOWN] + "..."
+    return f"Understood: {where}; release {release}; message \"{message}\""
+
+
+# How much of a pasted message the understood line shows.
+_SHOWN = 100
+
+
+def _head(result: Lookup, source: Source | None) -> list[str]:
+    out = [understood(result)]
+    if source is not None:
+        out.append(f"Answered from {_t(source.describe())}.")
+        out += [f"note: {_t(n)}" for n in source.notes]
+    return out + [""]
+
+
+def _elsewhere(found: Elsewhere, source: Source | None) -> list[str]:
+    m = found.match
+    r = m.line.record
+    here = (source.rev or source.sha[:12]) if source is not None else "the paste's release"
+    out = [f"No record at {_t(here)} matches the message; at {_t(found.rev)} ({found.sha[:12]}) one does:", "",
+           f"1. {_t(r.errorMessage)}", f"   {_t(r.filePath)}:{r.lineNumber}", f"   id {r.id} · {_t(r.githubUrl)}", ""]
+    site = found.same_site
+    if site is None:
+        out.append(f"What changed: no record at {_t(here)} has its id: the site is not there, or is no record there.")
+    else:
+        s = site.record
+        out.append(f"What changed: at {_t(here)} the same site ({_t(s.filePath)}:{s.lineNumber}) says "
+                   f"\"{_t(s.errorMessage)}\".")
+    return out
+
+
+def _no_match(result: Lookup, source: Source | None, elsewhere: Elsewhere | None) -> list[str]:
+    """What may help when nothing matches: a release whose record matches, the nearest records
+    and, for a panic from a released crate read against a records file, that release's records."""
     out: list[str] = []
+    if elsewhere is not None:
+        return _elsewhere(elsewhere, source)
     if result.closest:
         out.append("No record matches the whole message; the closest"
                    + (" (at the panic's file first)" if any(n.at_location for n in result.closest) else "") + ":")
@@ -32,19 +78,32 @@ def _no_match(result: Lookup) -> str:
             r = near.line.record
             flag = "  <- the panic's file" if near.at_location else ""
             out += ["", f"{i}. {_t(r.errorMessage)}", f"   {_t(r.filePath)}:{r.lineNumber}{flag}", f"   id {r.id}"]
-    if result.release is not None:
+    if result.release is not None and (source is None or source.records_file):
         out += ["", _release_hint(result)] if out else [_release_hint(result)]
-    return "".join(line + "\n" for line in out)
+    return out
 
 
-def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False) -> str:
-    """The text: the matches, or when none matches the nearest records and a hint."""
+def _shared(result: Lookup) -> str:
+    crates = ", ".join(f"{_t(c)} ({n})" for c, n in result.shared)
+    total = sum(n for _, n in result.shared)
+    return (f"\"{_t(result.matches[0].line.record.errorMessage)}\" is the message of {total} records, in "
+            f"{crates}; only the panic's location (`panicked at FILE:LINE:COL`) tells them apart.")
+
+
+def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False, source: Source | None = None,
+          elsewhere: Elsewhere | None = None) -> str:
+    """The text: what was understood and which records were read, then the matches, or when
+    none matches another release's record or the nearest records and a hint."""
+    out = _head(result, source)
     n = len(result.matches)
     if not n:
-        return _no_match(result)
-    where = f" at {_t(result.panic.path)}:{result.panic.line}" if result.panic.path else ""
-    out = [f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
-           + (" (best first)" if n > 1 else "") + ":"]
+        return "".join(line + "\n" for line in out + _no_match(result, source, elsewhere))
+    path = result.place.repo_path or result.panic.path
+    where = f" at {_t(path)}:{result.panic.line}" if path else ""
+    out.append(f"{plural(n, 'record')} match{'es' if n == 1 else ''} this panic{where}"
+               + (" (best first)" if n > 1 else "") + ":")
+    if result.shared:
+        out.append(_shared(result))
     for i, m in enumerate(shown, start=1):
         r, a = m.line.record, m.line.facts
         out.append("")

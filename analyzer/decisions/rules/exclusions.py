@@ -9,6 +9,7 @@ from analyzer.decisions.data import rule_data
 from analyzer.decisions.catalog import canonical_dtype
 from analyzer.decisions.reach import leaves_kind_gap, mixes_kinds
 from analyzer.decisions.rules.base import is_test_path, unimplemented_macro
+from analyzer.decisions.rules.mode import runtime_input
 from analyzer.facts.model import VariantRef
 from analyzer.profiles import current
 
@@ -39,7 +40,7 @@ def accessor(c: Call) -> bool:
     it binds (`if let Data::F32s(v) = self { v } else { panic!(..) }`). Its callers know the
     variant already; the panic states that expectation, no user choice selects it."""
     arm, others = c.arm, c.others
-    if arm is None or not arm.catch_all or len(others) != 1:
+    if arm is None or not arm.catch_all or len(others) != 1 or runtime_input(c):
         return False
     o = others[0]
     shaped = (o.returns_binding and not (o.catch_all or o.guard or o.error_handling or o.gated)
@@ -69,6 +70,8 @@ def kernel_only_dtype(c: Call) -> bool:
 
 def error_handling(c: Call) -> bool:
     arm, others = c.body, c.others
+    if runtime_input(c):
+        return False  # `_ =>` beside `Some(X::Static(..))` also takes `Some(X::Runtime(..))`
     # `Some(ClipInput::Runtime(_)) => panic!(..)` takes one inner variant of a value that is there:
     # a dispatch on the inner enum, judged by the rules below, not the None / Err case.
     if arm.error_handling and not (_VALUE_ARM.match(arm.pattern) and _names_inner(arm.refs)):
@@ -111,7 +114,7 @@ def dtype_validation(c: Call) -> bool:
     misuse, not a dtype the library lacks. An arm that says the dtype is unsupported, or an
     unimplemented!/todo!, is left to the dtype rules; so is a catch-all left a dtype of the kind
     its arms dispatch over (`F32`/`F64` arms, `F16` left): a dtype missing, not a mismatch."""
-    if unimplemented_macro(c) or c.says_unsupported or leaves_kind_gap(c) or mixes_kinds(c):
+    if unimplemented_macro(c) or c.says_unsupported or leaves_kind_gap(c) or mixes_kinds(c) or runtime_input(c):
         return False
     pats, message = rule_data(), c.site.message
     # "must be int64" after `Some(Values::Int64s(..))` arms is R12's lookup of the one dtype an
@@ -140,7 +143,7 @@ def own_form(c: Call) -> bool:
     chooses. An enum with a dtype variant carries a user's data (a value read from a file), and
     so does one built from text (a derived or implemented parser: an op type read from a model)."""
     refs = c.body.refs if not c.body.catch_all else [r for o in c.others for r in o.refs]
-    if not refs:
+    if not refs or runtime_input(c):  # the model, not the crate, picks a runtime form
         return False
     catalog = c.catalog
     for r in refs:
@@ -152,6 +155,25 @@ def own_form(c: Call) -> bool:
         if (d.crate, d.name) in catalog.from_input:
             return False  # parsed from a model file or a config: the user's input picks the variant
         if any(canonical_dtype(v) in catalog.dtype_names for v, _ in d.variants):
+            return False
+    return True
+
+
+def kernel_language_form(c: Call) -> bool:
+    """In a crate kernels are written against (the target's `audience.kernel_api`), the match names
+    variants only of enums those crates define, none a dtype enum, or no enum at all: a form of the
+    kernel language (an opaque or semantic type, a fragment's role, a constant's minifloat kind, a
+    tensor-map load's rank) a kernel's author writes. A user's setting handed in from elsewhere (a
+    quantization scheme's value) stays."""
+    kernel = current().audience.kernel_api
+    if c.crate not in kernel or c.dtype_enums:
+        return False
+    # An arm over no enum at all (`match rank { 1 => .., _ => panic!("only 1D-5D loads") }`, a
+    # type's size) matches a number the kernel's own layout or types fix.
+    refs = [r for a in c.arms for r in a.refs]
+    for r in refs:
+        d = c.catalog.resolve(r.enum, c.named_variants.get(r.enum, set()), c.path, c.crate)
+        if d is None or d.crate not in kernel:
             return False
     return True
 

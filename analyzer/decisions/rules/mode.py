@@ -6,6 +6,7 @@ import re
 
 from analyzer.decisions.call import Call
 from analyzer.decisions.data import rule_data
+from analyzer.facts.model import VariantRef
 
 
 def unsupported_message(c: Call) -> bool:
@@ -36,3 +37,48 @@ def build_guard(c: Call) -> bool:
 
 
 _FEATURE_LEFT_OUT = re.compile(r"#\s*\[\s*cfg\s*\(\s*not\s*\(\s*feature\s*=")
+
+
+def runtime_input(c: Call) -> bool:
+    """The arm takes the variant of an input-kind enum that holds a value known only when the model
+    runs (`SliceInput::Runtime`, beside `Static`): explicitly, or as the catch-all beside arms that
+    name only its other variants (`Some(SliceInput::Static(s)) => s, _ => panic!("Steps must be
+    Static")`). Which variant an input gets is the model's choice (a constant or a computed
+    value), so whatever the message says, the importer does not support that input's runtime form.
+    The checks that would call the arm an Option's None case, an accessor, a validation or a form
+    of its own crate defer to this one (mode/runtime-input)."""
+    arm = c.arm
+    if arm is None or c.dtype_enums:
+        return False
+    runtime = rule_data().runtime_variant
+    if not arm.catch_all:
+        named = {(r.enum, r.variant) for r in _inner_refs(arm.refs)}
+        return any(runtime.match(v) and _has_other_variant(c, e, v) for e, v in named)
+    named_by: dict[str, set[str]] = {}
+    for o in c.others:
+        for r in _inner_refs(o.refs):
+            named_by.setdefault(r.enum, set()).add(r.variant)
+    for enum, variants in named_by.items():
+        d = c.catalog.resolve(enum, variants, c.path, c.crate)
+        if d is None or any(runtime.match(v) for v in variants):
+            continue
+        if any(runtime.match(v) for v, _ in d.variants):
+            return True
+    return False
+
+
+_OPTION_RESULT = {"Some", "None", "Ok", "Err"}
+
+
+def _inner_refs(refs: list[VariantRef]):
+    """The refs of a pattern past an Option or Result around them (`Some(X::Static(s))` -> X::Static)."""
+    for r in refs:
+        if r.variant in _OPTION_RESULT:
+            yield from _inner_refs(r.sub or [])
+        else:
+            yield r
+
+
+def _has_other_variant(c: Call, enum: str, variant: str) -> bool:
+    d = c.catalog.resolve(enum, {variant}, c.path, c.crate)
+    return d is not None and any(v != variant for v, _ in d.variants)

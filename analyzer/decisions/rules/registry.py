@@ -88,6 +88,11 @@ RULE_ORDER: tuple[Rule, ...] = (
          "from text (EnumString, FromStr): a form the crate builds itself",
          "`FuseArg::Input(p) => read(p), _ => panic!(\"Not supported\")`", exclusions.own_form, ARM_POSITIONS,
          ("own_form.input_derives",)),
+    Rule("exclude/kernel-language-form", NONE,
+         "in a crate kernels are written against, the match names only that crate family's own non-dtype enums, "
+         "or no enum (a rank, a type's size): a form of the kernel language a kernel's author writes",
+         "`Type::Opaque(_) => panic!(\"Can't get size of opaque type\")` in the kernel IR's crate",
+         exclusions.kernel_language_form, ARM_POSITIONS, ("target.kernel_api",)),
     Rule("exclude/inferred-output", NONE,
          "a catch-all over the kinds of a node's output, which the importer's own type inference gave it",
          "`match &self.output { Type::Tensor(t) => .., _ => panic!(\"only supports Tensor outputs\") }`",
@@ -125,6 +130,11 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`",
          op.unsupported_message, (*BODY, *CLOSURE),
          ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("mode/runtime-input", MODE,
+         "the arm takes the runtime variant of an input-kind enum (a value the model computes, beside a "
+         "constant one), explicitly or as the catch-all beside arms naming only the enum's other variants",
+         "`Some(SliceInput::Static(s)) => s, _ => panic!(\"Steps must be Static\")`", mode.runtime_input,
+         ARM_POSITIONS, ("mode.runtime_variant",)),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", unimplemented_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

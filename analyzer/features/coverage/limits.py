@@ -1,7 +1,10 @@
-"""Storage limits of the operations view: a dtype a backend cannot hold at all. Its creation
-operations (`*from_data`, `*empty`, `*zeros`, `*ones`, `*full`) panic on it and no creation operation
-or cast handles it, so no tensor of it ever exists on the backend: every operation of the dtype's
-kind panics there, at the tensor's creation (cells `panics`, reason `cannot hold`).
+"""Storage limits of the operations view: a dtype a backend cannot hold at all. A creation
+operation (`*from_data`, `*empty`, `*zeros`, `*ones`, `*full`, `*random`) panics on it and no
+creation operation or cast of its kind makes it: none handles it, and none passes it on with no
+panic found (tch's `float_zeros` hands any float dtype to its kind conversion, which takes
+Flex32). No tensor of it then ever exists on the backend: every operation of the dtype's kind
+panics there, at the tensor's creation (cells `panics`, reason `cannot hold`). A creation that
+rejects a dtype another creation makes keeps its own panicking cell.
 
 The same holds for a storage of a dtype, a payload variant such as `Bool(U32)`: a creation operation
 rejects it in a dispatch on the dtype (`DType::Bool(BoolStore::U32)`) or on the enum of its storages
@@ -20,14 +23,19 @@ from analyzer.features.coverage.model import (
 
 # burn's creation operations (a tensor from host data, an uninitialised one) and casts (another
 # dtype's tensor made into this one), by their names in the ops traits.
-_CREATES = re.compile(r"(?:^|_)(?:from_data|empty|zeros|ones|full)$")
+_CREATES = re.compile(r"(?:^|_)(?:from_data|empty|zeros|ones|full|random)$")
 _CASTS = re.compile(r"(?:^|_)cast$")
 
 
-def storage_limits(cells: dict[tuple[str, str, str], Cell], kind_of, groups: list[Group] | None = None) -> list[Limit]:
-    """The (crate, dtype) pairs a creation operation panics on and none handles (dtypes of a
-    known kind only: a foreign enum's `*` is no one dtype), and the (crate, storage) pairs so
-    (`Bool(U32)`), read from the storages each creation cell decides."""
+def storage_limits(cells: dict[tuple[str, str, str], Cell], kind_of, groups: list[Group] | None = None,
+                   ops: dict[tuple[str, str], Operation] | None = None,
+                   unfollowed: frozenset[tuple[str, str]] = frozenset()) -> list[Limit]:
+    """The (crate, dtype) pairs a creation operation panics on and none makes (dtypes of a known
+    kind only: a foreign enum's `*` is no one dtype), and the (crate, storage) pairs so
+    (`Bool(U32)`), read from the storages each creation cell decides. With `ops`, a creation or
+    cast of the dtype's kind with no panic found on it (no cell, or no part for the storage)
+    makes it too, unless it is one of `unfollowed` (it hands the dtype to a trait default the
+    audit does not read, where a panic may lie)."""
     rejected: dict[tuple[str, str], list] = {}
     held: set[tuple[str, str]] = set()
     storages = storage_enums(groups or [], cells)
@@ -49,7 +57,37 @@ def storage_limits(cells: dict[tuple[str, str, str], Cell], kind_of, groups: lis
                 site = next((e.site for e in cell.evidence if e.status == PANICS), None) or next(iter(cell.sites), None)
                 if site is not None:
                     rejected.setdefault((crate, part), []).append((op, site))
-    return [Limit(crate, col, by) for (crate, col), by in rejected.items() if (crate, col) not in held]
+    makers: dict[str, list[Operation]] = {}
+    for (crate, op), operation in (ops or {}).items():
+        if (_CREATES.search(op) or _CASTS.search(op)) and (crate, op) not in unfollowed:
+            makers.setdefault(crate, []).append(operation)
+    return [Limit(crate, col, by) for (crate, col), by in rejected.items()
+            if (crate, col) not in held and not _made_unchecked(cells, makers.get(crate, ()), col, kind_of, storages)]
+
+
+def _made_unchecked(cells: dict[tuple[str, str, str], Cell], makers, col: str, kind_of,
+                    storages: dict[str, str]) -> bool:
+    """Whether a creation or cast of the dtype's kind takes it with no panic found: no cell of
+    the operation decides the dtype (its column; for a storage, `Bool(U32)`, a part of the
+    dtype's column or the storage's column in the enum of storages, `BoolDType::U32`)."""
+    kind = kind_of(col)
+    base = base_variant(col)
+    columns = [col]
+    if "(" in col:
+        sub = col.split("(", 1)[1].rstrip(")")
+        columns += [base] + [f"{enum}::{sub}" for enum, owner in storages.items() if owner == base]
+    for operation in makers:
+        if operation.kind and kind and operation.kind != kind:
+            continue
+        decided = False
+        for column in columns:
+            cell = cells.get((operation.crate, operation.name, column))
+            if cell is not None and (column != base or col == base or col in cell.parts):
+                decided = True
+                break
+        if not decided:
+            return True
+    return False
 
 
 def storage_enums(groups: list[Group], cells: dict[tuple[str, str, str], Cell]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_trai
 from analyzer.features.coverage.limits import apply_limits, storage_limits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.paths import Filter, FnPaths, enum_of, read_paths
-from analyzer.features.coverage.settings import QUANTIZED, apply_schemes, build_settings
+from analyzer.features.coverage.settings import QUANTIZED, TupleMatch, apply_schemes, build_settings, tuple_matches
 from analyzer.features.coverage.model import (
     HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site,
     base_variant, fold, label, qualify, short_path, unique_sites,
@@ -22,8 +22,7 @@ from analyzer.features.coverage.model import (
 from analyzer.decisions.categories import OP
 from analyzer.records.model import github_url
 
-# An arm pattern whose variant is a macro metavariable: `Enum::$dtype(x)`, or `$dtype` alone.
-_METAVARIABLE_VARIANT = re.compile(r"(?:^|::)\s*\$(?!crate\b)(\w+)")
+from analyzer.records.macro_lists import METAVARIABLE_VARIANT as _METAVARIABLE_VARIANT
 
 
 @cache
@@ -59,7 +58,8 @@ def build_operations(ex, collapse: bool = False, read_files=None) -> Matrix:
 def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (the operations view walked once, top to bottom; split when it next grows)
     audit_by_id = {a.id: a for a in ex.audit if a.id is not None}
     checks = same_dtype_checks([a for a in ex.audit if a.id is not None and a.decision.category == "dtype-dispatch"])
-    base = build([ln for ln in ex.lines if ln.record.id not in checks], collapse)
+    base = build([_as_decided(ln, audit_by_id.get(ln.record.id)) for ln in ex.lines if ln.record.id not in checks],
+                 collapse)
     traits = ops_traits(ex.code)
 
     # Operations: each crate's impls of the ops traits another crate defines.
@@ -167,8 +167,10 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     # before the cells are made, the largest part of the matrix.
     del reached_cache, edge, allowed, paths, said, instances
     unimplemented = _not_implemented(ex, graph, ops)
+    unfollowed = _calling_defaults(ex.code, traits, graph, ops)
     _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
-    settings = build_settings(ex, graph, read_files)
+    tuples = tuple_matches(ex)
+    settings = build_settings(ex, graph, read_files, tuples)
     del graph
 
     # A backend's columns: the first enum's, and those of the enums its own dispatches name.
@@ -197,8 +199,9 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                     status, reason, parts = _fold_paths(ev)
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
+    _apply_tuples(cells, tuples)
     apply_schemes(cells, settings, ops, base.groups, dtype_kind)
-    limits = storage_limits(cells, dtype_kind, base.groups)
+    limits = storage_limits(cells, dtype_kind, base.groups, ops, unfollowed)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
     position = {d: i for i, d in enumerate(base.dtypes)}
     order = sorted(cells, key=lambda k: (k[0], k[1], position.get(k[2], len(position))))
@@ -209,6 +212,47 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,
                   ops, _unique_dispatches(helpers), {k: list(dict.fromkeys(v)) for k, v in reasons.items()},
                   unimplemented=unimplemented, limits=limits, settings=settings)
+
+
+def _apply_tuples(cells: dict[tuple[str, str, str], Cell], tuples: dict[str, TupleMatch]) -> None:
+    """A dtype a tuple match of a setting and the dtype handles for some setting variants only is
+    partial, naming the variants it panics for (`(mode, dtype)` with no NearestExact arm)."""
+    if not tuples:
+        return
+    for cell in cells.values():
+        if cell.status not in (HANDLED, PARTIAL):
+            continue
+        named: dict[str, list[str]] = {}
+        sites = []
+        for e in cell.evidence:
+            found = tuples.get(e.site.record_id) if e.status == HANDLED else None
+            if found is None:
+                continue
+            variants = found.panics_for.get(label(e.dtype), [])
+            if variants:
+                listed = named.setdefault(found.enum, [])
+                listed += [v for v in variants if v not in listed]
+                sites.append(e.site)
+        if not named:
+            continue
+        said = "; ".join("panics for " + ", ".join(f"{enum}::{v}" for v in vs) for enum, vs in named.items())
+        cell.status = PARTIAL
+        cell.reason = f"{cell.reason}; {said}" if cell.reason else said
+        cell.sites = unique_sites(sites + cell.sites)
+        cell.decided = {k: (PARTIAL if v == HANDLED else v) for k, v in cell.parts.items()}
+
+
+def _as_decided(ln, entry):
+    """The record with the dtypes its own arms decide: a repetition macro's record lists those
+    every invocation hands it (analyzer/records/macro_lists.py), and this view resolves each
+    invocation's list itself (`_resolved`), from the arms' own say."""
+    if entry is None or ln.analysis is None:
+        return ln
+    d = entry.decision
+    if ln.analysis.handled == d.handled and ln.analysis.rejected == d.rejected:
+        return ln
+    return ln.model_copy(update={"analysis": ln.analysis.model_copy(update={"handled": d.handled,
+                                                                            "rejected": d.rejected})})
 
 
 def _kind_fixed_dispatches(ex) -> list[Dispatch]:
@@ -241,6 +285,19 @@ def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]
             out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl,
                                                        "", r.errorMessage))
     return out
+
+
+def _calling_defaults(code, traits, graph: CallGraph,
+                      ops: dict[tuple[str, str], Operation]) -> frozenset[tuple[str, str]]:
+    """The operations that call an ops-trait method their crate does not implement (ndarray's
+    `float_empty` calls `Self::float_zeros`, the trait's default): the default's body is not in
+    the call graph, so what such an operation does with a dtype is not known from its own cells."""
+    methods = {m for _, _, facts in code for t in facts.traits if t.name in traits for m in t.methods}
+    out = set()
+    for i, f in enumerate(graph.fns):
+        if graph.is_operation(i) and any(c in methods and (f.crate, c) not in ops for c in f.facts.calls):
+            out.add((f.crate, f.facts.name))
+    return frozenset(out)
 
 
 def _add_inherited(ex, audit_by_id, traits, ops: dict[tuple[str, str], Operation],

@@ -1,7 +1,12 @@
 """The settings view of the operations matrix: for each non-dtype enum a backend operation's
 `unsupported-mode` match dispatches on (an interpolation mode, a padding mode, a quantization
 value), which variants the operation handles and which panic, with the same statuses as the
-dtype cells. A match is counted for every operation that reaches it through the call graph."""
+dtype cells. A match is counted for every operation that reaches it through the call graph.
+
+A dtype match over a tuple of a setting and a dtype (`match (options.mode, x.dtype())`) feeds
+both views (`tuple_matches`): each setting variant no arm pairs with a dtype panics for that
+dtype (the dtype's cell is partial, naming it), and the setting's variants are settings of the
+operations that reach the match (handled when an arm pairs them with a handled dtype)."""
 
 from __future__ import annotations
 
@@ -32,6 +37,80 @@ class Setting:
     sites: list[Site] = field(default_factory=list)  # the panicking arms first
 
 
+@dataclass
+class TupleMatch:
+    """A dtype match whose arms pair a setting enum's variants with dtypes: the setting variants
+    each handled dtype (its label, `F32`, `Bool(U8)`) panics for, and every variant's status."""
+
+    enum: str
+    panics_for: dict[str, list[str]]  # dtype label -> the setting variants it panics for
+    statuses: dict[str, tuple[str, Site]]  # variant -> (handled | panics, the match's record)
+
+
+def tuple_matches(ex) -> dict[str, TupleMatch]:
+    """The tuple matches of the dtype-dispatch records, by record id (each record of one match
+    maps to the same TupleMatch)."""
+    lines = {ln.record.id: ln for ln in ex.lines}
+    catalog = ex.catalog
+    by_match: dict[tuple, list] = {}
+    for a in ex.audit:
+        if a.id is None or a.id not in lines or a.decision.category != "dtype-dispatch" or not a.site.arms:
+            continue
+        if not any(r.enum in catalog.enums for arm in a.site.arms for r in arm.refs):
+            continue
+        key = (a.path, a.site.in_macro, a.site.function, tuple(arm.line for arm in a.site.arms))
+        by_match.setdefault(key, []).append(a)
+    out: dict[str, TupleMatch] = {}
+    for entries in by_match.values():
+        found = _tuple_match(entries, catalog, lines)
+        if found is not None:
+            out.update({a.id: found for a in entries})
+    return out
+
+
+def _tuple_match(entries, catalog, lines) -> TupleMatch | None:
+    first = entries[0]
+    arms = sorted(first.site.arms, key=lambda arm: arm.line)
+    names = Counter(r.enum for arm in arms for r in arm.refs if r.enum and r.enum not in catalog.enums)
+    if not names:
+        return None
+    enum = names.most_common(1)[0][0]
+    if not all(any(r.enum == enum for r in arm.refs) or not any(r.enum not in catalog.enums for r in arm.refs)
+               for arm in arms):
+        return None  # arms naming other enums besides: not one setting beside the dtype
+    named = {r.variant for arm in arms for r in arm.refs if r.enum == enum}
+    definitions = [d for d in catalog.every.get(enum, []) if named <= {v for v, _ in d.variants}]
+    if len(definitions) != 1 or definitions[0].crate == first.crate:
+        return None  # unknown variants, or the backend's own state rather than a caller's setting
+    variants = [v for v, _ in definitions[0].variants]
+    # Each arm as (setting variants or None for any, dtype labels or None for any, panics).
+    decided = []
+    for arm in arms:
+        if arm.guard:
+            continue  # a guard may let the value through to a later arm
+        settings = {r.variant for r in arm.refs if r.enum == enum} or None
+        dtypes = {_dtype_label(r) for r in arm.refs if r.enum in catalog.enums} or None
+        decided.append((settings, dtypes, arm.panics))
+    site = _site(lines[first.id])
+    handled_dtypes = [d for d in first.decision.handled]
+    panics_for: dict[str, list[str]] = {}
+    statuses: dict[str, tuple[str, Site]] = {v: (PANICS, site) for v in variants}
+    for dtype in handled_dtypes:
+        for v in variants:
+            arm = next((x for x in decided if (x[0] is None or v in x[0])
+                        and (x[1] is None or dtype in x[1] or dtype.split("(", 1)[0] in x[1])), None)
+            if arm is None or arm[2]:
+                panics_for.setdefault(dtype, []).append(v)
+            else:
+                statuses[v] = (HANDLED, site)
+    return TupleMatch(enum, panics_for, statuses)
+
+
+def _dtype_label(ref) -> str:
+    """`DType::F32` -> F32; `DType::Bool(BoolStore::U8)` -> Bool(U8)."""
+    return f"{ref.variant}({ref.sub[0].variant})" if ref.sub and len(ref.sub) == 1 else ref.variant
+
+
 def setting_tables(settings: list[Setting]) -> list[tuple[str, list[str], dict[tuple[str, str], dict[str, Setting]]]]:
     """The settings by enum: (enum, its variants in order, (operation, crate) -> variant -> setting),
     operations in name order."""
@@ -44,10 +123,11 @@ def setting_tables(settings: list[Setting]) -> list[tuple[str, list[str], dict[t
     return [(enum, variants, dict(sorted(rows.items()))) for enum, (variants, rows) in sorted(out.items())]
 
 
-def build_settings(ex, graph: CallGraph, read_files=None) -> list[Setting]:
-    """Every (crate, operation, enum, variant) an operation's mode match decides, sorted; with
-    `read_files(paths) -> {path: bytes}`, only for the enums a caller passes (argument_enums)."""
-    settings = _all_settings(ex, graph)
+def build_settings(ex, graph: CallGraph, read_files=None, tuples: dict[str, TupleMatch] | None = None) -> list[Setting]:
+    """Every (crate, operation, enum, variant) an operation's mode match (or a tuple match of a
+    setting and a dtype, `tuples`) decides, sorted; with `read_files(paths) -> {path: bytes}`,
+    only for the enums a caller passes (argument_enums)."""
+    settings = _all_settings(ex, graph, tuples or {})
     if read_files is None or not settings:
         return settings
     passed = argument_enums(ex.code, ex.catalog, {st.enum for st in settings}, read_files)
@@ -114,7 +194,7 @@ def _parameter_types(source: bytes, traits: set[str]) -> set[str]:
     return out
 
 
-def _all_settings(ex, graph: CallGraph) -> list[Setting]:
+def _all_settings(ex, graph: CallGraph, tuples: dict[str, TupleMatch]) -> list[Setting]:
     lines = {ln.record.id: ln for ln in ex.lines}
     matches: dict[tuple, list] = {}
     for a in ex.audit:
@@ -124,8 +204,12 @@ def _all_settings(ex, graph: CallGraph) -> list[Setting]:
         matches.setdefault(key, []).append(a)
     evidence: dict[tuple[str, str, str, str], list[tuple[str, Site]]] = {}
     reached: dict[int, list[str]] = {}
-    for entries in matches.values():
-        decided = _decide(entries, ex.catalog, lines)
+    by_tuple: dict[int, tuple] = {}  # one entry per tuple match (its records share it)
+    for a in ex.audit:
+        found = tuples.get(a.id) if a.id is not None else None
+        if found is not None and id(found) not in by_tuple:
+            by_tuple[id(found)] = ([a], (found.enum, found.statuses, next(iter(found.statuses.values()))[1]))
+    for entries, decided in [*((e, _decide(e, ex.catalog, lines)) for e in matches.values()), *by_tuple.values()]:
         if decided is None:
             continue
         enum, statuses, handled_site = decided
