@@ -15,10 +15,11 @@ matching its numbered forms (`conv` in `conv1d`), and the two stand in the same 
 functions one of whose names holds the other's (`conv_config`, `conv1d_config`); a site whose
 function is unrelated needs more such words. In the same function one word may be replaced when
 three others stay (`ReduceMean: reducing on multiple dimensions` fixed to `ReduceSum: ...`), and
-a module moved to another crate is followed when the function is the same. Each earlier record and each site is taken once, best pairs first (every word kept
-and the closest function); when two sites tie for a record, or two records for a site, the tie
-is broken by the lines around the call, else nothing is taken: a split that gives several equal
-heirs hands the id to none rather than guess.
+a module moved to another crate is followed when the function is the same. Each earlier record
+and each site is taken once, best pairs first (every word kept and the closest function); when
+two sites tie for a record, or two records for a site, the tie is broken by the lines around the
+call, else nothing is taken: a split that gives several equal heirs hands the id to none rather
+than guess.
 """
 
 from __future__ import annotations
@@ -137,8 +138,9 @@ def pairs(previous: Sequence[RecordLine], current: Sequence[RecordLine], prev_le
             rank = _rank(old, current[c], ow, cur_words[c], crate_of)
             if rank is not None:
                 scored.append((rank, p, c))
-    best_of_prev: dict[int, tuple[int, int]] = {}
-    best_of_cur: dict[int, tuple[int, int]] = {}
+    Rank = tuple[int, int, int, int]
+    best_of_prev: dict[int, Rank] = {}
+    best_of_cur: dict[int, Rank] = {}
     for rank, p, c in scored:
         best_of_prev[p] = min(best_of_prev.get(p, rank), rank)
         best_of_cur[c] = min(best_of_cur.get(c, rank), rank)
@@ -148,17 +150,15 @@ def pairs(previous: Sequence[RecordLine], current: Sequence[RecordLine], prev_le
         if rank == best_of_prev[p] and rank == best_of_cur[c]:
             top[p].append(c)
     by_cur: dict[int, list[int]] = defaultdict(list)
-    chosen: dict[int, int] = {}
     for p, cs in top.items():
-        c = _one(previous[p], cs, current)
-        if c is not None:
-            chosen[p] = c
-            by_cur[c].append(p)
+        heir = _one(previous[p], cs, current)
+        if heir is not None:
+            by_cur[heir].append(p)
     out = []
     for c, ps in by_cur.items():
-        p = _one(current[c], ps, previous)
-        if p is not None:
-            out.append((p, c))
+        source = _one(current[c], ps, previous)
+        if source is not None:
+            out.append((source, c))
     return sorted(out)
 
 
