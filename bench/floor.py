@@ -80,7 +80,7 @@ def main() -> None:
     rows: list[tuple[str, float]] = []
 
     def hits(data: bytes) -> list[int]:
-        return [start for start, _ in syntax._word_spans(data, P._SITE_WORDS, 0, len(data))]
+        return P.site_hits(data)
 
     plans = {o: regions.plan(blobs[o], hits(blobs[o])) for o in calls}
     planned = {o: P._points(blobs[o], p.ranges) for o, p in plans.items() if p is not None and p.ranges}

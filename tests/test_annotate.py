@@ -412,3 +412,23 @@ def test_an_answer_holds_the_content_it_was_written_for_wherever_it_sits(cli, gi
     assert json.loads((out / f"{ids[POOL]}.json").read_text()) == filled  # kept, not overwritten
     res = _import(cli, second, out)
     assert res.code == 2 and "changed since this answer was written" in res.stderr
+
+
+@pytest.mark.parametrize("command", ["import", "export"])
+def test_records_sharing_an_id_are_refused_as_validate_refuses_them(cli, records, tmp_path, command):
+    """One input policy: a file `validate` refuses for an id held twice is refused by annotate too
+    (an answer merged into both records would skip the content check of one)."""
+    lines = [json.loads(x) for x in records.read_text().splitlines()]
+    assert len(lines) == 2
+    lines[1]["record"]["id"] = lines[0]["record"]["id"]
+    shared = tmp_path / "shared.jsonl"
+    shared.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert cli("validate", str(shared)).code == 1
+    answer = tmp_path / "a.json"
+    answer.write_text(json.dumps(_answer(lines[0]["record"]["id"], contentHash=lines[0]["analysis"]["contentHash"])))
+    before = shared.read_bytes()
+    res = (_import(cli, shared, answer) if command == "import"
+           else cli("annotate", "export", str(shared), "--out", str(tmp_path / "ann")))
+    assert res.code == 2 and f"holds id {lines[0]['record']['id']} twice" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert shared.read_bytes() == before and not (tmp_path / "ann").exists()

@@ -123,3 +123,16 @@ def test_bench_exports_the_rust_files_alone_when_the_repository_lacks_a_blob(git
     assert out.returncode == 0, out.stderr
     assert "ast-grep scans its Rust files alone" in out.stderr
     assert "files scanned: burn-errors 3, ast-grep 3" in out.stdout
+
+
+SCALING = Path(__file__).resolve().parent.parent / "bench" / "scaling.py"
+
+
+def test_hostile_inputs_scale_linearly():
+    """bench/scaling.py at its small sizes: each hostile input at n and 4n (nested matches, an
+    else-if chain, comment lines, a wide or-pattern, long messages, records over many crates).
+    Only the ratio is asserted, with room for a loaded machine: 4 is linear, 16 quadratic."""
+    res = subprocess.run([sys.executable, str(SCALING), "--small", "--check", "--max-ratio", "10"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert len(res.stdout.strip().splitlines()) == 6

@@ -193,7 +193,7 @@ def cells_of(doc: dict, crate: str, operation: str) -> dict[str, str]:
 
 def test_explicit_arms_and_catch_all_arms(cli, backends):
     doc = coverage_json(cli, backends)
-    assert doc["columns"][0] == {"enum": "DType", "dtypes": COLLAPSED}  # the tree's enum, its order
+    assert doc["columns"][0]["enum"] == "DType" and doc["columns"][0]["dtypes"] == COLLAPSED  # the tree's order
 
     # A catch-all panicking arm: every variant no other arm names panics.
     [conv] = match_of(doc, "burn-flex", "conv3d")
@@ -378,8 +378,8 @@ def test_backend_filter(cli, backends):
 def test_json_shape(cli, backends):
     doc = coverage_json(cli, backends)
     assert list(doc) == ["tool", "toolVersion", "formatVersion", "repo", "sha", "collapsed", "statuses",
-                         "view", "columns", "operations", "helpers", "backends", "matches", "cells", "settings",
-                         "claims"]
+                         "view", "columns", "naCells", "operations", "helpers", "backends", "matches", "cells",
+                         "settings", "claims"]
     assert doc["repo"] == "tracel-ai/burn" and doc["sha"] == backends.sha and doc["collapsed"] is True
     assert set(doc["statuses"]) == {"handled", "panics", "partial", "n/a", "unknown"}
     assert doc["view"] == "matches" and doc["operations"] == []  # no ops trait in this tree
@@ -726,7 +726,27 @@ def ops_repo(git_repo):
 
 
 def _ops_doc(cli, repo, *args) -> dict:
-    return coverage_json(cli, repo, *args)
+    """The whole matrix, n/a cells listed (--full)."""
+    return coverage_json(cli, repo, "--full", *args)
+
+
+def test_the_json_leaves_the_na_cells_out_unless_full(cli, ops_repo, tmp_path):
+    full, short = _ops_doc(cli, ops_repo), coverage_json(cli, ops_repo)
+    assert full["naCells"] == "listed" and short["naCells"] == "elided"
+    na = [c for c in full["cells"] if c["status"] == "n/a"]
+    assert na and not [c for c in short["cells"] if c["status"] == "n/a"]
+    # Everything else is the same, and an absent cell is n/a exactly where the kinds differ.
+    assert [c for c in full["cells"] if c["status"] != "n/a"] == short["cells"]
+    kinds = {d: k for g in short["columns"] for d, k in g["kinds"].items()}
+    assert kinds["F32"] == "float" and kinds["I64"] == "int" and kinds["Bool"] == "bool"
+    op_kind = {(o["crate"], o["operation"]): o["kind"] for o in short["operations"]}
+    listed = {(c["crate"], c["operation"], c["dtype"]) for c in short["cells"]}
+    derived = {(crate, op, d) for (crate, op), kind in op_kind.items() for g in short["columns"] for d in g["dtypes"]
+               if (crate, op, d) not in listed and kind and kinds[d] and kinds[d] != kind}
+    assert derived == {(c["crate"], c["operation"], c["dtype"]) for c in na}
+    # The option is the JSON's: another format refuses it in one line.
+    res = run_coverage(cli, ops_repo, "--full", code=2)
+    assert res.stderr.count("\n") == 1 and "--format json" in res.stderr
 
 
 def _row(doc: dict, crate: str, op: str) -> dict[str, str]:

@@ -246,3 +246,29 @@ def test_runtime_limits_beside_the_backends_that_run_on_them(cli, git_repo, tmp_
     assert cuda.is_displayed()
     browser.find_element("css selector", "#backend-filter input[value='burn-cuda']").click()
     assert not cuda.is_displayed() and section.is_displayed()
+
+
+def test_the_settings_tables_header_covers_none_of_its_rows(cli, git_repo, tmp_path, browser):
+    from test_coverage_limits import MODES_RS, OPS_TRAITS_RS as MODE_TRAITS_RS, TORCHY_OPS_RS
+
+    git_repo.crate("burn-backend", {"src/ops.rs": MODE_TRAITS_RS, "src/modes.rs": MODES_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS})
+    sha = git_repo.commit("a backend with settings")
+    page = tmp_path / "settings.html"
+    r = cli("coverage", "--repo", str(git_repo.path), "--sha", sha, "--format", "html", "--out", str(page))
+    assert r.code == 0, r.stderr
+    browser.get(page.as_uri())
+    tables = browser.find_elements("css selector", "#settings table.settings")
+    assert tables
+    for table in tables:
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", table)
+        head = table.find_element("css selector", "thead").rect
+        rows = [r.rect for r in table.find_elements("css selector", "tbody tr.row")]
+        assert rows and all(row["y"] >= head["y"] + head["height"] - 1 for row in rows), (head, rows)
+        # Every row is where a reader sees it: the element drawn at its first cell is its own.
+        for row in table.find_elements("css selector", "tbody tr.row"):
+            hit = browser.execute_script(
+                "var r = arguments[0].getBoundingClientRect();"
+                "var e = document.elementFromPoint(r.left + 20, r.top + r.height / 2);"
+                "return arguments[0].contains(e);", row)
+            assert hit, row.get_attribute("data-op")

@@ -163,7 +163,7 @@ def cells(doc: dict, crate: str, op: str) -> dict[str, dict]:
 
 
 def test_an_unimplemented_operation_panics_on_every_dtype_of_its_kind(cli, torchy):
-    doc = doc_of(cli, torchy)
+    doc = doc_of(cli, torchy, "--full")
     q_slice = cells(doc, "burn-torchy", "q_slice")
     assert q_slice["QFloat"]["status"] == "panics"
     assert q_slice["QFloat"]["reason"] == "not implemented"
@@ -199,7 +199,7 @@ def test_not_implemented_is_named_in_every_format(cli, torchy, tmp_path):
 
 
 def test_a_dtype_the_backend_cannot_create_panics_in_every_operation_of_its_kind(cli, torchy):
-    doc = doc_of(cli, torchy)
+    doc = doc_of(cli, torchy, "--full")
     backend = next(b for b in doc["backends"] if b["crate"] == "burn-torchy")
     held = {h["dtype"]: [r["operation"] for r in h["rejectedBy"]] for h in backend["cannotHold"]}
     # from_data rejects F16, BF16 and U8 (an unimplemented arm too) and no other creation handles them.
@@ -395,13 +395,16 @@ def test_claims_set_the_backends_dtype_usage_against_the_cells(cli, git_repo):
     i64 = claims[("burn-torchy", "I64")]
     assert i64["advertised"] is False and i64["where"] == "crates/burn-torchy/src/backend.rs:7"
     assert i64["handledIn"] == ["int_from_data"]
-    # A guard decides QFloat: the audit does not say.
+    # A guard decides QFloat: the audit does not say. Its stub (q_slice) is apart from the panics.
     assert claims[("burn-torchy", "QFloat")]["advertised"] is None
+    assert claims[("burn-torchy", "QFloat")]["stubsIn"] == ["q_slice"]
+    assert "q_slice" not in claims[("burn-torchy", "QFloat")]["panicsIn"]
     # An answer that asks the device at run time is named as such.
     remote = [c for c in doc["claims"] if c["crate"] == "burn-remote"]
     assert remote and all(c["advertised"] is None and c["reading"] == "device" for c in remote)
     md = coverage(cli, git_repo, "--format", "markdown")
     assert "| burn-torchy | `F16` | yes | crates/burn-torchy/src/backend.rs:4 | `float_exp`, `float_from_data`" in md
+    assert "Not implemented (stubs, whatever the dtype; not counted above): burn-torchy: `q_slice`" in md
     table = coverage(cli, git_repo)
     assert "burn-torchy advertises F16 (src/backend.rs:4); panics in float_exp" in table
     assert "burn-remote F64: its answer depends on the device at run time (src/backend.rs:2)" in table
@@ -629,3 +632,126 @@ def test_a_tuple_match_of_a_setting_and_a_dtype_feeds_both_views(cli, git_repo):
     assert backward["F64"]["status"] == "partial"
     assert _settings(doc, "burn-tupley", "interpolate_backward", "InterpolateMode") == {
         "Nearest": "handled", "NearestExact": "handled", "Bilinear": "handled", "Bicubic": "handled"}
+
+
+MODULE_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait ModuleOps<B: Backend> {
+    fn conv2d(x: B::Float, weight: B::Float) -> B::Float;
+    fn conv3d(x: B::Float, weight: B::Float) -> B::Float;
+    fn deform_conv2d(x: B::Float) -> B::Float;
+}
+"""
+
+# ndarray's shape: a module macro matches both inputs' storage, the catch-all a mismatch check
+# (no record), and the arms hand the arrays to a generic helper with no dispatch of its own.
+MODULE_OPS_RS = """\
+pub enum NdTensor {
+    F64(Storage),
+    F32(Storage),
+    I64(Storage),
+}
+
+macro_rules! module_op {
+    (inp($($x:tt),+), $element:ident, $op:expr) => {{
+        match ($($x),+) {
+            ($(NdTensor::F32($x)),+) => {
+                type $element = f32;
+                $op($($x.into_shared()),+)
+            }
+            ($(NdTensor::F64($x)),+) => {
+                type $element = f64;
+                $op($($x.into_shared()),+)
+            }
+            _ => panic!("Data type mismatch"),
+        }
+    }};
+}
+
+impl ModuleOps<Self> for Nd {
+    fn conv2d(x: NdTensor, weight: NdTensor) -> NdTensor {
+        module_op!(inp(x, weight), E, |x, weight| conv::<E>(x, weight).into())
+    }
+
+    fn conv3d(x: NdTensor, weight: NdTensor) -> NdTensor {
+        conv::<f32>(x, weight)
+    }
+
+    fn deform_conv2d(x: NdTensor) -> NdTensor {
+        match x {
+            NdTensor::F32(storage) => deform::<f32>(storage),
+            other => panic!("deform_conv2d: unsupported dtype {:?}", other),
+        }
+    }
+}
+"""
+
+
+def test_a_match_with_no_record_that_handles_a_dtype_makes_it_handled_and_says_so(cli, git_repo):
+    git_repo.crate("burn-backend", {"src/ops.rs": MODULE_TRAITS_RS})
+    git_repo.crate("burn-nd", {"src/ops.rs": MODULE_OPS_RS})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    conv = cells(doc, "burn-nd", "conv2d")
+    assert conv["NdTensor::F32"]["status"] == "handled" and conv["NdTensor::F64"]["status"] == "handled"
+    assert conv["NdTensor::F32"]["reason"] == ("handled by the match at src/ops.rs:18 (no panic there refuses it); "
+                                               "no other dtype match with a panic is on its path")
+    # An operation with no dispatch at all stays "no panic found"; the int storage is n/a.
+    assert not {d for d, c in cells(doc, "burn-nd", "conv3d").items() if c["status"] != "n/a"}
+    assert "NdTensor::I64" not in conv
+
+
+COLLECTIVE_TRAITS_RS = """\
+pub trait Backend {}
+
+pub trait FloatTensorOps<B: Backend> {
+    fn float_from_data(data: TensorData) -> FloatTensor<B>;
+}
+
+pub trait CollectiveOps<B: Backend> {
+    fn all_reduce(tensor: FloatTensor<B>, op: ReduceOperation) -> FloatTensor<B>;
+    fn sync_collective(device: &B::Device);
+    fn gather_any(tensor: TensorRef<B>) -> Vec<u8>;
+}
+"""
+
+COLLECTIVE_OPS_RS = """\
+impl FloatTensorOps<Self> for Lone {
+    fn float_from_data(data: TensorData) -> LoneTensor {
+        LoneTensor::new(data)
+    }
+}
+
+impl CollectiveOps<Self> for Lone {
+    fn all_reduce(tensor: LoneTensor, op: ReduceOperation) -> LoneTensor {
+        unimplemented!()
+    }
+
+    fn sync_collective(device: &LoneDevice) {
+        unimplemented!()
+    }
+
+    fn gather_any(tensor: TensorRef<Lone>) -> Vec<u8> {
+        unimplemented!()
+    }
+}
+"""
+
+
+def test_a_stub_of_a_trait_of_no_one_kind_panics_only_for_the_kind_its_signature_takes(cli, git_repo):
+    from conftest import DTYPE_RS
+    # A dtype record elsewhere gives the matrix its columns.
+    git_repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    git_repo.crate("burn-backend", {"src/ops.rs": COLLECTIVE_TRAITS_RS})
+    git_repo.crate("burn-lone", {"src/ops.rs": COLLECTIVE_OPS_RS})
+    git_repo.crate("burn-torchy", {"src/ops.rs": TORCHY_OPS_RS})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo, "--full")
+    kinds = {o["operation"]: o["kind"] for o in doc["operations"] if o["crate"] == "burn-lone"}
+    assert kinds == {"float_from_data": "float", "all_reduce": "float", "sync_collective": "none", "gather_any": None}
+    reduce = cells(doc, "burn-lone", "all_reduce")
+    assert reduce["F32"]["reason"] == "not implemented" and reduce["I64"]["status"] == "n/a"
+    # No tensor at all: every dtype is n/a; a tensor of no one kind: every dtype panics.
+    assert {c["status"] for c in cells(doc, "burn-lone", "sync_collective").values()} == {"n/a"}
+    assert {c["status"] for c in cells(doc, "burn-lone", "gather_any").values()} == {"panics"}

@@ -220,10 +220,20 @@ def test_pins_take_the_commit_after_the_hash_and_the_release_tag_of_a_version():
     assert pin.url == cubecl.repository.url
     [pin] = dependencies.pins({"package": lock["package"][2:]}, [cubecl])
     assert (pin.kind, pin.rev, pin.version, pin.wanted()) == ("registry", "v0.8.0", "0.8.0", "refs/tags/v0.8.0")
-    # A fork's commit is the fork's: fetched from there, its records named after it.
+    # A fork's commit is the fork's, named after it; the lock's source is never a URL to fetch.
     fork = {"package": [{"name": "cubecl", "version": "0.9.0", "source": f"git+https://github.com/someone/cubecl#{sha}"}]}
     [pin] = dependencies.pins(fork, [cubecl])
-    assert (pin.name, pin.url) == ("someone/cubecl", "https://github.com/someone/cubecl")
+    assert (pin.name, pin.url, pin.foreign) == ("someone/cubecl", "", "https://github.com/someone/cubecl")
+    # The profile's own repository, however the lock spells it, is fetched from the profile's URL.
+    for spelled in ("https://github.com/Tracel-AI/cubecl.git", "https://github.com/tracel-ai/cubecl/"):
+        [pin] = dependencies.pins({"package": [{"name": "cubecl", "version": "0.9.0", "source": f"git+{spelled}#{sha}"}]},
+                                  [cubecl])
+        assert (pin.name, pin.url, pin.foreign) == ("tracel-ai/cubecl", cubecl.repository.url, "")
+    for other in ("http://127.0.0.1/tracel-ai/cubecl", "file:///home/someone/tracel-ai/cubecl",
+                  "ssh://git@github.com/tracel-ai/cubecl", "https://evil.example/tracel-ai/cubecl"):
+        [pin] = dependencies.pins({"package": [{"name": "cubecl", "version": "0.9.0", "source": f"git+{other}#{sha}"}]},
+                                  [cubecl])
+        assert (pin.url, pin.foreign) == ("", other), other
     assert dependencies.pins({"package": [{"name": "cubecl-hip-sys", "version": "7.0.0",
                                            "source": "registry+x"}]}, [cubecl]) == []
 
@@ -373,3 +383,26 @@ def test_with_previous_the_summary_counts_every_repositorys_annotations(cli, bur
     # Two burn records and one cubecl record unchanged; cubecl's new SPIR-V record is new.
     assert "3 unchanged, 0 changed, 1 new, 0 dropped; annotations kept on 3 records, not carried on 0" in res.stderr
     assert (tmp_path / "b" / "annotations-not-carried.jsonl").read_text() == ""
+
+
+@pytest.mark.parametrize("command", ["extract", "diff"])
+def test_a_lock_naming_another_source_is_reported_and_never_fetched(cli, git_repo, cubecl, tmp_path, command):
+    """A pull request controls Cargo.lock: a `file://` source naming a private repository on the
+    machine must not copy its code into the records, nor an `http://` one reach the network."""
+    private = GitRepo(tmp_path / "private")
+    private.git("remote", "set-url", "origin", "https://github.com/tracel-ai/cubecl.git")
+    private.crate("cubecl-core", {"src/secret.rs": DIALECT_RS.replace("f64 is not supported", "the private text")})
+    secret = private.commit()
+    git_repo.crate("burn-flex", {"src/ops/module.rs": BURN_OPS})
+    git_repo.write("Cargo.lock", _lock(f"git+https://github.com/tracel-ai/cubecl#{cubecl.pinned}", "0.4.0"), dedent=False)
+    git_repo.commit("base")
+    git_repo.write("Cargo.lock", _lock(f"git+file://{private.path}#{secret}", "0.4.0"), dedent=False)
+    git_repo.commit("head")
+    out = tmp_path / "out"
+    args = (["extract", "--sha", "HEAD", "--out", str(out)] if command == "extract" else
+            ["diff", "HEAD~1", "HEAD", "--format", "json", "--out", str(out / "d.json"),
+             "--dependency-repo", f"tracel-ai/cubecl={cubecl.path}"])
+    res = cli(*args, "--repo", str(git_repo.path), "--with-dependencies")
+    assert res.code == 2, res.stderr
+    assert "never fetched" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not out.exists() or not any(b"private text" in f.read_bytes() for f in out.iterdir())

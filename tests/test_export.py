@@ -137,10 +137,12 @@ def test_round_trip_is_lossless(cli, records, tmp_path):
 
 def test_a_file_of_envelope_lines_reads_back(tmp_path):
     path = tmp_path / "envelopes.jsonl"
-    path.write_text(FIXTURE.read_text(encoding="utf-8") + "\n\n" + FIXTURE.read_text(encoding="utf-8") + "\n",
-                    encoding="utf-8")
+    rid = PUBLISHED["record"]["id"]
+    other = FIXTURE.read_text(encoding="utf-8").replace(rid, "0123456789abcdef").replace(f"-{rid[:6]}\"", "-012345\"")
+    path.write_text(FIXTURE.read_text(encoding="utf-8") + "\n\n" + other + "\n", encoding="utf-8")
     got = reader.read(path)
-    assert [e.record.model_dump(mode="json") for e in got] == [PUBLISHED["record"]] * 2
+    assert [e.record.model_dump(mode="json") for e in got][0] == PUBLISHED["record"]
+    assert [e.record.id for e in got] == [rid, "0123456789abcdef"]
     path.write_text(FIXTURE.read_text(encoding="utf-8").replace('"datasetVersion"', '"version"'), encoding="utf-8")
     with pytest.raises(UserError, match=r"envelopes.jsonl:1: "):
         reader.read(path)

@@ -62,7 +62,10 @@ def _enum(draw, i: int) -> str:
 
 
 _BODIES = ['panic!("no {}", x)', "todo!()", 'unimplemented!("dtype {:?}", x)', '{ panic!("in a block") }',
-           "0", "{ let _c = '}'; 1 }", "{ let _s = r#\"}\"#; 2 }", "unreachable!()"]
+           "0", "{ let _c = '}'; 1 }", "{ let _s = r#\"}\"#; 2 }", "unreachable!()",
+           '{ assert!(x > 1, "no {} support", x); 3 }', '{ assert!(x > 1, "{} is not supported", x); 3 }',
+           '{ assert_eq!(x, 1); 4 }', 'x.get().expect("not here")', 'x.get().expect("not available")',
+           '{ debug_assert_ne!(x, 2, "debug only"); 5 }']
 
 
 @st.composite
@@ -127,7 +130,7 @@ _FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCh
 def test_the_planned_items_give_the_facts_of_a_whole_parse(src):
     whole = _same_as_whole(src)
     assert has_panic_hint(src)
-    hits = [start for start, _ in syntax._word_spans(src, parse._SITE_WORDS, 0, len(src))]
+    hits = parse.site_hits(src)
     planned = parse._planned_tree(src, hits)
     assert planned is not None  # valid Rust of these shapes always has a plan that fits
     alone = parse._site_facts(planned.root_node, src, False, False, plain_aliases(src), True)
@@ -315,10 +318,10 @@ def test_the_token_trees_around_the_words_are_those_the_query_matches(src):
     from tree_sitter import QueryCursor
 
     from analyzer.facts import sites
-    from analyzer.facts.prefilter import PANIC_WORDS
+    from analyzer.facts.prefilter import site_word_spans
 
     root = syntax._parser().parse(src).root_node
-    words = [s for s, _ in syntax._word_spans(src, PANIC_WORDS, 0, len(src))]
+    words = [s for s, _ in site_word_spans(src, 0, len(src))]
     expected = []
     for _, caps in QueryCursor(syntax.query("token_trees.scm")).matches(root):
         body = caps["body"][0]
@@ -338,8 +341,13 @@ def test_the_calls_found_on_the_way_to_the_words_are_the_query_matches(src):
 
     from analyzer.facts import sites
 
+    from analyzer.facts.prefilter import site_word_spans
+
     root = syntax._parser().parse(src).root_node
+    # An assertion or an `expect` is a call the walk reads only where it refuses in words.
+    words = {s for s, _ in site_word_spans(src, 0, len(src))}
     expected = [(caps["call"][0].id, caps["name"][0].id)
-                for _, caps in QueryCursor(syntax.query("panic_calls.scm")).matches(root)]
+                for _, caps in QueryCursor(syntax.query("panic_calls.scm")).matches(root)
+                if caps["name"][0].start_byte in words]
     got = [(call.id, name.id) for call, name in sites._word_nodes(root, src, 0, len(src), 0)[0]]
     assert got == expected

@@ -366,7 +366,9 @@ def test_enum_items_scan_each_byte_a_bounded_number_of_times():
     CountingBytes.scanned = 0
     facts = parse_file(src)
     assert facts.enums == [] and not facts.skipped
-    assert CountingBytes.scanned <= 10 * len(src), CountingBytes.scanned
+    # A constant per byte: the prefilter's search for each word a call starts with (the four
+    # panic-family words, `assert`, `expect`) scans the file once, the enum reading the rest.
+    assert CountingBytes.scanned <= 12 * len(src), CountingBytes.scanned
 
 
 def test_planned_ranges_on_one_long_line_scan_each_byte_a_bounded_number_of_times():
@@ -810,7 +812,8 @@ def test_hostile_rust_still_gives_its_site(crafted_repo, tmp_path, kind):
 
 def test_a_file_past_the_size_budget_is_listed_not_read(crafted_repo, tmp_path):
     from analyzer.facts.parse import MAX_FILE_BYTES
-    crafted_repo.write("crates/burn-x/src/huge.rs", SITE * (MAX_FILE_BYTES // len(SITE) + 1), dedent=False)
+    # Twice the budget: the string literals in it are not code, the rest is past the budget.
+    crafted_repo.write("crates/burn-x/src/huge.rs", SITE * (2 * MAX_FILE_BYTES // len(SITE)), dedent=False)
     crafted_repo.commit()
     out = tmp_path / "o"
     res = run_cli("extract", "--repo", str(crafted_repo.path), "--sha", "HEAD", "--out", str(out))

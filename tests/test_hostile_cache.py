@@ -124,3 +124,26 @@ def test_a_cache_folder_of_another_user_is_not_used(repo, tmp_path):
     else:  # cannot give a folder away: the check itself, on a folder owned by root
         from analyzer.pipeline.cache import untrusted
         assert untrusted(Path("/")) == "/ belongs to another user"
+
+
+@pytest.mark.parametrize("table", ["facts", "results"])
+def test_a_cache_file_of_a_foreign_schema_is_moved_aside_and_rebuilt(repo, tmp_path, table):
+    """A file of the current layout whose table has other columns: every query of it failed, so
+    nothing was cached again, in silence. It is moved aside, rebuilt and warned of."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, mode=0o700)
+    db = sqlite3.connect(folder / "facts.sqlite3")
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('layout', 'facts-v1')")
+    db.execute(f"CREATE TABLE {table} (something TEXT, other BLOB)")
+    db.commit()
+    db.close()
+    res = extract(repo, tmp_path / "o1")
+    assert res.code == 0, res.stderr
+    assert "moved aside" in res.stderr and f"its {table} table has the columns something, other" in res.stderr
+    assert len(list(folder.glob("facts.sqlite3.corrupt-*"))) >= 1
+    db = sqlite3.connect(folder / "facts.sqlite3")
+    assert db.execute("SELECT count(*) FROM facts").fetchone()[0] > 0  # cached again
+    db.close()
+    again = extract(repo, tmp_path / "o2")
+    assert again.code == 0 and "moved aside" not in again.stderr

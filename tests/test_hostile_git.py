@@ -117,8 +117,10 @@ def test_the_url_mirror_takes_branches_and_tags_only(tmp_path):
 def test_a_blob_past_the_budget_is_skipped_from_its_listed_size_unread(tmp_path, monkeypatch):
     from analyzer.source.repository import GitRepository
 
+    from analyzer.facts import parse
+    monkeypatch.setattr(parse, "MAX_BLOB_BYTES", 1_000_000)  # the budget of bytes read at all, made small
     repo = genuine_repo(tmp_path)
-    big = "// padding\n" * 400_000 + SITE  # past the 4 MB budget
+    big = "// padding\n" * 100_000 + SITE  # past it (comments are never code, so only this budget counts)
     repo.write("crates/burn-x/src/big.rs", big, dedent=False)
     repo.commit("big")
     big_blob = plain_git(repo.path, "rev-parse", "HEAD:crates/burn-x/src/big.rs")
@@ -138,7 +140,7 @@ def test_a_blob_past_the_budget_is_skipped_from_its_listed_size_unread(tmp_path,
     import json
     manifest = json.loads((out / "manifest.json").read_text())
     assert {"path": "crates/burn-x/src/big.rs",
-            "reason": "larger than the 4,000,000-byte budget per file"} in manifest["skipped"]
+            "reason": "larger than the 1,000,000-byte budget per file"} in manifest["skipped"]
 
 
 def test_a_commit_tree_missing_between_two_revisions_is_worked_around_with_a_note(tmp_path):

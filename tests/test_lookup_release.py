@@ -4,6 +4,7 @@ pasted form, read from a small repository with two releases whose lines moved be
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -303,7 +304,8 @@ def test_a_package_two_profiles_own_is_the_one_whose_repository_holds_it_at_the_
     profile = (burn_toml.replace('name = "burn"\n', 'name = "moved"\n', 1)
                .replace('url = "https://github.com/tracel-ai/burn"', f'url = "{moved.path}"')
                .replace('name = "tracel-ai/burn"', 'name = "tracel-ai/moved"')
-               .replace('names = ["burn"]', 'names = ["burn-flex"]').replace('prefixes = ["burn-"]', "prefixes = []"))
+               .replace('prefixes = ["burn-"]', "prefixes = []"))
+    profile = re.sub(r'^names = \[.*\]$', 'names = ["burn-flex"]', profile, count=1, flags=re.M)
     (tmp_path / "moved.toml").write_text(profile)
     text = f"panicked at {_registry('0.1.0')}:{LINES['v0.1.0']['conv']}:14:\nnot implemented"
     res = cli("lookup", text, "--target", str(tmp_path / "moved.toml"), "--dependency-repo",
@@ -318,3 +320,22 @@ def test_a_package_two_profiles_own_is_the_one_whose_repository_holds_it_at_the_
               "--dependency-repo", f"tracel-ai/burn={repo.path}")
     assert res.code == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "tracel-ai/moved" in res.stderr and "tracel-ai/burn" in res.stderr
+
+
+@pytest.mark.parametrize("folder,want", [
+    # published from burn's tree until burn-onnx took them over: both profiles own them, burn first
+    ("onnx-ir-0.19.1", [("burn", "v0.19.1"), ("burn-onnx", "v0.19.1")]),
+    ("burn-import-0.12.1", [("burn", "v0.12.1"), ("burn-onnx", "v0.12.1")]),
+    ("burn-ndarray-0.19.0", [("burn", "v0.19.0")]),
+    ("cubecl-cpu-0.8.0", [("cubecl", "v0.8.0")]),
+    ("burn-onnx-0.21.0-pre.1", [("burn", "v0.21.0-pre.1"), ("burn-onnx", "v0.21.0-pre.1")]),
+    ("ndarray-0.15.6", []),  # a crate no target publishes names no release
+])
+def test_the_shipped_profiles_own_the_packages_a_registry_path_names(folder, want):
+    from analyzer import profiles
+    from analyzer.features.lookup import origins_of
+
+    targets = [profiles.load(n) for n in ["burn", *(n for n in profiles.known() if n != "burn")]]
+    got = origins_of(f"{REGISTRY}/{folder}/src/lib.rs", targets)
+    assert [(o.profile, o.rev) for o in got] == want
+    assert all(o.inner == "src/lib.rs" for o in got)

@@ -170,7 +170,7 @@ def test_the_target_profile_decides_the_records_repo_link_and_tags(cli, acme, tm
 
 def test_the_target_profile_decides_what_a_backend_operation_is(cli, acme):
     def operations(*target):
-        res = cli("coverage", "--repo", str(acme.path), "--sha", "HEAD", "--format", "json", *target)
+        res = cli("coverage", "--repo", str(acme.path), "--sha", "HEAD", "--format", "json", "--full", *target)
         assert res.code == 0, res.stderr
         doc = json.loads(res.stdout)
         return {(o["crate"], o["operation"], o["trait"]) for o in doc["operations"]}, doc

@@ -27,7 +27,7 @@ def _whole(src: bytes) -> FileFacts:
 
 
 def _planned(src: bytes):
-    hits = [start for start, _ in syntax._word_spans(src, parse._SITE_WORDS, 0, len(src))]
+    hits = parse.site_hits(src)
     return regions.plan(src, hits), parse._planned_tree(src, hits)
 
 

@@ -106,9 +106,10 @@ def html_text(html: str, strip_pre_newline: bool = False) -> str:
 
 
 def markdown_text(md: str) -> str:
-    """What a CommonMark reader shows for a Markdown page."""
+    """What a CommonMark reader shows for a Markdown page (the zero-width spaces that keep GitHub
+    from linking a mention or a reference are not seen)."""
     markdown_it = pytest.importorskip("markdown_it")
-    return html_text(markdown_it.MarkdownIt("commonmark").render(md), strip_pre_newline=True)
+    return html_text(markdown_it.MarkdownIt("commonmark").render(md), strip_pre_newline=True).replace("\u200b", "")
 
 
 def h2(text_or_html: str) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.facts import parse, skeleton, syntax
+from analyzer.facts import parse, skeleton
 from analyzer.facts.code import _code_facts
 from analyzer.facts.model import FileFacts
 from analyzer.facts.prefilter import has_panic_hint, plain_aliases
@@ -165,7 +165,7 @@ def _two_trees(src: bytes) -> FileFacts:
 
 
 def _hits(src: bytes) -> list[int]:
-    return [start for start, _ in syntax._word_spans(src, parse._SITE_WORDS, 0, len(src))]
+    return parse.site_hits(src)
 
 
 def _same_facts(a: FileFacts, b: FileFacts) -> bool:

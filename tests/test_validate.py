@@ -180,7 +180,8 @@ def test_a_kept_slug_is_fine_once_the_message_is_edited(cli, tmp_path):
     ("record", ("handlingStrategy", "pray"), "record.handlingStrategy: Input should be 'validation', 'conversion'"),
     ("record", ("errorType", "exception"), "record.errorType: Input should be 'panic'"),
     ("record", ("backgroundTag", "unsupported-thing"), "record.backgroundTag: Input should be"),
-    ("analysis", ("macro", "assert"), "analysis.macro: Input should be 'panic', 'unimplemented' or 'todo'"),
+    ("analysis", ("macro", "debug_assert"),
+     "analysis.macro: Input should be 'panic', 'unimplemented', 'todo', 'assert', 'assert_eq', 'assert_ne' or 'expect'"),
     ("analysis", ("context", "lambda"), "analysis.context: Input should be 'match-arm'"),
     ("analysis", ("annotationStatus", "reviewed"), "analysis.annotationStatus: Input should be 'new'"),
 ])

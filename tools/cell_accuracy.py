@@ -7,8 +7,10 @@ LABELS.tsv lines are `revision<TAB>crate<TAB>operation<TAB>dtype<TAB>status<TAB>
 of handled, panics, cannot-hold, partial, n/a or unclear (a header line starting `revision` is
 skipped); each COVERAGE.json comes from `burn-errors coverage --repo R --sha REV --format json`. A
 cell the audit leaves blank ("no panic found") counts as handled, and a `panics` cell whose reason is
-"cannot hold" as cannot-hold. Prints exact agreement, agreement with cannot-hold and panics taken as
-one (both mean the user's call fails), per revision, and with --show every disagreement.
+"cannot hold" as cannot-hold. A document that leaves the n/a cells out (no `--full`) has a cell
+absent from `cells` read as n/a where the operation's and the dtype's kinds differ. Prints exact
+agreement, agreement with cannot-hold and panics taken as one (both mean the user's call fails),
+per revision, and with --show every disagreement.
 """
 
 from __future__ import annotations
@@ -43,6 +45,13 @@ def main() -> int:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
         cells[rev] = {(c["crate"], c["operation"], c["dtype"]): c for c in doc["cells"]}
+        if doc.get("naCells") == "elided":
+            kinds = {d: k for g in doc["columns"] for d, k in g.get("kinds", {}).items()}
+            for o in doc["operations"]:
+                for d, k in kinds.items():
+                    key = (o["crate"], o["operation"], d)
+                    if key not in cells[rev] and o["kind"] and k and o["kind"] != k:
+                        cells[rev][key] = {"status": "n/a"}
     judged = exact = agree = unclear = 0
     per_rev: collections.Counter[str] = collections.Counter()
     per_rev_agree: collections.Counter[str] = collections.Counter()

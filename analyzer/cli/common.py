@@ -244,10 +244,15 @@ def open_cache(no_cache: bool):
     from analyzer.pipeline.ruleset import rules_hash
     import sqlite3
     try:
-        return FactsCache(folder, rules_hash(), __version__)
+        cache = FactsCache(folder, rules_hash(), __version__)
     except (OSError, sqlite3.Error) as e:  # sqlite: a folder it may not write in ("unable to open")
         raise UserError(f"cannot use the cache folder {default_cache_dir()}: {getattr(e, 'strerror', None) or e}; set "
                         f"BURN_ERRORS_CACHE to a writable folder or pass --no-cache") from None
+    if cache.moved_aside is not None:
+        from analyzer.core.safe import terminal_text
+        warn(terminal_text(f"warning: the cache file {cache.path} was moved aside ({cache.moved_aside}) and an "
+                           f"empty one started", one_line=True))
+    return cache
 
 
 @contextlib.contextmanager

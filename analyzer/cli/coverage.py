@@ -43,9 +43,12 @@ from analyzer.cli.common import (
                    "Cargo.lock pins.")
 @click.option("--dependency-repo", "dependency_repos", multiple=True, metavar="OWNER/NAME=PATH|URL",
               help="With --with-dependencies: read that dependency from this clone or URL (repeatable).")
+@click.option("--full", is_flag=True,
+              help="JSON only: list every cell, the n/a ones too (left out by default: a cell absent from "
+                   "`cells` is n/a where the operation's and the dtype's kinds differ).")
 @debug_option
 def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expand, with_dependencies,
-             dependency_repos, no_cache, repo_name):
+             dependency_repos, no_cache, repo_name, full):
     """Show which dtypes each backend operation handles and which panic.
 
     Rows are the backend operations: the methods of the ops traits (FloatTensorOps, ModuleOps, ...)
@@ -77,6 +80,10 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
     if out is not None:  # fail before the work when the folder cannot take the file
         ensure_writable_file(out)
 
+    if full and fmt != "json":
+        raise UserError(f"--full lists the n/a cells of the JSON matrix; --format {fmt} has no cells list to "
+                        f"fill: add --format json, or drop --full")
+    options = {"full": True} if full else {}
     if dependency_repos and not with_dependencies:
         raise UserError("--dependency-repo says where to read a dependency from; it needs --with-dependencies")
     runtimes = bool(current().runtimes.rows)
@@ -102,7 +109,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
                             f"`burn-errors extract`, or drop --records to analyse a revision")
         matrix = build_runtimes(lines, collapse=not expand) if runtimes else build(lines, collapse=not expand)
         with _rendering():
-            _show(_filtered(matrix, backends, op_patterns, records_path), fmt, out)
+            _show(_filtered(matrix, backends, op_patterns, records_path), fmt, out, options=options)
         return
     from analyzer.pipeline import coverage as audit
 
@@ -113,7 +120,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         terminal = out is None and fmt in COVERAGE_TERMINAL
         if cache is not None and not runtimes and not with_dependencies and not terminal:
             source = f"{git_repo.name}@{sha[:12]}"
-            doc_key = audit.document_key(current().name, git_repo.name, sha, not expand, fmt, backends, op_patterns)
+            doc_key = audit.document_key(current().name, git_repo.name, sha, not expand, fmt, backends, op_patterns,
+                                         full)
             row, _ = audit.kept_document(cache, doc_key, fmt, git_repo.name, sha, warn=warn)
             if row is not None:
                 _emit(row["data"], fmt, out, True, source, row["operations"], row["backends"])
@@ -123,9 +131,9 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         with _rendering():
             matrix = _filtered(matrix, backends, op_patterns, source)
             if doc_key is None:
-                _show(matrix, fmt, out, served, source)
+                _show(matrix, fmt, out, served, source, options)
                 return
-            text = COVERAGE[fmt](matrix)
+            text = COVERAGE[fmt](matrix, **options)
             n_ops, n_crates = _counts(matrix)
             audit.keep_document(cache, doc_key, fmt, text, git_repo.name, sha, n_ops, n_crates)
         # Written before the cache is closed: the kept rows are compressed and stored meanwhile.
@@ -158,12 +166,13 @@ def _counts(matrix) -> tuple[int, int]:
     return sum(len(matrix.operations(crate)) for crate in matrix.crates()), len(matrix.crates())
 
 
-def _show(matrix, fmt: str, out: Path | None, served: bool = False, source: str = "") -> None:
+def _show(matrix, fmt: str, out: Path | None, served: bool = False, source: str = "",
+          options: dict | None = None) -> None:
     if out is None and fmt in COVERAGE_TERMINAL:
         COVERAGE_TERMINAL[fmt](matrix)
         _say_served(served, source)
         return
-    _emit(COVERAGE[fmt](matrix), fmt, out, served, source, *_counts(matrix))
+    _emit(COVERAGE[fmt](matrix, **(options or {})), fmt, out, served, source, *_counts(matrix))
 
 
 def _emit(text: str | list[bytes], fmt: str, out: Path | None, served: bool, source: str, n_ops: int,

@@ -116,7 +116,8 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
     if failed:
         n = result.counts()
         raise CheckFailed("Failing (--fail-on " + ",".join(kinds) + "): "
-                          + ", ".join(f"{n[k]} {k}" for k in failed) + ".")
+                          + ", ".join(f"{n[k]} {k}" if k in n else plural(len(result.unread), "head file")
+                                      + " not read whole" for k in failed) + ".")
 
 
 def _summary(result, out_file: str | None) -> None:

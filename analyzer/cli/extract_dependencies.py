@@ -84,8 +84,12 @@ def _own(prev, name: str, analysed: list[str] | None = None):
 def open_dependency(pin: Pin, overrides: dict[str, str], no_cache: bool):
     """(repository, full sha) of a pinned dependency: from --dependency-repo, else cloned or
     fetched into the cache from its URL; a one-line error naming --dependency-repo otherwise."""
-    spec = overrides.get(pin.name, pin.url)
     hint = (f"pass --dependency-repo {pin.name}=PATH|URL naming a clone or URL that holds it")
+    if pin.foreign and pin.name not in overrides:
+        raise UserError(f"{dependencies.LOCKFILE} pins {pin.name} from {pin.foreign!r}, not from its profile's "
+                        f"repository {pin.profile.repository.url}; a source a lock file names is never fetched: "
+                        f"{hint} if you trust it")
+    spec = overrides.get(pin.name, pin.url)
     with profiles.using(pin.profile):
         try:
             dep_repo = open_repo(spec, pin.name, no_cache, want=pin.wanted())

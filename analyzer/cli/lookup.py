@@ -87,14 +87,16 @@ def lookup(message, records, repo, rev, dependency_repos, no_cache, fmt, limit, 
     if not panic.message.strip():
         raise UserError("the panic message is empty; give the text after `panicked at ...:`")
     targets = [target, *(profiles.load(n) for n in profiles.known() if n != target.name)]
-    origin = lk.origin_of(panic.path, targets) if panic.path else None
+    origins = lk.origins_of(panic.path, targets) if panic.path else []
+    origin = origins[0] if origins else None
     elsewhere = None
     if records:
         lines = _read_records(records)
         source = _file_source(records, lines, origin)
         result = lk.lookup(panic, lines, lk.Place(origin))
     else:
-        result, source, elsewhere = _at_release(panic, origin, target, targets, repo, rev, dependency_repos, no_cache)
+        result, source, elsewhere = _at_release(panic, origins, target, targets, repo, rev, dependency_repos,
+                                                no_cache)
     if result.bad_regex:
         where = source.records_file or source.describe()
         one = len(result.bad_regex) == 1
@@ -142,30 +144,79 @@ def _file_source(records: str, lines, origin) -> Source:
     return source
 
 
-def _at_release(panic, origin, target: Profile, targets: list[Profile], repo, rev, dependency_repos, no_cache):
+def _at_release(panic, origins, target: Profile, targets: list[Profile], repo, rev, dependency_repos, no_cache):
     """Extract (or read from the cache) the records of the panic's release and look it up there;
-    when none matches, the nearest releases on either side are tried for the message."""
-    from analyzer.features import lookup as lk
+    when none matches, the nearest releases on either side are tried for the message. Of several
+    possible origins (a package two profiles own), the first whose repository holds the package
+    at its release answers."""
     from analyzer.pipeline.dependencies import parse_overrides
 
     overrides = parse_overrides(dependency_repos)
-    profile = next((p for p in targets if origin is not None and p.name == origin.profile), target)
-    spec = repo if repo and profile is target else overrides.get(profile.repository.name, profile.repository.url)
-    wanted = origin.rev if origin is not None else (rev or profile.repository.pin)
+    if not origins:
+        wanted = rev or target.repository.pin
+        spec = _spec(target, target, repo, overrides)
+        try:
+            return _answer(panic, None, target, spec, wanted, no_cache, several=False)
+        except _NotThere:
+            said = f"--sha {wanted}" if rev else f"the target's pin {wanted}"
+            raise UserError(f"{said} is not a revision of {spec}; pass --sha REV naming one there, or --repo "
+                            f"naming a clone that holds it") from None
+    missing = []
+    for origin in origins:
+        profile = next(p for p in targets if p.name == origin.profile)
+        spec = _spec(profile, target, repo, overrides)
+        try:
+            return _answer(panic, origin, profile, spec, origin.rev, no_cache, several=len(origins) > 1)
+        except _NotThere as e:
+            missing.append(str(e))
+    first = origins[0]
+    how = "--repo" if first.profile == target.name else f"--dependency-repo {first.repo}=PATH|URL"
+    if len(origins) == 1:
+        raise UserError(f"the panic names {first.describe()}, which {missing[0]}; pass {how} naming a clone "
+                        f"that holds it")
+    raise UserError(f"the panic names {first.package} {first.version}, which no repository holds at its "
+                    f"release ({'; '.join(missing)}); pass --repo or --dependency-repo OWNER/NAME=PATH|URL naming "
+                    f"a clone that does")
+
+
+class _NotThere(Exception):
+    """A repository that does not hold the revision (or the package) a lookup asks for."""
+
+
+def _spec(profile: Profile, target: Profile, repo, overrides: dict[str, str]) -> str:
+    """Where to read `profile`'s repository: --repo for the target's, --dependency-repo or the
+    profile's URL for another's."""
+    if profile is target and repo:
+        return repo
+    return overrides.get(profile.repository.name, profile.repository.url)
+
+
+def _answer(panic, origin, profile: Profile, spec: str, wanted: str, no_cache, several: bool):
+    """The lookup at `wanted` in `spec`, under `profile`: (result, source, elsewhere). _NotThere
+    when the repository lacks the revision, or (of `several` possible origins) cannot be read or
+    lacks the package there."""
+    from analyzer.features import lookup as lk
+
     with profiles.using(profile):  # its conventions, tags and facts cache, as extract has them
-        git_repo = open_repo(spec, None, no_cache, want=_ref(wanted, origin))
+        try:
+            git_repo = open_repo(spec, None, no_cache, want=_ref(wanted, origin))
+        except UserError as e:
+            if not several:
+                raise
+            raise _NotThere(f"{profile.repository.name} could not be read ({str(e).split('; ', 1)[0]})") from None
         sha = git_repo.try_resolve(_ref(wanted, origin))
         if sha is None:
-            said = f"the panic names {origin.describe()}" if origin is not None else f"--sha {wanted}"
-            raise UserError(f"{said}, which {spec} does not hold; pass "
-                            + ("--repo" if profile is target else f"--dependency-repo {profile.repository.name}=")
-                            + "PATH|URL naming a clone that does")
+            raise _NotThere(f"{profile.repository.name} at {spec} does not hold" if origin is None or not several
+                            else f"{profile.repository.name} has no tag {wanted}")
         if len(sha) != 40:
             sha = git_repo.resolve(sha)
         cache = open_cache(no_cache)
         try:
+            folders = _folders(git_repo, sha, cache, origin)
+            if several and origin is not None and folders is not None and origin.package not in folders:
+                raise _NotThere(f"{profile.repository.name} has no package {origin.package} at {wanted}")
             lines = records_at(git_repo, sha, cache)
-            place = lk.Place(origin, lk.repository_path(origin, _folders(git_repo, sha, cache, origin)))
+            place = lk.Place(origin, lk.repository_path(origin, folders))
             result = lk.lookup(panic, lines, place)
             source = Source(git_repo.name, sha, wanted if wanted != sha else "")
             elsewhere = None

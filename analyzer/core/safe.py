@@ -12,6 +12,12 @@ value a sink interpolates goes through one of these functions:
 - `terminal_text`, `rich_text`: text printed to a terminal, without control characters or escape
   sequences (and, for rich, without markup).
 - `url_path`: a repository path percent-encoded for use inside a URL (RFC 3986).
+- `md_unlinked`: what GitHub would turn into a mention, a reference or a link in Markdown text
+  (`@octocat`, `#1`, `GH-1`, `www.`, `https://`) broken by an invisible character; `md_cell` and
+  `md_inline` apply it, so every text cell and paragraph of every Markdown sink is covered.
+- `visible`, `visible_values`: every document a person reads (Markdown, HTML, SARIF, tables)
+  without control characters or bidirectional overrides (tab and newline kept), applied to a
+  sink's whole output (analyzer/sinks/__init__.py), never field by field.
 """
 
 from __future__ import annotations
@@ -70,10 +76,23 @@ def _one_line(text: object) -> str:
     return terminal_text(text, one_line=True)
 
 
+# What GitHub links in Markdown text that its writer did not link: a mention (`@name`, an email's
+# `@` too), an issue or pull-request reference (`#12`, `owner/repo#12`, `GH-12`), an extended
+# autolink (`www.`, `https://`). Escaping does not stop them (GitHub reads the rendered text).
+_GITHUB_LINKS = re.compile(r"@(?=[A-Za-z0-9])|#(?=\d)|(?i:gh)-(?=\d)|(?i:www)\.|(?i:https?|ftp|mailto):(?=/)")
+ZERO_WIDTH_SPACE = "&#8203;"
+
+
+def md_unlinked(markdown: str) -> str:
+    """Markdown text (already escaped) in which nothing GitHub would link on its own is linked: a
+    zero-width space after the first character of each mention, reference or autolink start."""
+    return _GITHUB_LINKS.sub(lambda m: m.group()[0] + ZERO_WIDTH_SPACE + m.group()[1:], markdown)
+
+
 def md_cell(text: object) -> str:
     """Plain text inside a GitHub table cell (or any inline Markdown): one line, every character
-    that Markdown or the table could read as syntax backslash-escaped."""
-    return _MD_EDGE_UNDERSCORE.sub(r"\\_", _MD_SPECIAL.sub(r"\\\1", _one_line(text)))
+    that Markdown or the table could read as syntax backslash-escaped, nothing linked (md_unlinked)."""
+    return md_unlinked(_MD_EDGE_UNDERSCORE.sub(r"\\_", _MD_SPECIAL.sub(r"\\\1", _one_line(text))))
 
 
 def md_code_span(text: object, in_table: bool = True) -> str:
@@ -88,12 +107,17 @@ def md_code_span(text: object, in_table: bool = True) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
+# A link longer than this is shown as its text alone: no page the tool links is that long, and a
+# records file could make one as long as the document.
+MAX_LINK = 2048
+
+
 def md_link_target(url: object) -> str | None:
     """A link destination for `[text](...)`: the URL if it passes `https_url`, with the characters
     that could end the destination or the cell (`()<>|` and spaces, quotes, backslash) percent-encoded.
     None when the URL is not a safe link (write the text without a link)."""
     good = https_url(url)
-    if good is None:
+    if good is None or len(good) > MAX_LINK:
         return None
     return quote(good, safe="/:?#[]@!$&'*+,;=%-._~")
 
@@ -140,7 +164,7 @@ def md_inline(text: str) -> str:
                 s = m.group(2) + "\\" + m.group(3) + s[m.end():]
             else:
                 s = "\\" + s
-        out.append(s)
+        out.append(md_unlinked(s))
     return "\n".join(out)
 
 
@@ -186,6 +210,27 @@ def terminal_text(text: object, one_line: bool = False) -> str:
     newline kept, or with `one_line` turned into spaces)."""
     s = _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", str(text)))
     return " ".join(s.split()) if one_line else s
+
+
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """A document a person reads, without control characters (tab and newline kept) or the
+    bidirectional marks and overrides that reorder what is shown against what is there."""
+    return _INVISIBLE.sub("", text)
+
+
+def visible_values(value: object) -> object:
+    """`visible` on every string of a JSON-shaped value (keys too), for documents such as SARIF
+    whose texts are shown to a person: the JSON text itself would only escape them."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {visible(k) if isinstance(k, str) else k: visible_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [visible_values(v) for v in value]
+    return value
 
 
 def rich_text(text: object, one_line: bool = True) -> str:

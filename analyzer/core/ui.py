@@ -115,6 +115,12 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
         first = terminal_text(f"{skipped[0]['path']}: {skipped[0]['reason']}", one_line=True)
         say(f"note: {plural(len(skipped), 'file')} {'was' if len(skipped) == 1 else 'were'} skipped, unread "
              f"(first: {first}; all are listed in manifest.json)", True)
+    partly = manifest.get("partlyRead") or []
+    if partly:
+        from analyzer.core.safe import terminal_text
+        first = terminal_text(f"{partly[0]['path']}: {partly[0]['reason']}", one_line=True)
+        say(f"note: {plural(len(partly), 'file')} {'was' if len(partly) == 1 else 'were'} read only in part "
+             f"(first: {first}; all are listed in manifest.json)", True)
     carry = manifest.get("annotation")
     if carry:
         against = f" {previous}" if previous else ""

@@ -55,7 +55,7 @@ def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start
         named = _NAME_BEFORE.search(source, max(start, m.start() - 80), m.start())
         if named is None:
             continue
-        name = named.group(1).decode()
+        name = named.group(1).decode("utf-8", "replace")
         if name not in _STD_MACROS and name != "macro_rules":
             line = start_line + source.count(b"\n", start, named.start())
             macros.append(_macro_call(source, name, m.end() - 1, end, line))
@@ -101,7 +101,7 @@ def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -
         m = _LIST_ELEMENT.match(element)
         if m is None:
             return MacroCall(name, line, None, True)
-        dtypes.append(m.group(1).decode().split("::")[-1].strip())
+        dtypes.append(m.group(1).decode("utf-8", "replace").split("::")[-1].strip())
     return MacroCall(name, line, dtypes)
 
 

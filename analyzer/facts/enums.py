@@ -65,13 +65,13 @@ def _enum_items(source: bytes) -> list[EnumFacts] | None:
 
 def _type_name(node: Node) -> str:
     """`std::convert::Infallible` -> Infallible, `PhantomData<T>` -> PhantomData, `!` -> !."""
-    return _text(node).decode().split("::")[-1].split("<")[0].strip()
+    return _text(node).decode("utf-8", "replace").split("::")[-1].split("<")[0].strip()
 
 
 def _enums(root: Node, source: bytes) -> list[EnumFacts]:
     out = []
     for _, caps in _matches_at("enums.scm", root, source, (b"enum",)):
-        name = _text(caps["name"][0]).decode()
+        name = _text(caps["name"][0]).decode("utf-8", "replace")
         variants: list[tuple[str, str | None]] = []
         fields: list[list[str]] = []
         gated: list[str] = []
@@ -95,10 +95,10 @@ def _enums(root: Node, source: bytes) -> list[EnumFacts]:
                 types = [t for c in body.named_children if c.type == "field_declaration"
                          for t in [c.child_by_field_name("type")] if t is not None]
             if vname is not None:
-                variants.append((_text(vname).decode(), payload))
+                variants.append((_text(vname).decode("utf-8", "replace"), payload))
                 fields.append([_type_name(x) for x in types])
                 if cfg_pending or any(_is_cfg(c) for c in v.children):
-                    gated.append(_text(vname).decode())
+                    gated.append(_text(vname).decode("utf-8", "replace"))
             cfg_pending = False
         out.append(EnumFacts(name, variants, caps["enum"][0].start_point.row + 1, fields, gated))
     return out

@@ -81,9 +81,9 @@ def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
                     brace = next(lexer.marks(source, lexer.BRACES, s, e), e)
                 for f in finditer_at_a_word(_FN, b"fn", source, s, brace):
                     if plain or cursor.in_code(f.start()):
-                        methods.append(f.group(1).decode())
+                        methods.append(f.group(1).decode("utf-8", "replace"))
                 cursor.resume(e)
         except lexer.LexError:
             return []
-        out.append((m.group(1).decode(), m.group(2).decode(), methods))
+        out.append((m.group(1).decode("utf-8", "replace"), m.group(2).decode("utf-8", "replace"), methods))
     return out

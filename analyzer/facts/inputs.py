@@ -40,17 +40,17 @@ def built_from(source: bytes) -> list[tuple[str, str]]:
         while at >= 0:
             m = _DERIVED_ENUM.match(source, at)
             if m is not None:
-                name = m.group(2).decode()
+                name = m.group(2).decode("utf-8", "replace")
                 for part in m.group(1).split(b","):
                     last = _PATH_END.search(part)
                     if last is not None:
-                        out.add((name, last.group(1).decode()))
+                        out.add((name, last.group(1).decode("utf-8", "replace")))
             at = source.find(b"derive", at + 1)
     for word in _TRAITS if b"From" in source else _WITHOUT_FROM:
         at = source.find(word)
         while at >= 0:
             m = _PARSE_IMPL.match(source, at)
             if m is not None and (at == 0 or not (source[at - 1:at].isalnum() or source[at - 1] == 0x5F)):
-                out.add((m.group(2).decode(), word.decode()))
+                out.add((m.group(2).decode("utf-8", "replace"), word.decode("utf-8", "replace")))
             at = source.find(word, at + 1)
     return sorted(out)

@@ -180,3 +180,23 @@ def matching_close(source: bytes | bytearray, open_at: int, end: int | None = No
     except LexError:
         return -1
     return -1
+
+
+def code_size(source: bytes) -> int:
+    """How many bytes of `source` lie in code, outside its literals and comments (what a parse
+    spends its time on: a comment or a string is one token whatever its length). A file that does
+    not lex counts whole."""
+    hidden = 0
+    skip = 0
+    n = len(source)
+    try:
+        for m in _HIDER.finditer(source):
+            at = m.start()
+            if at < skip:
+                continue
+            skip = _past(source, at, 0, n)
+            if skip - at > 1:
+                hidden += skip - at
+    except LexError:
+        return n
+    return n - hidden

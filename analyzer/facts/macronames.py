@@ -86,7 +86,7 @@ def _bound_name(args: bytes, elements: list[tuple[str, bytes, bytes]]) -> str | 
             if m is None:
                 return None
             if i == len(elements) - 1:
-                return m.group().decode()
+                return m.group().decode("utf-8", "replace")
             p = m.end()
             continue
         if i == len(elements) - 1 or elements[i + 1][0] != "lit":
@@ -144,7 +144,8 @@ def generated_fn_name(call: Node, source: bytes, offset: int, lo: int, body: Nod
         matcher = rule.child_by_field_name("left") if rule is not None else None
         definition = rule.parent if rule is not None else None
         macro = definition.child_by_field_name("name") if definition is not None else None
-        found = (generated_names(source, macro.text.decode() if macro.text else "", matcher, metavariable)
+        macro_name = macro.text.decode("utf-8", "replace") if macro is not None and macro.text else ""
+        found = (generated_names(source, macro_name, matcher, metavariable)
                  if matcher is not None and macro is not None else [])
         names_of[metavariable] = found[0] if found else "$" + metavariable
     return names_of[metavariable]

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 
 # Prefix the standard library puts in front of the message of each macro.
 MACRO_PREFIX = {"panic": "", "unimplemented": "not implemented", "todo": "not yet implemented",
-                "unreachable": "internal error: entered unreachable code"}
+                "unreachable": "internal error: entered unreachable code",
+                "assert": "", "assert_eq": "assertion `left == right` failed",
+                "assert_ne": "assertion `left != right` failed", "expect": ""}
+# What the standard library prints after the message: `.expect(m)` on a Result prints `m: <the
+# error>` (on an Option, `m` alone); a failed assert_eq!/assert_ne! prints the two values on the
+# lines below (`  left: 1`). A regex for the runtime message accepts them.
+MESSAGE_TAIL = {"expect": "(?:: .*)?", "assert_eq": "(?:\n.*)?", "assert_ne": "(?:\n.*)?"}
 EMPTY_MESSAGE = {"panic": "explicit panic", "unimplemented": "not implemented",
                  "todo": "not yet implemented",
                  "unreachable": "internal error: entered unreachable code"}
@@ -154,6 +160,11 @@ class PanicMessage:
         """A regex (full match, DOTALL) for the runtime message: placeholders match any text."""
         parts = [".*?" if s.placeholder else _escape(s.text) for s in self.segments]
         return "^" + "".join(parts) + "$"
+
+    def runtime_regex(self, macro: str) -> str:
+        """`regex` with what the standard library prints after the message of `macro`'s call
+        (MESSAGE_TAIL) allowed as an optional tail."""
+        return self.regex[:-1] + MESSAGE_TAIL.get(macro, "") + "$"
 
     @property
     def literal_length(self) -> int:

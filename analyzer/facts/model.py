@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 12
+FACTS_VERSION = 13
 
 
 @dataclass
@@ -48,7 +48,7 @@ class ArmFacts:
 class SiteFacts:
     """One panic-family call and the syntax around it."""
 
-    macro: str  # panic | unimplemented | todo | unreachable
+    macro: str  # panic | unimplemented | todo | unreachable | assert | assert_eq | assert_ne | expect
     macro_path: str  # as written: panic, std::panic, core::panic
     line: int  # 1-based, where the macro's name starts
     column: int
@@ -203,12 +203,14 @@ class FileFacts:
     # (enum, variant) of the variants the file maps to another value before passing a value on
     # (facts/remaps.py): a crate that remaps a variant away never hands it further.
     remaps: list[tuple[str, str]] = field(default_factory=list)
+    # Why part of the file was left unread (token trees past the shadow budget); "" when read whole.
+    partial: str = ""
 
     def site_part(self) -> FileFacts:
         """What extract reads: the calls, enums and aliases, and how the file was read."""
         return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped,
                          variant_uses=self.variant_uses, ops_impls=self.ops_impls, built_from=self.built_from,
-                         trait_names=self.trait_names, remaps=self.remaps)
+                         trait_names=self.trait_names, remaps=self.remaps, partial=self.partial)
 
     def code_part(self) -> FileFacts:
         """What only the coverage audit reads: ops traits, their impls, every function's calls and
@@ -233,7 +235,7 @@ class FileFacts:
                 "ops_impls": [[t, typ, list(ms)] for t, typ, ms in self.ops_impls],
                 "built_from": [list(b) for b in self.built_from],
                 "trait_names": self.trait_names,
-                "remaps": [list(r) for r in self.remaps]}
+                "remaps": [list(r) for r in self.remaps], "partial": self.partial}
 
     @staticmethod
     def from_json(d: dict) -> FileFacts:
@@ -257,7 +259,7 @@ class FileFacts:
                          [(t, typ, list(ms)) for t, typ, ms in d.get("ops_impls", [])],
                          [(t, n) for t, n in d.get("built_from", [])],
                          d.get("trait_names", []),
-                         [(e, v) for e, v in d.get("remaps", [])])
+                         [(e, v) for e, v in d.get("remaps", [])], d.get("partial", ""))
 
 
 _ARM_FIELDS = frozenset(f.name for f in fields(ArmFacts))

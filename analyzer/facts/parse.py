@@ -18,25 +18,28 @@ from functools import cache
 
 from tree_sitter import Node, Parser, Range
 
-from analyzer.facts import regions, skeleton
+from analyzer.facts import lexer, regions, skeleton
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.impls import ops_impls
 from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
 from analyzer.facts.remaps import remaps
-from analyzer.facts.prefilter import (PANIC_WORDS, has_enum_hint, has_panic_hint, plain_aliases, trait_names,
+from analyzer.facts.prefilter import (file_site_words, has_enum_hint, has_panic_hint, plain_aliases, trait_names,
                                       variant_uses)
-from analyzer.facts.sites import _collect_sites
+from analyzer.facts.sites import ShadowBudget, _collect_sites
 from analyzer.facts.syntax import LANGUAGE, _blanked, _parser, _word_spans
 from analyzer.profiles import current
 
 
-# Per-file budgets. Every step of a parse is linear in the file, but a file far past anything
-# written by hand (a generated table, a crafted input) is still reported and skipped rather than
-# read for minutes: past MAX_FILE_BYTES, or when its sites would carry more than MAX_ARM_FACTS arm
-# facts (each site keeps the arms of its match, so a match of n panicking arms holds n * n).
+# Per-file budgets, the last resort: every step of a parse is linear in the file, but a file far
+# past anything written by hand (a generated table, a crafted input) is still reported and skipped
+# rather than read for minutes: past MAX_FILE_BYTES of code (comments and literals are one token
+# each to the parser, so a file padded with them is read), past MAX_BLOB_BYTES in all (never read
+# into memory), or when its sites would carry more than MAX_ARM_FACTS arm facts (each site keeps
+# the arms of its match, so a match of n panicking arms holds n * n).
 MAX_FILE_BYTES = 4_000_000
+MAX_BLOB_BYTES = 64_000_000
 MAX_ARM_FACTS = 200_000
 
 
@@ -50,8 +53,11 @@ def parse_file(source: bytes, code: bool = False, panic_hint: bool | None = None
     the file less its function bodies (analyzer/facts/skeleton.py); the site facts are the same
     either way. `panic_hint` is has_panic_hint(source) when the caller has it already (the
     prefilter asks it of every file)."""
-    if len(source) > MAX_FILE_BYTES:
-        return FileFacts([], [], False, False, [], skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
+    if len(source) > MAX_BLOB_BYTES:
+        return FileFacts([], [], False, False, [], skipped=f"larger than the {MAX_BLOB_BYTES:,}-byte budget per file")
+    if len(source) > MAX_FILE_BYTES and lexer.code_size(source) > MAX_FILE_BYTES:
+        return FileFacts([], [], False, False, [],
+                         skipped=f"more than the {MAX_FILE_BYTES:,}-byte budget of code per file")
     try:
         facts = _parse_file(source, code, has_panic_hint(source) if panic_hint is None else panic_hint)
     except RecursionError:
@@ -83,7 +89,7 @@ def _parse_file(source: bytes, code: bool, has_panic: bool) -> FileFacts:
     except UnicodeDecodeError:
         not_utf8 = True
     aliases = plain_aliases(source)
-    hits = [start for start, _ in _word_spans(source, _SITE_WORDS, 0, len(source))] if has_panic else []
+    hits = site_hits(source) if has_panic else []
     if code and has_panic:
         shared = _shared_tree(source, hits)
         if shared is not None:
@@ -187,14 +193,18 @@ def _site_facts(root: Node, source: bytes, parse_errors: bool, not_utf8: bool, a
     enums: list[EnumFacts] = []
     if has_enum_hint(source):
         enums = _enums(root, source)
+    budget = ShadowBudget(source)
     if has_panic:
-        _collect_sites(root, source, 0, "", None, sites, 0)
+        _collect_sites(root, source, 0, "", None, sites, 0, budget=budget)
     sites.sort(key=lambda s: (s.start_byte, s.line))
-    return FileFacts(sites, enums, parse_errors, not_utf8, aliases)
+    return FileFacts(sites, enums, parse_errors, not_utf8, aliases, partial=budget.partial)
 
 
-# The words whose items hold every site fact: the calls' macro names, and `enum`.
-_SITE_WORDS = (*PANIC_WORDS, b"enum")
+def site_hits(source: bytes) -> list[int]:
+    """The offsets of the words whose items hold every site fact: the calls' names (the CALL_WORDS
+    only of calls that refuse in words, prefilter.file_site_words) and `enum`."""
+    starts = file_site_words(source)[0] + [s for s, _ in _word_spans(source, (b"enum",), 0, len(source))]
+    return sorted(starts)
 _CONTAINER_TYPES = ("impl_item", "mod_item", "trait_item")
 
 

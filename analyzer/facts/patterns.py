@@ -33,24 +33,57 @@ def _path_tail(node: Node) -> tuple[str, str, str] | None:
 
 
 def pattern_refs(node: Node) -> list[VariantRef]:
-    """The `Enum::Variant` references a pattern names, outermost first, payloads nested."""
-    t = node.type
-    if t == "scoped_identifier":
-        tail = _path_tail(node)
-        return [VariantRef(tail[0], tail[1], None, tail[2])] if tail else []
-    if t in ("tuple_struct_pattern", "struct_pattern"):
-        typ = node.child_by_field_name("type")
-        tail = _path_tail(typ) if typ is not None else None
-        inner: list[VariantRef] = []
-        for c in node.named_children:
-            if c is not typ and c.id != (typ.id if typ is not None else -1):
-                inner.extend(pattern_refs(c))
-        if tail:
-            return [VariantRef(tail[0], tail[1], inner or None, tail[2])]
-        return inner
+    """The `Enum::Variant` references a pattern names, outermost first, payloads nested.
+
+    Walked with a stack, not recursion: an or-pattern of n alternatives is n levels deep in the
+    tree (`A | B | C` is `(A | B) | C`), and a wide one is legal Rust a file may hold."""
     out: list[VariantRef] = []
-    for c in node.named_children:
-        out.extend(pattern_refs(c))
+    stack: list[tuple[Node, list[VariantRef]]] = [(node, out)]
+    while stack:
+        n, into = stack.pop()
+        t = n.type
+        if t == "scoped_identifier":
+            tail = _path_tail(n)
+            if tail:
+                into.append(VariantRef(tail[0], tail[1], None, tail[2]))
+            continue
+        kids = n.named_children
+        if t in ("tuple_struct_pattern", "struct_pattern"):
+            typ = n.child_by_field_name("type")
+            tail = _path_tail(typ) if typ is not None else None
+            if typ is not None:
+                kids = [c for c in kids if c.id != typ.id]
+            if tail:
+                inner: list[VariantRef] = []
+                ref = VariantRef(tail[0], tail[1], inner, tail[2])
+                into.append(ref)
+                into = inner
+        stack.extend((c, into) for c in reversed(kids))
+    _empty_payloads_to_none(out)
+    return out
+
+
+def _empty_payloads_to_none(refs: list[VariantRef]) -> None:
+    stack = list(refs)
+    while stack:
+        ref = stack.pop()
+        if ref.sub is not None:
+            if ref.sub:
+                stack.extend(ref.sub)
+            else:
+                ref.sub = None
+
+
+def _alternatives(node: Node) -> list[Node]:
+    """The alternatives of an or-pattern, however deeply its binary nodes nest, in order."""
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "or_pattern":
+            stack.extend(reversed(n.named_children))
+        else:
+            out.append(n)
     return out
 
 
@@ -60,7 +93,7 @@ def is_catch_all(node: Node) -> bool:
     if t == "_" or node.text == b"_":
         return True
     if t == "identifier":
-        name = _text(node).decode()
+        name = _text(node).decode("utf-8", "replace")
         return name[:1].islower() or name[:1] == "_"
     if t == "remaining_field_pattern":
         return True
@@ -74,7 +107,7 @@ def is_catch_all(node: Node) -> bool:
             kids = [c for c in kids if cond is None or c.id != cond.id]
         return bool(kids) and all(is_catch_all(c) for c in kids)
     if t == "or_pattern":
-        return any(is_catch_all(c) for c in node.named_children)
+        return any(is_catch_all(c) for c in _alternatives(node))
     return False
 
 
@@ -86,10 +119,10 @@ def is_error_handling(node: Node) -> bool:
     for sub in _walk(node):
         if sub.type == "tuple_struct_pattern":
             typ = sub.child_by_field_name("type")
-            if typ is not None and _text(typ).decode().split("::")[-1] in _ERROR_VARIANTS:
+            if typ is not None and _text(typ).decode("utf-8", "replace").split("::")[-1] in _ERROR_VARIANTS:
                 return True
         elif sub.type in ("identifier", "scoped_identifier") and sub.parent is not None \
                 and sub.parent.type in ("match_pattern", "or_pattern") \
-                and _text(sub).decode().split("::")[-1] in _ERROR_VARIANTS:
+                and _text(sub).decode("utf-8", "replace").split("::")[-1] in _ERROR_VARIANTS:
             return True
     return False

@@ -11,7 +11,7 @@ from tree_sitter import Node
 
 from analyzer.facts.model import ArmFacts, VariantRef
 from analyzer.facts.patterns import _ERROR_VARIANTS, is_catch_all, is_error_handling, pattern_refs
-from analyzer.facts.syntax import _COMMENTS, _is_cfg, _text, norm
+from analyzer.facts.syntax import _COMMENTS, MAX_ATTRIBUTES_READ, NO_NAV, Nav, _is_cfg, _text, norm
 
 
 def _is_whole_body(call: Node, body: Node) -> bool:
@@ -49,7 +49,7 @@ def _panic_macro_name(node: Node) -> str:
     if m is None:
         return ""
     name = m.child_by_field_name("name") if m.type == "scoped_identifier" else m
-    text = _text(name).decode() if name is not None else ""
+    text = _text(name).decode("utf-8", "replace") if name is not None else ""
     return text if text in ("panic", "unimplemented", "todo", "unreachable") else ""
 
 
@@ -66,22 +66,22 @@ class _Placement:
     fn_trait: str = ""
 
 
-def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:  # noqa: C901 (one walk up the tree, a branch per kind of parent)
+def _placement(call: Node, tx, arms_of: dict | None = None, nav: Nav = NO_NAV) -> _Placement:  # noqa: C901 (one walk up the tree, a branch per kind of parent)
     """Find the match arm, let-else or if-let that the call is the body of. `tx(node)` gives a
     node's text from the original file. `arms_of` keeps each match's arm facts by node id, so a
     match of n panicking arms is read once, not n times."""
     node = call
-    parent = call.parent
+    parent = nav.parent(call)
     # Climb through the block that wraps the call, if any.
     while parent is not None and parent.type in ("expression_statement", "block"):
-        node, parent = parent, parent.parent
+        node, parent = parent, nav.parent(parent)
     if parent is None:
         return _Placement("other", False)
     if parent.type == "match_arm":
         body = parent.child_by_field_name("value")
         unconditional = body is not None and _is_whole_body(call, body)
-        block = parent.parent
-        match = block.parent if block is not None else None
+        block = nav.parent(parent)
+        match = nav.parent(block) if block is not None else None
         if block is None or match is None or match.type != "match_expression":
             return _Placement("other", False)
         value = match.child_by_field_name("value")
@@ -99,27 +99,27 @@ def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:  # no
         if alt is not None and alt.id == node.id:
             pat = parent.child_by_field_name("pattern")
             value = parent.child_by_field_name("value")
-            return _let_placement("let-else", call, node, pat, value, tx)
+            return _let_placement("let-else", call, node, pat, value, tx, nav)
     if parent.type == "else_clause":
-        ifx = parent.parent
+        ifx = nav.parent(parent)
         if ifx is not None and ifx.type == "if_expression":
             cond = ifx.child_by_field_name("condition")
             if cond is not None and cond.type == "let_condition":
                 return _let_placement("if-let-else", call, node, cond.child_by_field_name("pattern"),
-                                      cond.child_by_field_name("value"), tx)
+                                      cond.child_by_field_name("value"), tx, nav)
     if parent.type == "if_expression":
         cons = parent.child_by_field_name("consequence")
         cond = parent.child_by_field_name("condition")
         if cons is not None and cons.id == node.id and cond is not None and cond.type == "let_condition":
             return _let_placement("if-let", call, node, cond.child_by_field_name("pattern"),
-                                  cond.child_by_field_name("value"), tx)
-    branch = _plain_if_branch(node, parent)
+                                  cond.child_by_field_name("value"), tx, nav)
+    branch = _plain_if_branch(node, parent, nav)
     if branch is not None:
         cond = branch[0].child_by_field_name("condition")
         return _Placement("guard", _is_whole_body(call, node), condition=norm(tx(cond)) if cond is not None else "",
                           branch=branch[1])
     if parent.type == "function_item" and _is_function_body(call, node, parent):
-        kind, trait = _function_kind(parent)
+        kind, trait = _function_kind(parent, nav)
         return _Placement("body", True, fn_kind=kind, fn_trait=trait)
     if parent.type == "closure_expression" and _is_closure_body(call, node, parent):
         return _Placement("closure", True)
@@ -128,27 +128,30 @@ def _placement(call: Node, tx, arms_of: dict | None = None) -> _Placement:  # no
     up: Node | None = parent
     while up is not None and up.type not in _CODE_BOUNDARY:
         if up.type == "match_arm":
-            place = _placement(_arm_body_anchor(up), tx, arms_of)
+            place = _placement(_arm_body_anchor(up), tx, arms_of, nav)
             return _Placement(place.context, False, place.scrutinee, place.arm_index, place.arms)
-        up = up.parent
+        up = nav.parent(up)
     return _Placement("other", False)
 
 
-def _cfg_gate(call: Node, tx) -> _Placement | None:
+def _cfg_gate(call: Node, tx, nav: Nav = NO_NAV) -> _Placement | None:
     """A guard when the call's statement carries a `#[cfg(..)]` attribute
     (`#[cfg(not(target_has_atomic = "32"))] panic!("..")`): the build the user chose (a target, a
     feature) decides whether it runs, as an `if` on a setting would. Only a call no other
     arm reads: a gated statement in an arm stays the arm's; in an `if`, the gate is the nearer test."""
-    stmt = call.parent if call.parent is not None and call.parent.type == "expression_statement" else call
-    sib = stmt.prev_named_sibling
-    while sib is not None and sib.type in _COMMENTS:
-        sib = sib.prev_named_sibling
+    up = nav.parent(call)
+    stmt = up if up is not None and up.type == "expression_statement" else call
+    sib = nav.prev_named(stmt)
+    for _ in range(MAX_ATTRIBUTES_READ):  # each step back walks the siblings before it
+        if sib is None or sib.type not in _COMMENTS:
+            break
+        sib = nav.prev_named(sib)
     if sib is None or not _is_cfg(sib):
         return None
     return _Placement("guard", True, condition=norm(tx(sib)), branch="cfg")
 
 
-def _plain_if_branch(node: Node, parent: Node) -> tuple[Node, str] | None:
+def _plain_if_branch(node: Node, parent: Node, nav: Nav = NO_NAV) -> tuple[Node, str] | None:
     """(the `if`, `then` | `else`) when the block `node` is a branch of a plain `if` (not `if
     let`): its consequence, or the block of its `else`."""
     if node.type != "block":
@@ -156,7 +159,7 @@ def _plain_if_branch(node: Node, parent: Node) -> tuple[Node, str] | None:
     ifx: Node | None = parent
     branch = "then"
     if parent.type == "else_clause":
-        ifx, branch = parent.parent, "else"
+        ifx, branch = nav.parent(parent), "else"
     else:
         cons = parent.child_by_field_name("consequence")
         if cons is None or cons.id != node.id:
@@ -201,12 +204,13 @@ def _silences(stmt: Node) -> bool:
     return pat is not None and pat.text is not None and pat.text.startswith(b"_")
 
 
-def _function_kind(function: Node) -> tuple[str, str]:
+def _function_kind(function: Node, nav: Nav = NO_NAV) -> tuple[str, str]:
     """What the function is (trait-impl, trait-default, method, free) and the trait's name."""
-    holder = function.parent.parent if function.parent is not None else None
+    up = nav.parent(function)
+    holder = nav.parent(up) if up is not None else None
     if holder is not None and holder.type == "trait_item":
         name = holder.child_by_field_name("name")
-        return "trait-default", _text(name).decode() if name is not None else ""
+        return "trait-default", _text(name).decode("utf-8", "replace") if name is not None else ""
     if holder is not None and holder.type == "impl_item":
         trait = holder.child_by_field_name("trait")
         if trait is None:
@@ -219,6 +223,7 @@ def _function_kind(function: Node) -> tuple[str, str]:
 # The arm's value hands back a name its pattern binds: `v`, `&v`, `*v`, or a conversion of it
 # (`v.clone()`, `v.into_shared()`); a method that computes something else (`d.strategy()`) does not.
 _CONVERSION = r"clone|cloned|copied|to_owned|to_vec|into|into_shared|into_inner|as_ref|as_mut|as_slice|borrow|view"
+_MAX_BINDING_VALUE = 256
 _BINDING_VALUE = re.compile(rf"^[&*\s]*(?:mut\s+)?([a-z_][A-Za-z0-9_]*)(?:\s*\.\s*(?:{_CONVERSION})\s*\(\s*\))*$")
 _PATTERN_NAME = re.compile(r"(?<![A-Za-z0-9_:])([a-z_][A-Za-z0-9_]*)\b(?!\s*(?:::|\())")
 
@@ -232,6 +237,8 @@ def _returns_binding(pattern: str, value: Node | None, tx) -> bool:
         if len(inner) != 1 or inner[0].type == "expression_statement":
             return False
         value = inner[0]
+    if value.end_byte - value.start_byte > _MAX_BINDING_VALUE:
+        return False  # no name and conversions are that long; reading the text of every arm's body was quadratic
     m = _BINDING_VALUE.match(norm(tx(value)))
     if m is None:
         return False
@@ -239,16 +246,18 @@ def _returns_binding(pattern: str, value: Node | None, tx) -> bool:
     return m.group(1) in names
 
 
-def _arm_is_gated(arm: Node) -> bool:
-    """A `#[cfg(..)]` on the arm: tree-sitter puts it among the arm's children or, before the
-    first arm, as a sibling in the match block."""
+def _arm_is_gated(arm: Node, siblings: list[Node], at: int) -> bool:
+    """A `#[cfg(..)]` on the arm (`siblings[at]` of its match block's named children):
+    tree-sitter puts it among the arm's children or, before the first arm, as a sibling in the
+    match block (read from the list: asking each arm for its previous sibling walks the arms
+    before it)."""
     if any(_is_cfg(c) for c in arm.children):
         return True
-    prev = arm.prev_named_sibling
-    while prev is not None and prev.type in ("attribute_item", *_COMMENTS):
-        if _is_cfg(prev):
+    i = at - 1
+    while i >= 0 and siblings[i].type in ("attribute_item", *_COMMENTS):
+        if _is_cfg(siblings[i]):
             return True
-        prev = prev.prev_named_sibling
+        i -= 1
     return False
 
 
@@ -256,7 +265,10 @@ def _arm_facts(block: Node, tx) -> tuple[list[ArmFacts], dict[int, int]]:
     """The facts of each arm of a match block, and each arm's index by node id."""
     arms: list[ArmFacts] = []
     index_of: dict[int, int] = {}
-    for arm in (c for c in block.named_children if c.type == "match_arm"):
+    siblings = block.named_children
+    for at, arm in enumerate(siblings):
+        if arm.type != "match_arm":
+            continue
         pat = arm.child_by_field_name("pattern")
         if pat is None:
             continue
@@ -280,7 +292,7 @@ def _arm_facts(block: Node, tx) -> tuple[list[ArmFacts], dict[int, int]]:
             error_handling=(any(v in pattern_text for v in _ERROR_VARIANTS)
                             and any(is_error_handling(c) for c in core)),
             line=arm.start_point.row + 1,
-            gated=_arm_is_gated(arm),
+            gated=_arm_is_gated(arm, siblings, at),
             returns_binding=_returns_binding(pattern_text, arm.child_by_field_name("value"), tx),
         ))
     return arms, index_of
@@ -296,7 +308,7 @@ def _arm_body_anchor(arm: Node) -> Node:
 
 
 def _let_placement(kind: str, call: Node, body: Node, pat: Node | None, value: Node | None,
-                   tx) -> _Placement:
+                   tx, nav: Nav = NO_NAV) -> _Placement:
     """A let-else / if-let: the pattern is written as one arm; the panic is the other side."""
     if pat is None:
         return _Placement("other", False)
@@ -305,22 +317,24 @@ def _let_placement(kind: str, call: Node, body: Node, pat: Node | None, value: N
     arm = ArmFacts(pattern=text, refs=refs,
                    catch_all=is_catch_all(pat), guard=False, panics=(kind == "if-let"),
                    error_handling=is_error_handling(pat), line=pat.start_point.row + 1,
-                   returns_binding=_returns_binding(text, _written_side(kind, body), tx))
+                   returns_binding=_returns_binding(text, _written_side(kind, body, nav), tx))
     return _Placement(kind, _is_whole_body(call, body),
                       norm(tx(value)) if value is not None else "", 0, [arm])
 
 
-def _written_side(kind: str, body: Node) -> Node | None:
+def _written_side(kind: str, body: Node, nav: Nav = NO_NAV) -> Node | None:
     """The value the written pattern's side gives: the `if let`'s consequence, or the expression
     that ends the block after a let-else."""
     if kind == "if-let-else":
-        clause = body.parent
-        ifx = clause.parent if clause is not None else None
+        clause = nav.parent(body)
+        ifx = nav.parent(clause) if clause is not None else None
         return ifx.child_by_field_name("consequence") if ifx is not None else None
     if kind == "let-else":
-        decl = body.parent
+        decl = nav.parent(body)
         nxt = decl.next_named_sibling if decl is not None else None
-        while nxt is not None and nxt.type in _COMMENTS:
+        for _ in range(MAX_ATTRIBUTES_READ):  # each step costs the siblings before it
+            if nxt is None or nxt.type not in _COMMENTS:
+                break
             nxt = nxt.next_named_sibling
         if nxt is not None and nxt.next_named_sibling is None and nxt.type != "expression_statement":
             return nxt

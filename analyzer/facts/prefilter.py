@@ -8,13 +8,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cache
 
-# Text a file must contain before it is worth parsing: every site is one of these macros, and the
-# dtype catalog comes from enum definitions. Checked on raw bytes, it skips most of the tree.
+# Text a file must contain before it is worth parsing: every site is one of the panic-family
+# macros or a call that refuses in words (CALL_HINT), and the dtype catalog comes from enum
+# definitions. Checked on raw bytes, it skips most of the tree.
 PANIC_HINT = re.compile(rb"\b(?:panic|unimplemented|todo|unreachable)\s*!")
 # The words a PANIC_HINT match holds: a substring test for them comes first (has_panic_hint), and
-# the queries run only around them.
+# the walk that finds the calls goes down only to them (analyzer/facts/sites.py).
 PANIC_WORDS = (b"panic", b"unimplemented", b"todo", b"unreachable")
+# An assertion macro (`assert!`, `assert_eq!`, `assert_ne!`; `debug_assert!` is another word) or
+# an `.expect(` handed a string literal or a name (bound to one by a `let` or `const` before it).
+# These calls are everywhere (most in tests, checking values); one is a site only when the
+# refusal wording of the rule data (queries/classifier.toml, `mode.unsupported` and
+# `mode.variant_cannot`, part of the rules hash) occurs in its message's literal (see
+# refuses_in_words): a call with no such word refuses nothing the rules could name. The test is
+# a function of the file's bytes and the word's offset, so the walk and the plan of what to parse
+# agree on it wherever they meet it.
+CALL_HINT = re.compile(rb'\b(?:assert(?:_eq|_ne)?\s*!|expect\s*\(\s*(?:(?:r#*)?"|([A-Za-z_][A-Za-z0-9_]*)\s*\)))')
+CALL_WORDS = (b"assert", b"assert_eq", b"assert_ne", b"expect")
+SITE_CALL_WORDS = (*PANIC_WORDS, *CALL_WORDS)
+WORDING_REACH = 1024
 ENUM_HINT = re.compile(rb"\benum\s")
 # The files that define or implement backend operations (the coverage audit's rows) are found
 # by the target profile's `ops_hint` (analyzer/profiles), which starts with the literal ops-trait
@@ -37,7 +51,7 @@ def plain_aliases(source: bytes) -> list[tuple[str, str]]:
     while at >= 0:
         m = PLAIN_ALIAS.match(source, source.rfind(b"\n", 0, at) + 1)
         if m is not None:
-            out.append((m.group(1).decode(), m.group(2).decode().split("::")[-1]))
+            out.append((m.group(1).decode("utf-8", "replace"), m.group(2).decode("utf-8", "replace").split("::")[-1]))
         end_of_line = source.find(b"\n", at)
         if end_of_line < 0:
             break
@@ -77,7 +91,96 @@ def finditer_at_a_word(pattern: re.Pattern, word: bytes, source: bytes, start: i
 
 
 def has_panic_hint(source: bytes) -> bool:
-    return matches_at_a_word(PANIC_HINT, PANIC_WORDS, source)
+    """The file holds a panic-family call or a call that refuses in words (see CALL_HINT)."""
+    return matches_at_a_word(PANIC_HINT, PANIC_WORDS, source) or has_call_hint(source)
+
+
+@cache
+def _wording() -> tuple[re.Pattern[bytes], ...]:
+    from analyzer.decisions.data import rule_data
+
+    data = rule_data()
+    return tuple(re.compile(p.pattern.encode()) for p in (data.unsupported, data.variant_cannot))
+
+
+# A string literal's text as written (a raw string's hashes are not matched: its text runs to
+# its first `"`, which only ever shortens what is read).
+_LITERAL = re.compile(rb'"((?:[^"\\]|\\.)*)"', re.S)
+
+
+def refuses_in_words(source: bytes, at: int) -> bool:
+    """A CALL_HINT match starts at `at` and the first string literal after it, starting within
+    WORDING_REACH bytes, holds the refusal wording: `expect`'s literal, an assertion's message
+    (a condition seldom holds a literal); for `expect(name)`, the literal of the last `let` or
+    `const` of that name in the WORDING_REACH bytes before it. The wording is searched in that literal only, a few
+    dozen bytes: its patterns start with no literal text, and searched over the whole reach
+    they cost a quarter of a microsecond a byte."""
+    hint = CALL_HINT.match(source, at)
+    if hint is None:
+        return False
+    if hint.group(1) is None:
+        m = _LITERAL.search(source, at, at + WORDING_REACH)
+    else:  # `.expect(msg)`: the literal of the last binding of `msg` before it, within reach
+        lo = max(0, at - WORDING_REACH)
+        binding = re.compile(_BINDING % hint.group(1))
+        last = None
+        for last in binding.finditer(source, lo, at):  # noqa: B007 (the last one is wanted)
+            pass
+        m = _LITERAL.match(source, last.end() - 1) if last is not None else None
+    return m is not None and any(p.search(source, m.start(1), m.end(1)) is not None for p in _wording())
+
+
+# `let name = "`, `const NAME: &str = "`: a binding of a name to a string literal.
+_BINDING = rb'\b(?:let|const|static)\s+(?:mut\s+)?%s\s*(?::[^=;]*)?=\s*(?:r#*)?"'
+
+
+def has_call_hint(source: bytes, lo: int = 0, hi: int | None = None) -> bool:
+    """Some call of source[lo:hi] refuses in words (`assert`'s occurrences find `assert_eq` and
+    `assert_ne` too)."""
+    hi = len(source) if hi is None else hi
+    for w in (b"assert", b"expect"):
+        at = source.find(w, lo, hi)
+        while at >= 0:
+            if refuses_in_words(source, at):
+                return True
+            at = source.find(w, at + 1, hi)
+    return False
+
+
+def site_word_spans(source: bytes, lo: int, hi: int) -> list[tuple[int, int]]:
+    """(start, end) of the whole-word occurrences in source[lo:hi] of the words a site's call is
+    named by: every panic-family word, and the CALL_WORDS of calls that refuse in words. The
+    three assertion words are found by one search for `assert`."""
+    from analyzer.facts.syntax import _IDENT_BYTES, _word_spans
+
+    spans = _word_spans(source, (*PANIC_WORDS, b"expect"), lo, hi)
+    at = source.find(b"assert", lo, hi)
+    while at >= 0:
+        end = at + 6
+        if source[end:end + 3] in (b"_eq", b"_ne"):
+            end += 3
+        if (end <= hi and (at == 0 or source[at - 1] not in _IDENT_BYTES)
+                and (end >= len(source) or source[end] not in _IDENT_BYTES)):
+            spans.append((at, end))
+        at = source.find(b"assert", at + 6, hi)
+    spans.sort()
+    return [(s, e) for s, e in spans if source[s] not in _CALL_INITIALS or refuses_in_words(source, s)]
+
+
+_last: list = [None, [], []]  # the file last asked of file_site_words, and its answer
+
+
+def file_site_words(source: bytes) -> tuple[list[int], list[int]]:
+    """The starts of site_word_spans over the whole file, and those of its CALL_WORDS alone, in
+    order: worked out once per file, however many parts of it (the planned tree, each token tree)
+    the walk reads."""
+    if _last[0] is not source:
+        spans = [s for s, _ in site_word_spans(source, 0, len(source))]
+        _last[:] = [source, spans, [s for s in spans if source[s] in _CALL_INITIALS]]
+    return _last[1], _last[2]
+
+
+_CALL_INITIALS = frozenset(w[0] for w in CALL_WORDS)  # `a`, `e`: no panic-family word starts so
 
 
 def has_enum_hint(source: bytes) -> bool:
@@ -113,7 +216,7 @@ def variant_uses(source: bytes) -> list[str]:
     for run in runs:  # most runs repeat (`DType::F32`, `DType::I64`): the capital searched once each
         capital = _CAPITAL.search(run)
         if capital is not None:
-            names.add(run[capital.start():].decode())
+            names.add(run[capital.start():].decode("utf-8", "replace"))
     return sorted(names)
 
 
@@ -146,7 +249,7 @@ def trait_names(source: bytes) -> list[str]:
     while at >= 0:
         m = _TRAIT_DEF.match(source, source.rfind(b"\n", 0, at) + 1)
         if m is not None:
-            out.add(m.group(1).decode())
+            out.add(m.group(1).decode("utf-8", "replace"))
         end_of_line = source.find(b"\n", at)
         if end_of_line < 0:
             break

@@ -31,5 +31,5 @@ def remaps(source: bytes) -> list[tuple[str, str]]:
         enum, variant, value = m.group(2), m.group(3), m.group(4)
         if b"!" in value or re.search(rb"\b" + re.escape(enum + b"::" + variant) + rb"\b", value):
             continue
-        out.add((enum.decode(), variant.decode()))
+        out.add((enum.decode("utf-8", "replace"), variant.decode("utf-8", "replace")))
     return sorted(out)

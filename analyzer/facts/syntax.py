@@ -62,9 +62,41 @@ def _walk(node: Node):
 _COMMENTS = ("line_comment", "block_comment")
 
 
+class Nav:
+    """The parent and the previous named sibling of each node a walk went through, as it found
+    them. tree-sitter answers `node.parent` and `node.prev_named_sibling` by walking down from the
+    root (and along the siblings): each costs the depth, so asking them of every call in a deep
+    tree (an `else if` chain, matches nested in arms) was quadratic. A node the walk did not
+    record is asked of tree-sitter. One Nav serves one tree, while that tree lives."""
+
+    def __init__(self) -> None:
+        self.up: dict[int, Node] = {}
+        self.before: dict[int, Node | None] = {}
+
+    def parent(self, node: Node) -> Node | None:
+        got = self.up.get(node.id)
+        return node.parent if got is None else got
+
+    def prev_named(self, node: Node) -> Node | None:
+        if node.id in self.before:
+            return self.before[node.id]
+        return node.prev_named_sibling
+
+
+NO_NAV = Nav()  # records nothing: every question goes to tree-sitter
+
+
+# How many attributes and comments before an item are read for a test attribute. Each step back
+# costs tree-sitter a walk over the siblings before it, so an item after 400,000 comment lines
+# took minutes; no hand-written item has more than a few.
+MAX_ATTRIBUTES_READ = 32
+
+
 def _has_test_attribute(item: Node) -> bool:
     sib = item.prev_sibling
-    while sib is not None and sib.type in ("attribute_item", "line_comment", "block_comment"):
+    for _ in range(MAX_ATTRIBUTES_READ):
+        if sib is None or sib.type not in ("attribute_item", "line_comment", "block_comment"):
+            return False
         if sib.type == "attribute_item" and current().test_attribute.search(_text(sib).decode("utf-8", "replace")):
             return True
         sib = sib.prev_sibling

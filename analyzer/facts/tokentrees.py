@@ -15,8 +15,6 @@ _SHADOW_PREFIX = b"fn __m()"
 # same length, still Rust tree-sitter can read.
 _METAVAR = re.compile(rb"[$#](?=[A-Za-z_(])")
 
-_MAX_SHADOW_DEPTH = 4
-
 
 def _shadow(source: bytes, start: int, end: int) -> tuple[bytes, int]:
     """One token tree as Rust a parser reads: behind `fn __m()`, on the file's own row and column

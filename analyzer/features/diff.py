@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer.features.coverage.matches import build as build_matrix
@@ -56,6 +56,9 @@ class Side:
     cache_misses: int | None = None  # blobs read and parsed for this side
     files_scanned: int | None = None
     seconds: float | None = None
+    # Git mode: the files of this revision that could not be read whole, {path, reason, whole}
+    # (Extraction.unread): a site in them may be missing from `records`.
+    unread: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -156,6 +159,15 @@ class DiffResult:
     # With dependencies (`diff --with-dependencies`): per dependency, its revision on each side
     # and its own counts; the lists above then hold every repository's sites.
     dependencies: list[dict] = field(default_factory=list)
+    # Base sites in files the head revision could not read whole: neither removed nor kept, for
+    # nobody knows (listed with the unread files, never counted as removed).
+    unverified: list[RecordLine] = field(default_factory=list)
+
+    @property
+    def unread(self) -> list[dict]:
+        """The head revision's files not read whole: sites may hide in them, so the diff is never
+        quiet and fails any --fail-on check while there is one."""
+        return self.head.unread
 
     @property
     def repo(self) -> str | None:
@@ -170,14 +182,19 @@ class DiffResult:
         """Nothing for a reader: no site added, removed or changed, no cell flipped, no claim
         contradiction new or fixed (moves alone are quiet)."""
         return not (self.added or self.removed or self.changed or self.flipped or self.new_contradictions
-                    or self.fixed_contradictions)
+                    or self.fixed_contradictions or self.unread)
 
     def failed(self, fail_on: Iterable[str]) -> list[str]:
-        """The kinds in `fail_on` that this diff meets (empty: the check passes)."""
+        """The kinds in `fail_on` that this diff meets (empty: the check passes), then `unread`
+        when any check is asked for and a head file was not read whole: what it hides is unknown,
+        so no check can pass."""
         kinds = set(fail_on)
         if "any" in kinds:
             kinds |= {"added", "changed", "removed"}
-        return [k for k in ("added", "changed", "removed") if k in kinds and getattr(self, k)]
+        met: list[str] = [k for k in ("added", "changed", "removed") if k in kinds and getattr(self, k)]
+        if self.unread and kinds & {"added", "changed", "removed"}:
+            met.append("unread")
+        return met
 
 
 # -------------------------------------------------------------------------------------------
@@ -201,6 +218,12 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
     default the records' own."""
     _check_unique(base_lines, base.label)
     _check_unique(head_lines, head.label)
+    # A base site in a file head could not read whole can be neither followed nor said removed:
+    # it is left out of the matching (where it would take another site's place) as unverified.
+    unread_paths = {e["path"] for e in head.unread}
+    unverified = [x for x in base_lines if x.record.filePath in unread_paths]
+    if unverified:
+        base_lines = [x for x in base_lines if x.record.filePath not in unread_paths]
     lineage = link(base_lines, head_lines, repo=git_repo, sha=head.sha,
                    records_at=records_at(git_repo) if git_repo is not None else None)
     changed: list[Change] = []
@@ -224,7 +247,8 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
     return DiffResult(base=base, head=head, added=_sorted(added), removed=_sorted(removed),
                       changed=sorted(changed, key=lambda c: _loc(c.head)),
                       moved=sorted(moved, key=lambda c: _loc(c.head)), unchanged=unchanged,
-                      flipped=flips(*matrices), new_contradictions=new, fixed_contradictions=fixed)
+                      flipped=flips(*matrices), new_contradictions=new, fixed_contradictions=fixed,
+                      unverified=_sorted(unverified))
 
 
 def shown(matrix: Matrix) -> dict[tuple[str, str, str], str]:
@@ -286,13 +310,8 @@ def _sorted(lines: list[RecordLine]) -> list[RecordLine]:
 
 
 def _check_unique(lines: list[RecordLine], label: str) -> None:
-    seen: set[str] = set()
-    for line in lines:
-        rid = line.record.id
-        if rid in seen:
-            raise UserError(f"{label} holds id {rid} twice; records must have unique ids (check the "
-                            f"file with `burn-errors validate`)")
-        seen.add(rid)
+    from analyzer.records.reader import refuse_shared_ids
+    refuse_shared_ids(lines, label)
 
 
 # -------------------------------------------------------------------------------------------
@@ -373,7 +392,7 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
         # audit's code facts when its matrix was not kept).
         sides[which] = Side(label=rev, source="git", repo=git_repo.name, sha=shas[which], records=len(ex.lines),
                             cache_hits=ex.cache_hits, cache_misses=ex.cache_misses,
-                            files_scanned=ex.files_scanned, seconds=ex.timings.get("total"))
+                            files_scanned=ex.files_scanned, seconds=ex.timings.get("total"), unread=ex.unread())
     result = compare(lines["base"], lines["head"], sides["base"], sides["head"], git_repo=git_repo,
                      matrices=(matrices["base"], matrices["head"]))
     result.timings = {"base": sides["base"].seconds or 0.0, "head": sides["head"].seconds or 0.0,
@@ -405,7 +424,8 @@ def diff_shas(git_repo, base_sha: str | None, head_sha: str | None, cache=None, 
         sides[which] = Side(label=label, source="git", repo=git_repo.name, sha=sha, records=len(ex.lines),
                             cache_hits=(cache.hits - hits0) if cache is not None else 0,
                             cache_misses=(cache.misses - misses0) if cache is not None else ex.cache_misses,
-                            files_scanned=ex.files_scanned, seconds=ex.timings.get("total"))
+                            files_scanned=ex.files_scanned, seconds=ex.timings.get("total"),
+                            unread=ex.unread())
     result = compare(lines["base"], lines["head"], sides["base"], sides["head"],
                      git_repo=git_repo if head_sha is not None else None)
     result.timings = {"total": round(time.perf_counter() - t0, 3)}
@@ -421,8 +441,11 @@ def merged(main: DiffResult, parts: list[tuple[DiffResult, dict]]) -> DiffResult
     repository never continues another's): sites by repository, then file and line; `parts`
     pairs each dependency's diff with what the result says of it (its pins)."""
     results = [main, *(r for r, _ in parts)]
+    # A dependency's unread files are named with their repository (`owner/name:path`).
+    head = replace(main.head, unread=main.head.unread + [{**e, "path": f"{r.head.repo}:{e['path']}"}
+                                                          for r, _ in parts for e in r.head.unread])
     out = DiffResult(
-        base=main.base, head=main.head,
+        base=main.base, head=head,
         added=sorted((x for r in results for x in r.added), key=_repo_loc),
         removed=sorted((x for r in results for x in r.removed), key=_repo_loc),
         changed=sorted((c for r in results for c in r.changed), key=lambda c: _repo_loc(c.head)),
@@ -431,6 +454,7 @@ def merged(main: DiffResult, parts: list[tuple[DiffResult, dict]]) -> DiffResult
         flipped=[f for r in results for f in r.flipped],
         new_contradictions=[c for r in results for c in r.new_contradictions],
         fixed_contradictions=[c for r in results for c in r.fixed_contradictions],
+        unverified=sorted((x for r in results for x in r.unverified), key=_repo_loc),
         timings=dict(main.timings),
         dependencies=[{**about, "summary": r.counts()} for r, about in parts])
     out.timings["total"] = round(sum(r.timings.get("total", 0.0) for r in results), 3)

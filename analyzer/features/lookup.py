@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 
 from typing import TYPE_CHECKING, Any
 
+from analyzer.facts.messages import MESSAGE_TAIL
+
 if TYPE_CHECKING:  # types only: a lookup served from the cache never loads the schema (pydantic)
     from analyzer.profiles import Profile
     from analyzer.records.model import RecordLine
@@ -234,11 +236,28 @@ def kept_lines(text: str) -> list[RecordLine] | None:
 _META = ".^$*+?{}[]\\|()"
 
 
+# What the standard library may print after a message (`.expect` on a Result: `: <the error>`;
+# assert_eq!: the values on the lines below), as extract writes it before the regex's `$`, and
+# the text such a tail starts with.
+_TAILS = {tail: tail[3:-4] for tail in MESSAGE_TAIL.values()}
+
+
+def _tail(regex: str) -> tuple[str, str | None]:
+    """The regex without an optional tail extract writes (MESSAGE_TAIL), and the text the tail
+    starts with (None when there is none)."""
+    for tail, start in _TAILS.items():
+        if regex.endswith(tail + "$"):
+            return regex[:-len(tail) - 1] + "$", start.replace("\\n", "\n")
+    return regex, None
+
+
 def literal_segments(regex: str) -> list[str] | None:
     """The literal texts between the placeholders of a messageRegex of the shape `extract` writes
-    (`^`, text with regex metacharacters backslash-escaped, `.*?` for each placeholder, `$`);
-    None for any other regex. A records file is anyone's to write, so lookup never runs its
-    regexes: it reads them back into literal segments and matches those (`message_matcher`)."""
+    (`^`, text with regex metacharacters backslash-escaped, `.*?` for each placeholder, an
+    optional tail of what the standard library prints after the message, `$`); None for any
+    other regex. A records file is anyone's to write, so lookup never runs its regexes: it reads
+    them back into literal segments and matches those (`message_matcher`)."""
+    regex = _tail(regex)[0]
     if len(regex) < 2 or not regex.startswith("^") or not regex.endswith("$"):
         return None
     body, i = regex[1:-1], 0
@@ -270,25 +289,33 @@ def message_matcher(regex: str):
     """A function text -> bool equal to `re.fullmatch(regex, text, re.S)` for a regex of the
     tool's shape, in time linear in the text: the first segment must start the text, the last end
     it, and each one between is found, leftmost, after the previous (leftmost placement is optimal
-    when everything between segments is a wildcard). None when the regex is of another shape."""
+    when everything between segments is a wildcard). With a tail, the last segment may instead
+    stand anywhere after those, followed by the tail's start. None when the regex is of another
+    shape."""
     segments = literal_segments(regex)
     if segments is None:
         return None
+    tail = _tail(regex)[1]
     if len(segments) == 1:
         only = segments[0]
-        return lambda text: text == only
+        if tail is None:
+            return lambda text: text == only
+        return lambda text: text == only or text.startswith(only + tail)
     first, middle, last = segments[0], segments[1:-1], segments[-1]
 
     def matches(text: str) -> bool:
-        if len(text) < len(first) + len(last) or not text.startswith(first) or not text.endswith(last):
+        if len(text) < len(first) + len(last) or not text.startswith(first):
             return False
-        pos, end = len(first), len(text) - len(last)
+        pos = len(first)
+        end = len(text) - len(last) if tail is None else len(text)
         for seg in middle:
             found = text.find(seg, pos, end)
             if found < 0:
                 return False
             pos = found + len(seg)
-        return True
+        if text.endswith(last) and len(text) - len(last) >= pos:
+            return True
+        return tail is not None and text.find(last + tail, pos) >= 0
     return matches
 
 
@@ -328,10 +355,20 @@ _CHECKOUT = re.compile(r"^(?P<name>.+)-[0-9a-f]{16}$")
 
 
 def origin_of(path: str, targets: list[Profile]) -> Origin | None:
-    """The release `path` names, by the first of `targets` (the command's target first) that
-    published it: a registry crate folder of a package its `packages` own, or a git checkout of
-    its repository (the checkout folder is the repository's name and a hash). None for any
-    other path (a local clone's, a path inside the repository): that names only the file."""
+    """The first of `origins_of`: the release as the first profile that publishes it names it."""
+    found = origins_of(path, targets)
+    return found[0] if found else None
+
+
+def origins_of(path: str, targets: list[Profile]) -> list[Origin]:
+    """The releases `path` may name, most likely first. A git checkout of one of `targets`'
+    repositories (the checkout folder is the repository's name and a hash) names one commit. A
+    registry crate folder names a package and a version: the release tag of each of `targets`
+    (the command's target first) whose `packages` own the package. Two own one when a package
+    moved between repositories (burn-import, burn's until burn-onnx took it over): which
+    repository holds the package at that tag decides (the caller checks).
+    Empty for any other path (a local clone's, a path inside the repository, a crate no
+    target publishes): that names only the file."""
     parts = path.split("/")
     for i in range(1, len(parts) - 3):
         if parts[i] == "checkouts" and parts[i - 1] == "git" and _HEX.fullmatch(parts[i + 2]):
@@ -339,18 +376,19 @@ def origin_of(path: str, targets: list[Profile]) -> Origin | None:
             name = m["name"] if m else parts[i + 1]
             for profile in targets:
                 if profile.repository.name.rsplit("/", 1)[-1] == name:
-                    return Origin("git", profile.name, profile.repository.name, parts[i + 2],
-                                  "/".join(parts[i + 3:]))
+                    return [Origin("git", profile.name, profile.repository.name, parts[i + 2],
+                                   "/".join(parts[i + 3:]))]
     for i, part in enumerate(parts[:-1]):
         m = _CRATES_IO.match(part)
         if not m:
             continue
-        for profile in targets:
-            if profile.packages.owns(m["crate"]):
-                tag = profile.packages.release_tag.format(version=m["version"])
-                return Origin("registry", profile.name, profile.repository.name, tag, "/".join(parts[i + 1:]),
-                              m["crate"], m["version"])
-    return None
+        owners = [p for p in targets if p.packages.owns(m["crate"])]
+        if not owners:
+            continue
+        inner = "/".join(parts[i + 1:])
+        return [Origin("registry", p.name, p.repository.name, p.packages.release_tag.format(version=m["version"]),
+                       inner, m["crate"], m["version"]) for p in owners]
+    return []
 
 
 def release_of(path: str) -> tuple[str, str] | None:

@@ -34,6 +34,9 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS results (key TEXT NOT NULL, tag TEXT NOT NULL, "
     "data BLOB NOT NULL, PRIMARY KEY (key, tag))",
 )
+# The columns each table must have: a file whose tables have others (another tool's, a hand-made
+# one) is of a foreign schema, moved aside and rebuilt like a corrupt one, not silently unused.
+_COLUMNS = {"facts": ["blob", "tag", "data"], "results": ["key", "tag", "data"], "meta": ["key", "value"]}
 _MISSING = object()
 # A blob's facts are kept as two rows, told apart by a suffix of the tag: its site facts, which
 # every command reads, and the code facts only the coverage audit reads (FileFacts.code_part),
@@ -119,11 +122,15 @@ class FactsCache:
         self.hits = 0
         self.misses = 0
         self._pending: _Behind | None = None  # the last write handed to a thread, until `_settle`
+        # Why the file found was moved aside and an empty one started (corrupt, another layout or
+        # schema), for the caller to warn of; None when the file was used as it was.
+        self.moved_aside: str | None = None
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new cache is private
         try:
             self.db = self._open()
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as e:
             self._move_aside()
+            self.moved_aside = str(e)
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -141,6 +148,12 @@ class FactsCache:
             raise sqlite3.DatabaseError(f"cache layout {row[0]} is not {LAYOUT}")
         for table in _TABLES:
             db.execute(table)
+        for name, columns in _COLUMNS.items():
+            got = [row[1] for row in db.execute(f"PRAGMA table_info({name})")]
+            if got != columns:
+                db.close()
+                raise sqlite3.DatabaseError(f"its {name} table has the columns {', '.join(got) or 'none'}, "
+                                            f"not {', '.join(columns)}")
         # No `PRAGMA quick_check` here: it reads the whole file on every run, which costs more than
         # a whole cached run. A file that is not a database fails the
         # statements above; damaged pages fail the query that reads them, and then the file is

@@ -196,10 +196,10 @@ def _read_files(ex, git_repo, paths) -> dict[str, bytes]:
 
 
 def document_key(target: str, repo_name: str, sha: str, collapse: bool, fmt: str,
-                 backends: tuple[str, ...], op_patterns: tuple[str, ...]) -> str:
+                 backends: tuple[str, ...], op_patterns: tuple[str, ...], full: bool = False) -> str:
     """The row of one rendered document: the matrix's key parts and every option that changes
-    the text (the format, and the filters as given: their order is the order shown)."""
-    return results_cache.key(_DOCUMENT_KIND, target, repo_name, sha, int(collapse), fmt,
+    the text (the format, `--full`, and the filters as given: their order is the order shown)."""
+    return results_cache.key(_DOCUMENT_KIND, target, repo_name, sha, int(collapse), fmt, int(full),
                              json.dumps([list(backends), list(op_patterns)]))
 
 

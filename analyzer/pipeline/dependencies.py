@@ -7,6 +7,10 @@ is a git source's commit (`git+URL?rev=..#<full sha>`: the sha after `#`, what C
 the rev, branch or tag to), or a registry version, which is the commit of the profile's release
 tag for it (`v{version}`). Packages of one profile pinned to several revisions (two versions in
 one lock) are analysed at the revision most of them share; the others are listed with it.
+
+A dependency is only ever fetched from its profile's URL: the lock comes with the code analysed (a
+pull request's own), so a git source it names elsewhere (a fork, `file://`, any host) is reported
+(Pin.foreign) and never fetched; `--dependency-repo` reads it from a clone the user names.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ class Pin:
     version: str
     packages: tuple[str, ...]
     others: tuple[str, ...] = ()  # packages of the profile pinned to another revision
+    # The git source the lock names when it is not the profile's repository: never fetched (the
+    # lock comes with the code under analysis, a pull request's included), only reported.
+    foreign: str = ""
 
     def wanted(self) -> str:
         """The revision to resolve in the repository: the commit, or the tag's ref."""
@@ -76,7 +83,7 @@ def pins(lock: dict, targets: list[Profile]) -> list[Pin]:
         return []
     found = []
     for profile in targets:
-        by_pin: dict[tuple[str, str, str, str, str], list[str]] = {}
+        by_pin: dict[tuple[str, str, str, str, str, str], list[str]] = {}
         for p in packages:
             if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not profile.packages.owns(p["name"]):
                 continue
@@ -87,15 +94,16 @@ def pins(lock: dict, targets: list[Profile]) -> list[Pin]:
             continue
         counts = Counter({k: len(v) for k, v in by_pin.items()})
         best = max(sorted(counts), key=lambda k: counts[k])  # most packages; ties by the sorted first
-        name, url, kind, rev, version = best
+        name, url, kind, rev, version, foreign = best
         others = sorted(n for k, names in by_pin.items() if k != best for n in names)
-        found.append(Pin(profile, name, url, kind, rev, version, tuple(sorted(by_pin[best])), tuple(others)))
+        found.append(Pin(profile, name, url, kind, rev, version, tuple(sorted(by_pin[best])), tuple(others), foreign))
     return sorted(found, key=lambda p: p.name)
 
 
-def _pin_of(package: dict, profile: Profile) -> tuple[str, str, str, str, str] | None:
-    """(repository name, URL, kind, revision, version) of a locked package; None for one of the
-    workspace itself (no source) or of a source that names no revision."""
+def _pin_of(package: dict, profile: Profile) -> tuple[str, str, str, str, str, str] | None:
+    """(repository name, URL, kind, revision, version, foreign source) of a locked package; None
+    for one of the workspace itself (no source) or of a source that names no revision. Only the
+    profile's own repository is ever given as the URL; a git source elsewhere is its `foreign`."""
     source, version = package.get("source"), str(package.get("version", ""))
     if not isinstance(source, str):
         return None
@@ -104,15 +112,25 @@ def _pin_of(package: dict, profile: Profile) -> tuple[str, str, str, str, str] |
         if not _SHA.fullmatch(parts.fragment):
             return None
         url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-        # A git source of another repository (a fork) is that repository's commit.
-        name = slug_from_url(url) or profile.repository.name
-        if name == profile.repository.name:
-            url = profile.repository.url
-        return name, url, "git", parts.fragment, version
+        if _same_repository(url, profile.repository.url):
+            return profile.repository.name, profile.repository.url, "git", parts.fragment, version, ""
+        # Another source (a fork, a local path, any host): named after it, fetched from nowhere.
+        return slug_from_url(url) or profile.repository.name, "", "git", parts.fragment, version, url
     if source.startswith(_REGISTRY) and version:
         tag = profile.packages.release_tag.format(version=version)
-        return profile.repository.name, profile.repository.url, "registry", tag, version
+        return profile.repository.name, profile.repository.url, "registry", tag, version, ""
     return None
+
+
+def _same_repository(url: str, profile_url: str) -> bool:
+    """Whether a lock's git source is the profile's repository: the same https host and
+    owner/name (GitHub's names are case-blind; a `.git` suffix or a trailing slash aside)."""
+    def canonical(u: str) -> tuple[str, str, str]:
+        parts = urlsplit(u)
+        path = parts.path.rstrip("/").removesuffix(".git").lower()
+        return parts.scheme.lower(), parts.netloc.lower(), path
+    got = canonical(url)
+    return got[0] == "https" and got == canonical(profile_url)
 
 
 def parse_overrides(values: tuple[str, ...]) -> dict[str, str]:

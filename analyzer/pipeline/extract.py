@@ -74,9 +74,17 @@ class Extraction:
     # definitions), for the coverage audit's call graph; empty unless extract() was asked for them.
     code: list[tuple[str, str, FileFacts]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # files not read: {path, reason}
+    partly_read: list[dict[str, str]] = field(default_factory=list)  # files read in part: {path, reason}
     # With extract(sources=True): the bytes of every file this run read for a parse, by path, which
     # the coverage build reads some of again (pipeline/coverage.py); empty otherwise.
     sources: dict[str, bytes] = field(default_factory=dict)
+
+    def unread(self) -> list[dict]:
+        """Every file this run could not read whole, skipped or read in part: {path, reason, whole}
+        (`whole` true when nothing of it was read), by path."""
+        entries: list[dict] = [{**e, "whole": True} for e in self.skipped]
+        entries += [{**e, "whole": False} for e in self.partly_read]
+        return sorted(entries, key=lambda e: e["path"])
 
     def counts(self) -> dict[str, int]:
         out = {c: 0 for c in CATEGORIES}
@@ -250,19 +258,32 @@ def _within_budget(oids: list[str], sizes: dict[str, int], facts: dict[str, File
     from their size in the tree listing, without a byte of them read (a 1 GiB blob would
     otherwise be read into memory to be skipped); they are not cached, since the listing is
     cheap and the verdict is not checked against the content."""
-    from analyzer.facts.parse import MAX_FILE_BYTES
+    from analyzer.facts.parse import MAX_BLOB_BYTES
 
     keep = []
     for oid in oids:
-        if sizes.get(oid, 0) > MAX_FILE_BYTES:
+        if sizes.get(oid, 0) > MAX_BLOB_BYTES:
             skipped = FileFacts([], [], False, False, [],
-                                skipped=f"larger than the {MAX_FILE_BYTES:,}-byte budget per file")
+                                skipped=f"larger than the {MAX_BLOB_BYTES:,}-byte budget per file")
             facts[oid] = skipped
             if code_facts is not None:
                 code_facts[oid] = skipped
         else:
             keep.append(oid)
     return keep
+
+
+# The records of a tree are bounded by its size: each holds a window of 37 lines, so a dense file
+# of long lines would give records many times its size (11.5 MB of crafted Rust made a 615 MB
+# records.jsonl and took 4 GB). Past OUTPUT_PER_INPUT_BYTE times the Rust bytes (plus a floor),
+# the run stops with an error before the memory is spent; burn's records are a fraction of its size.
+OUTPUT_PER_INPUT_BYTE = 16
+OUTPUT_FLOOR_BYTES = 64_000_000
+RECORD_OVERHEAD = 2_000  # the rest of a records line: its other fields, the analysis
+
+
+def output_budget(input_bytes: int) -> int:
+    return OUTPUT_PER_INPUT_BYTE * input_bytes + OUTPUT_FLOOR_BYTES
 
 
 def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
@@ -350,12 +371,20 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
+    budget = output_budget(sum(b.size for b in rust))
+    written = 0
     for n, (a, alternate) in enumerate(zip(kept, alternates)):
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
-        lines.append(record_line(repo.name, sha, now, a.path, a.crate, a.site, handed.get(n, a.decision), a.id,
-                                 text_lines[oid], alternate, catalog.inheriting(a.site)))
+        line = record_line(repo.name, sha, now, a.path, a.crate, a.site, handed.get(n, a.decision), a.id,
+                           text_lines[oid], alternate, catalog.inheriting(a.site))
+        written += len(line.record.sourceCode) + len(line.record.errorMessage) + RECORD_OVERHEAD
+        if written > budget:
+            raise UserError(f"the records at {sha[:12]} would pass {budget // 1_000_000:,} MB, more than "
+                            f"{OUTPUT_PER_INPUT_BYTE} times the Rust read ({a.path} among the last): a generated "
+                            f"or crafted tree, not analysed; nothing was written")
+        lines.append(line)
     lines.sort(key=lambda ln: (ln.record.filePath, ln.record.lineNumber, ln.facts.column))
     carry: dict[str, int] = {}
     lineage_counts = None
@@ -389,7 +418,9 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                            "reason": "its file name is not UTF-8"} for b in bad_names],
-                       key=lambda e: e["path"]))
+                       key=lambda e: e["path"]),
+        partly_read=sorted(({"path": b.path, "reason": facts[b.oid].partial} for b in rust if facts[b.oid].partial),
+                           key=lambda e: e["path"]))
 
 
 def records_at(repo: GitRepository, cache=None) -> Callable[[str], list[RecordLine] | None]:

@@ -37,6 +37,7 @@ def build(ex: Extraction, origin: str, command: list[str] | None = None, rev: st
         "filesWithParseErrors": ex.parse_errors,
         "filesNotUtf8": ex.not_utf8,
         "skipped": ex.skipped,
+        "partlyRead": ex.partly_read,
         "dtypeEnums": ex.catalog.to_json(),
         "annotation": ex.carry or None,
         "lineage": ex.lineage,

@@ -38,7 +38,7 @@ def record_line(repo: str, sha: str, now: str, path: str, crate: str, s: SiteFac
         # The stage's plain strings meet the model's closed sets here; pydantic checks them at run time.
         backgroundTag=BACKGROUND_TAG[category], analyzedSha=sha, analyzedAt=now,  # type: ignore[arg-type]
         contentChangedAt=now)
-    regex = PanicMessage(s.message, tuple(Segment(t, p) for t, p in s.message_segments)).regex
+    regex = PanicMessage(s.message, tuple(Segment(t, p) for t, p in s.message_segments)).runtime_regex(s.macro)
     analysis = Analysis(
         category=category, macro=s.macro, crate=crate, function=s.function,  # type: ignore[arg-type]
         impl=s.impl, itemPath=s.item_path, context=s.context,  # type: ignore[arg-type]

@@ -272,6 +272,19 @@ def _message_problems(r: ErrorRecord) -> list[str]:
     return []
 
 
+def _form_problems(r: ErrorRecord, analysis: Analysis | None) -> list[str]:
+    """A failed assert_eq!/assert_ne! prints its prefix before the message: errorMessage holds it."""
+    from analyzer.facts.messages import MACRO_PREFIX
+
+    if analysis is None or not analysis.macro.startswith("assert_"):
+        return []
+    prefix = MACRO_PREFIX[analysis.macro]
+    if not r.errorMessage.startswith(prefix + ": "):
+        return [f"record.errorMessage: an {analysis.macro}! prints {prefix + ': '!r} before its message, "
+                f"is {r.errorMessage[:60]!r}"]
+    return []
+
+
 def _tag_problems(r: ErrorRecord, analysis: Analysis | None) -> list[str]:
     if analysis is not None and r.backgroundTag != BACKGROUND_TAG[analysis.category]:
         return [(f"record.backgroundTag: must be {BACKGROUND_TAG[analysis.category]!r} for analysis.category "
@@ -302,6 +315,7 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...]], ...] = (
     (lambda r, a: _link_problems(r),
      ("githubUrl", "repo", "analyzedSha", "filePath", "sourceCodeStart", "sourceCodeEnd")),
     (lambda r, a: _message_problems(r), ("messagePattern", "errorMessage")),
+    (_form_problems, ("errorMessage",)),
     (_tag_problems, ("backgroundTag",)),
     (lambda r, a: _date_problems(r), ("contentChangedAt", "analyzedAt")),
     (lambda r, a: _path_problems(r), ("filePath",)),

@@ -101,6 +101,11 @@ Annotation = create_model(  # type: ignore[call-overload]  # field definitions b
 )
 
 
+# The calls a record can be (SPEC "Which sites are records"): the panic-family macros, the
+# assertion macros with a message, and `.expect("..")`.
+MacroId = Literal["panic", "unimplemented", "todo", "assert", "assert_eq", "assert_ne", "expect"]
+
+
 class Analysis(BaseModel):
     """What the extractor knows about a record beyond the 32 keys. Every key is declared: an
     unknown key is refused, so a typo never passes for data."""
@@ -108,7 +113,7 @@ class Analysis(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     category: CategoryId
-    macro: Literal["panic", "unimplemented", "todo"]
+    macro: MacroId
     crate: StrictStr
     function: StrictStr
     impl: StrictStr = ""
@@ -292,7 +297,7 @@ def content_changes(old: RecordLine, new: RecordLine) -> list[str]:
 # What a record without analysis still tells
 
 _FN_ITEM = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
-_MACRO_CALL = re.compile(r"\b(panic|unimplemented|todo)!")
+_MACRO_CALL = re.compile(r"\b(panic|unimplemented|todo|assert_eq|assert_ne|assert)!|\.(expect)\(")
 
 
 def function_from_window(record: ErrorRecord) -> str:
@@ -320,13 +325,13 @@ def derive_analysis(record: ErrorRecord) -> Analysis:
     window_lines = record.sourceCode.split("\n")
     near = "\n".join(window_lines[max(at, 0):at + 3])
     m = _MACRO_CALL.search(near)
-    macro: Literal["panic", "unimplemented", "todo"] = "panic"
-    if m and m.group(1) in ("unimplemented", "todo"):
-        macro = "unimplemented" if m.group(1) == "unimplemented" else "todo"
+    macro: MacroId = "panic"
+    if m:
+        macro = m.group(1) or m.group(2)  # type: ignore[assignment]  # one of MacroId's words
     function = function_from_window(record)
     message = record.errorMessage
     return Analysis(
         category=category, macro=macro, crate=crate_from_path(record.filePath), function=function,
-        scrutinee="", pattern="", messageRegex=PanicMessage(message, tuple(split_format(message))).regex,
+        scrutinee="", pattern="", messageRegex=PanicMessage(message, tuple(split_format(message))).runtime_regex(macro),
         operation=operation_of(message, function, ""), rule="derived/record",
         contentHash=content_hash(message, category, macro, "", "", [], []))

@@ -211,10 +211,25 @@ def load(path: str | Path) -> tuple[list[RecordLine], list[tuple[str, str]]]:
 
 
 def read(path: str | Path) -> list[RecordLine]:
-    """Read a records file or folder; any bad record is an error that names it."""
+    """Read a records file or folder; any bad record is an error that names it, and so are two
+    records sharing an id: every command reads records by this one policy, the one `validate`
+    checks (an id names a page, an answer, a lineage; with two, which one is meant is anyone's
+    guess, and an answer merged into both skips the content check of one)."""
     good, bad = load(path)
     if bad:
         where, reason = bad[0]
         more = f" (and {len(bad) - 1} more bad records)" if len(bad) > 1 else ""
         raise UserError(f"{where}: {reason}{more}; run `burn-errors validate {path}` to list them")
+    refuse_shared_ids(good, str(path))
     return good
+
+
+def refuse_shared_ids(lines: list[RecordLine], label: str) -> None:
+    """A UserError naming the first id two of `lines` share."""
+    seen: set[str] = set()
+    for line in lines:
+        rid = line.record.id
+        if rid in seen:
+            raise UserError(f"{label} holds id {rid} twice; records must have unique ids (run "
+                            f"`burn-errors validate {label}` to list them)")
+        seen.add(rid)

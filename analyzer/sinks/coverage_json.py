@@ -1,6 +1,8 @@
-"""The coverage matrix as one JSON document (shape in README.md, "coverage"): the columns per dtype
-enum, a summary per backend, every dtype-dispatch match, and every (backend, operation, dtype) cell
-with the records behind it."""
+"""The coverage matrix as one JSON document (shape in docs/coverage.md): the columns per dtype
+enum (with each dtype's tensor kind), a summary per backend, every dtype-dispatch match, and the
+(backend, operation, dtype) cells with the records behind them. The n/a cells, most of a tree's
+matrix, are left out unless `full` (`--full`): a cell absent from `cells` is n/a when the
+operation's `kind` and the dtype's kind are both known and differ, else no panic was found."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from analyzer import __version__
 from analyzer.core.jsontext import dumps_indented
 from analyzer.features.coverage.model import STATUSES, Dispatch, Matrix, Site
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: n/a cells left out unless --full (`naCells`), columns carry their dtypes' kinds
 STATUS_MEANING = {
     "handled": "every match of the operation that dispatches on the dtype has an arm for it that does not panic",
     "panics": "a match on the dtype's path through the operation panics on it, or (the cell's reason) the "
@@ -22,7 +24,7 @@ STATUS_MEANING = {
 }
 
 
-def build(matrix: Matrix) -> dict:
+def build(matrix: Matrix, full: bool = False) -> dict:
     # The runtimes view's module is imported for that view only: it loads the record schema.
     runtimes = matrix.view == "runtimes"
     return {
@@ -34,7 +36,8 @@ def build(matrix: Matrix) -> dict:
         "collapsed": matrix.collapse,
         "statuses": {s: STATUS_MEANING[s] for s in STATUSES},
         "view": matrix.view or ("operations" if matrix.by_operation else "matches"),
-        "columns": [{"enum": g.enum, "dtypes": g.dtypes} for g in matrix.groups],
+        "columns": [{"enum": g.enum, "dtypes": g.dtypes, "kinds": _kinds(g.dtypes)} for g in matrix.groups],
+        "naCells": "listed" if full else "elided",
         "operations": [{"crate": o.crate, "operation": o.name, "trait": o.trait, "kind": o.kind or None,
                         "path": o.path, "line": o.line, "url": o.url,
                         "panicFound": matrix.panic_found(o.crate, o.name),
@@ -53,11 +56,12 @@ def build(matrix: Matrix) -> dict:
                            for lim in matrix.limits_of(crate)],
         } for crate in matrix.crates()],
         "matches": [_match(d) for d in matrix.dispatches],
-        "cells": _cells(matrix),
+        "cells": _cells(matrix, full),
         "settings": [{"crate": st.crate, "operation": st.operation, "enum": st.enum, "variant": st.variant,
                       "status": st.status, "sites": [_site(x) for x in st.sites]} for st in matrix.settings],
         "claims": [{"crate": cl.crate, "dtype": cl.dtype, "advertised": cl.advertised, "where": cl.where,
-                    "reading": cl.reading, "panicsIn": cl.panics_in, "handledIn": cl.handled_in}
+                    "reading": cl.reading, "panicsIn": cl.panics_in, "handledIn": cl.handled_in,
+                    "stubsIn": cl.stubs_in}
                    for cl in matrix.claims],
         **({"runtimes": _runtimes(matrix)} if runtimes else {}),
         **({"runtimeLimits": [{"crate": lim.crate, "repo": lim.repo, "runtime": lim.runtime, "dtype": lim.dtype,
@@ -66,10 +70,18 @@ def build(matrix: Matrix) -> dict:
     }
 
 
-def _cells(matrix: Matrix) -> list[dict]:
+def _kinds(dtypes: list[str]) -> dict[str, str | None]:
+    from analyzer.features.coverage.operations import dtype_kind
+
+    return {d: dtype_kind(d) or None for d in dtypes}
+
+
+def _cells(matrix: Matrix, full: bool) -> list[dict]:
     out: list[dict] = []
     add = out.append
     for c in matrix.cells.values():
+        if c.status == "n/a" and not full:
+            continue
         # Most cells of a tree are n/a with nothing behind them: their entry is written at once.
         if not (c.sites or c.evidence or c.decided or c.reason) and c.status != "unknown":
             add({"crate": c.crate, "operation": c.operation, "dtype": c.dtype, "enum": c.enum, "status": c.status,
@@ -116,5 +128,5 @@ def _site(s: Site) -> dict:
     return {"id": s.record_id, "path": s.path, "line": s.line, "url": s.url}
 
 
-def dumps(matrix: Matrix) -> str:
-    return dumps_indented(build(matrix)) + "\n"
+def dumps(matrix: Matrix, full: bool = False) -> str:
+    return dumps_indented(build(matrix, full)) + "\n"

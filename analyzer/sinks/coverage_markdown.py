@@ -87,10 +87,16 @@ def _claims(matrix: Matrix) -> list[str]:
     out = ["## Claims: what each backend's `dtype_usage` advertises, against the cells\n",
            "| backend | dtype | advertised | where | panics in | handled although not advertised |",
            "|---|---|---|---|---|---|"]
+    stubs: dict[str, set[str]] = {}
     for cl in matrix.claims:
         adv = {True: "yes", False: "no", None: f"? ({cl.reading})"}[cl.advertised]
         out.append("| " + " | ".join([md_cell(cl.crate), md_code_span(label(cl.dtype)), adv, md_cell(cl.where),
                                       _ops_list(cl.panics_in), _ops_list(cl.handled_in)]) + " |")
+        if cl.stubs_in:
+            stubs.setdefault(cl.crate, set()).update(cl.stubs_in)
+    if stubs:
+        out.append("\nNot implemented (stubs, whatever the dtype; not counted above): "
+                   + "; ".join(f"{md_cell(crate)}: {_ops_list(sorted(ops))}" for crate, ops in sorted(stubs.items())))
     return out + [""]
 
 

@@ -37,6 +37,7 @@ def side(s: Side) -> dict:
         out["filesScanned"] = s.files_scanned
         out["cache"] = {"hits": s.cache_hits, "misses": s.cache_misses}
         out["seconds"] = s.seconds
+        out["unread"] = [{"path": e["path"], "reason": e["reason"], "whole": e["whole"]} for e in s.unread]
     return out
 
 
@@ -56,8 +57,12 @@ def build(result: DiffResult, fail_on: list[str]) -> dict:
                      "head": f.head} for f in result.flipped],
         "claims": {"new": [contradiction(c) for c in result.new_contradictions],
                    "fixed": [contradiction(c) for c in result.fixed_contradictions]},
-        # Nothing added, removed, changed or flipped and no claim contradiction new or fixed: a
-        # pull-request workflow posts no comment.
+        # The head revision's files not read whole (skipped, or read in part): sites may hide in
+        # them. `unverified`: base sites in those files, neither removed nor kept.
+        "unread": [{"path": e["path"], "reason": e["reason"], "whole": e["whole"]} for e in result.unread],
+        "unverified": [site(x) for x in result.unverified],
+        # Nothing added, removed, changed or flipped, no claim contradiction new or fixed and no
+        # head file left unread: a pull-request workflow posts no comment.
         "quiet": result.quiet,
         "failOn": [k for k in fail_on if k != "none"],
         "failed": failed,
@@ -66,7 +71,7 @@ def build(result: DiffResult, fail_on: list[str]) -> dict:
     if result.dependencies:
         # Sites of several repositories: each says whose it is, and each dependency its pins.
         out["dependencies"] = result.dependencies
-        lines = {"added": result.added, "removed": result.removed}
+        lines = {"added": result.added, "removed": result.removed, "unverified": result.unverified}
         for key, items in lines.items():
             for entry, line in zip(out[key], items):
                 entry["repo"] = line.record.repo

@@ -26,6 +26,9 @@ MAX_ROWS = 50
 # GitHub refuses a comment longer than 65,536 characters; tables are cut shorter until it fits.
 MAX_CHARS = 65_000
 MAX_MESSAGE = 120
+# No cell holds more than this many characters of text (a 70,000-character function name would
+# pass GitHub's limit in one row): with rows cut to one, the comment is bounded whatever it holds.
+MAX_CELL = 200
 
 
 
@@ -33,17 +36,19 @@ def _flat(text: object) -> str:
     return " ".join(str(text).split())
 
 
+def _cut(s: str, limit: int) -> str:
+    return s[:limit - 1].rstrip() + "…" if len(s) > limit else s
+
+
 def code(text: object, limit: int | None = None) -> str:
-    """An inline code span safe in a table cell, cut to `limit` characters."""
-    s = _flat(text)
-    if limit is not None and len(s) > limit:
-        s = s[:limit - 1].rstrip() + "…"
-    return md_code_span(s)
+    """An inline code span safe in a table cell, cut to `limit` characters (at most MAX_CELL)."""
+    return md_code_span(_cut(_flat(text), min(limit or MAX_CELL, MAX_CELL)))
 
 
 def text(value: object) -> str:
-    """Plain text in a table cell, with Markdown's special characters escaped."""
-    return md_cell(value)
+    """Plain text in a table cell, with Markdown's special characters escaped, cut to MAX_CELL
+    characters."""
+    return md_cell(_cut(_flat(value), MAX_CELL))
 
 
 def dtypes(values: list[str], limit: int = 8) -> str:
@@ -78,6 +83,11 @@ def where(line: RecordLine) -> str:
     a = line.facts
     inside = a.function or a.inMacro
     return text(a.crate) + (" · " + code(inside) if inside else "")
+
+
+def unread_reason(entry: dict) -> str:
+    """Why a head file was not read whole: skipped, or read in part, and the reason."""
+    return text(("skipped: " if entry["whole"] else "read in part: ") + entry["reason"])
 
 
 def more(items: list, limit: int, artifacts_url: str | None = None) -> str:
@@ -186,11 +196,13 @@ def summary_line(result: DiffResult) -> str:
         head = "no panic site added, removed or changed"
     else:
         head = ", ".join(main) + f" panic site{'s' if sum(n[k] for k in ('added', 'removed', 'changed')) != 1 else ''}"
+    if result.unread:
+        head = f"{plural(len(result.unread), 'file')} of the head revision not read whole; " + head
     return head + (f" ({', '.join(rest)})" if rest else "")
 
 
 environment().filters.update(code=code, text=text, location=location, where=where, rejects=rejects, message=message,
-                    what_changed=what_changed, dtypes=dtypes, more=more)
+                    what_changed=what_changed, dtypes=dtypes, more=more, unread_reason=unread_reason)
 
 
 def flip_rows(result: DiffResult) -> list[dict]:
@@ -250,9 +262,15 @@ def render(result: DiffResult, fail_on: list[str], artifacts_url: str | None = N
 
 def _failed_text(result: DiffResult, fail_on: list[str]) -> str:
     n = result.counts()
-    parts = [f"{n[k]} {k}" for k in result.failed(fail_on)]
-    if not parts:
-        return ""
-    words = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    total = sum(n[k] for k in result.failed(fail_on))
-    return words + f" panic site{'s' if total != 1 else ''}"
+    met = result.failed(fail_on)
+    kinds = [k for k in met if k != "unread"]
+    parts = [f"{n[k]} {k}" for k in kinds]
+    words = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1] if parts else ""
+    if words:
+        total = sum(n[k] for k in kinds)
+        words += f" panic site{'s' if total != 1 else ''}"
+    if "unread" in met:
+        unread = f"{plural(len(result.unread), 'file')} not read whole"
+        words = f"{words} and {unread}" if words else unread
+    return words
+

@@ -18,7 +18,7 @@ from analyzer.decisions.categories import CATEGORIES
 from analyzer.features.diff import DiffResult
 from analyzer.profiles import current
 from analyzer.records.model import RecordLine
-from analyzer.core.safe import https_url, url_path
+from analyzer.core.safe import https_url, url_path, visible_values
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "burnErrorsId/v1"
@@ -94,6 +94,29 @@ def _result(line: RecordLine, index: dict[str, int]) -> dict:
     }
 
 
+UNREAD_RULE = "burn-errors/unread-file"
+
+
+def _unread_rule() -> dict:
+    text = ("A Rust file of the head revision could not be read whole (past a budget, or nested "
+            "past what is read), so a panic site in it may be missing from this analysis.")
+    return {"id": UNREAD_RULE, "name": "UnreadFile", "shortDescription": {"text": "File not read whole"},
+            "fullDescription": {"text": text}, "help": {"text": text, "markdown": text},
+            "defaultConfiguration": {"level": "error"}, "properties": {"tags": [current().name, "coverage"]}}
+
+
+def _location(path: str) -> dict:
+    return {"physicalLocation": {"artifactLocation": {"uri": url_path(path), "uriBaseId": "%SRCROOT%"}}}
+
+
+def _unread_result(entry: dict, index: int) -> dict:
+    how = "was skipped" if entry["whole"] else "was read only in part"
+    return {"ruleId": UNREAD_RULE, "ruleIndex": index, "level": "error",
+            "message": {"text": f"This file {how} ({entry['reason']}); panic sites in it may be missing."},
+            "locations": [_location(entry["path"])],
+            "partialFingerprints": {FINGERPRINT: "unread:" + entry["path"]}}
+
+
 def build(result: DiffResult) -> dict:
     categories = list(CATEGORIES)
     index = {c: i for i, c in enumerate(categories)}
@@ -102,11 +125,21 @@ def build(result: DiffResult) -> dict:
     if home is not None:
         driver["informationUri"] = home
     driver["rules"] = [_rule(c) for c in categories]
+    invocation: dict = {"executionSuccessful": True}
+    results = [_result(line, index) for line in result.added]
+    if result.unread:
+        # Said twice: as the tool's notifications (SARIF's place for what it could not analyse),
+        # and as results, which code scanning shows as alerts.
+        driver["rules"].append(_unread_rule())
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": f"{e['path']}: not read whole ({e['reason']})"},
+             "locations": [_location(e["path"])]} for e in result.unread]
+        results += [_unread_result(e, len(categories)) for e in result.unread]
     run: dict = {
         "tool": {"driver": driver},
         "automationDetails": {"id": AUTOMATION_ID},
-        "invocations": [{"executionSuccessful": True}],
-        "results": [_result(line, index) for line in result.added],
+        "invocations": [invocation],
+        "results": results,
         "properties": {"base": result.base.sha or result.base.label,
                        "head": result.head.sha or result.head.label,
                        "summary": result.counts()},
@@ -118,4 +151,6 @@ def build(result: DiffResult) -> dict:
 
 
 def dumps(result: DiffResult) -> str:
-    return json.dumps(build(result), indent=2, ensure_ascii=False) + "\n"
+    # Every text of an alert is shown to a person by code scanning: no control character or
+    # bidirectional override in any of them (core/safe.py's one policy).
+    return json.dumps(visible_values(build(result)), indent=2, ensure_ascii=False) + "\n"

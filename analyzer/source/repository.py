@@ -62,6 +62,9 @@ class Blob:
     size: int
 
 
+_OBJECT_ID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 class GitRepository:
     """A git directory read through git plumbing."""
 
@@ -226,10 +229,13 @@ class GitRepository:
         pos = 0
         for path in asked:
             end = data.index(b"\n", pos)
-            header = data[pos:end].split()
+            header = data[pos:end].split(b" ")
             pos = end + 1
-            if len(header) < 3 or not header[2].isdigit():
-                continue  # "<name> missing" (or ambiguous): no such path at sha, no contents follow
+            # Found: exactly "<object id> <type> <size>". Anything else is the name asked echoed
+            # back, then "missing" (or "ambiguous"), with no contents after it; the name is a
+            # path anyone may write (`a blob 99999 z.rs`), so it is never read as a header.
+            if len(header) != 3 or not _OBJECT_ID.fullmatch(header[0]) or not header[2].isdigit():
+                continue
             size = int(header[2])
             if header[1] == b"blob":  # not a folder of that name
                 out[path] = data[pos:pos + size]

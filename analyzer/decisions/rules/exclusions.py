@@ -241,16 +241,22 @@ def node_kind_else(c: Call) -> bool:
 
 def input_count(c: Call) -> bool:
     """A guard on how many inputs or outputs a node was given (`if node.inputs.len() != 1 {
-    panic!("Flatten: multiple inputs are not supported") }`): the operation's definition fixes the
-    count, so only a malformed node fails it, whatever the message calls it."""
-    m = rule_data().input_count.search(c.site.condition) if c.site.branch == "then" else None
+    panic!("Flatten: multiple inputs are not supported") }`, or an assertion of the count): the
+    operation's definition fixes the count, so only a malformed node fails it, whatever the
+    message calls it."""
+    m = rule_data().input_count.search(c.site.condition) if c.site.branch in ("then", "assert") else None
     if m is None:
         return False
     op, n = m.group(1), int(m.group(2))
+    if c.site.branch == "assert":  # an assertion's condition is what must hold: it refuses the rest
+        op = _NEGATED[op]
     # `> n` / `>= n` rejects inputs past the first n (or n - 1): an optional trailing input when
     # more than one is allowed.
     allowed = n if op == ">" else n - 1 if op == ">=" else 0
     return allowed <= 1
+
+
+_NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 
 
 def overridden_default(c: Call) -> bool:

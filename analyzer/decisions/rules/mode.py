@@ -9,6 +9,19 @@ from analyzer.decisions.data import rule_data
 from analyzer.facts.model import VariantRef
 
 
+def assertion(c: Call) -> bool:
+    """An assertion with a message (analyzer/facts/sites.py reads no other) that says what its
+    condition checks is not supported: the condition is the guard, the message names the setting."""
+    return c.site.branch == "assert" and c.says_unsupported
+
+
+def expect(c: Call) -> bool:
+    """`.expect(msg)` whose message says what it needed is not supported there (a platform with no
+    blocking reader, a runtime input where a constant is read): the Option or Result it unwraps
+    is the test, None or Err the refused case."""
+    return c.site.branch == "expect" and c.says_unsupported
+
+
 def unsupported_message(c: Call) -> bool:
     return c.says_unsupported
 

@@ -135,6 +135,16 @@ RULE_ORDER: tuple[Rule, ...] = (
          "constant one), explicitly or as the catch-all beside arms naming only the enum's other variants",
          "`Some(SliceInput::Static(s)) => s, _ => panic!(\"Steps must be Static\")`", mode.runtime_input,
          ARM_POSITIONS, ("mode.runtime_variant",)),
+    Rule("mode/assertion", MODE,
+         "an assertion (assert!, assert_eq!, assert_ne!) whose message says the setting its condition checks is "
+         "not supported: the condition is the guard",
+         "`assert!(!options.ceil_mode, \"Candle does not support ceil mode\")`", mode.assertion, GUARD,
+         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+    Rule("mode/expect", MODE,
+         ".expect(msg) whose message says what it needed is not supported there: the Option or Result it "
+         "unwraps is the guard",
+         "`read_sync(data).expect(\"This operation is not supported until this backend has a blocking reader\")`",
+         mode.expect, GUARD, ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", unimplemented_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),

@@ -2,7 +2,9 @@
 read from its source, set against the cells. A claim is per dtype column: `advertised` true (the
 general usage set), false (empty, or storage only), or null when the answer is not a match on the
 dtype the audit can read (it depends on the device at run time, on a guard or a nested match, or
-is not a match at all). `panicsIn` are the operations whose cell panics on an advertised dtype;
+is not a match at all). `panicsIn` are the operations whose cell panics on an advertised dtype
+(the contradictions a user meets), `stubsIn` those whose whole implementation is a stub (not
+implemented, the trait's default often: reported apart, they are no claim about the dtype);
 `handledIn` those that handle a dtype the backend does not advertise."""
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from tree_sitter import Node, Parser
 from analyzer.facts.model import FnFacts
 from analyzer.facts.syntax import LANGUAGE
 from analyzer.profiles import current
-from analyzer.features.coverage.model import HANDLED, PANICS, Matrix, base_variant, primary_enum
+from analyzer.features.coverage.model import HANDLED, NOT_IMPLEMENTED, PANICS, Matrix, base_variant, primary_enum
 
 _ALTERNATIVE = re.compile(r"^(?:\w+::)*(\w+)\s*(?:\((.*)\))?$", re.S)
 
@@ -29,6 +31,7 @@ class Claim:
     reading: str  # match | device | guard or nested match | not a match
     panics_in: list[str] = field(default_factory=list)
     handled_in: list[str] = field(default_factory=list)
+    stubs_in: list[str] = field(default_factory=list)
 
 
 def build_claims(matrix: Matrix, code, read_files) -> list[Claim]:
@@ -108,18 +111,20 @@ def _column_arms(col: str, arms: list, subs: set[str]) -> list:
 def _claim(matrix: Matrix, ops: list[str], crate: str, col: str, dtype: str, advertised: bool | None, where: str,
            reading: str) -> Claim:
     """`ops`: the crate's operations in name order."""
-    panics, handled = [], []
+    panics, handled, stubs = [], [], []
     for op in ops:
         cell = matrix.get(crate, op, col)
         if cell is None:
             continue
         status = cell.parts.get(dtype, cell.status) if dtype != col else cell.status
-        if status == PANICS:
+        if status == PANICS and cell.reason == NOT_IMPLEMENTED:
+            stubs.append(op)
+        elif status == PANICS:
             panics.append(op)
         elif status == HANDLED:
             handled.append(op)
     return Claim(crate, dtype, advertised, where, reading, panics if advertised is not False else [],
-                 handled if advertised is False else [])
+                 handled if advertised is False else [], stubs if advertised is not False else [])
 
 
 def _read(source: bytes) -> tuple[str, list[tuple[str, bool | None, int]]]:

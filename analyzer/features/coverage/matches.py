@@ -4,6 +4,7 @@ named by the records' operation (a panic message's prefix, else the function).""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 
 from analyzer.features.coverage.model import (
@@ -28,8 +29,11 @@ def build(lines: Iterable[RecordLine], collapse: bool = False) -> Matrix:
         match_key = (a.crate, a.operation, r.filePath, a.itemPath or a.function, a.impl, a.inMacro, a.scrutinee,
                      a.enum or primary_enum(), a.context == "if-let-else")
         by_match.setdefault(match_key, []).append(ln)
-    known = {(crate, g.enum): _expanded_order([ln for ln in lines if ln.facts.crate == crate], g.enum)
-             for crate in {ln.facts.crate for ln in lines} for g in groups}
+    of_crate: dict[str, list[RecordLine]] = {}  # one pass, not a pass over the records per crate
+    for ln in lines:
+        of_crate.setdefault(ln.facts.crate, []).append(ln)
+    known = {(crate, g.enum): _expanded_order(crate_lines, g.enum) for crate, crate_lines in of_crate.items()
+             for g in groups}
     dispatches = [_dispatch(group, order, known) for group in by_match.values()]
     dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
 
@@ -123,13 +127,26 @@ def _merge_orders(seqs: list[list[str]], last: str, alphabetical: bool = False) 
             if b not in after[a]:
                 after[a].add(b)
                 before_count[b] += 1
+    def key(k: str) -> tuple[bool, str, int]:
+        return (k == last, k if alphabetical else "", first[k])
+
+    # Kahn's sort with heaps (the least ready item, else the least remaining one), n log n: a
+    # scan of every remaining item per step was quadratic in the variants records can name.
+    ready = [(key(x), x) for x in first if before_count[x] == 0]
+    everything = [(key(x), x) for x in first]
+    heapq.heapify(ready)
+    heapq.heapify(everything)
     out: list[str] = []
-    remaining = set(first)
-    while remaining:
-        ready = [x for x in remaining if before_count[x] == 0] or list(remaining)
-        x = min(ready, key=lambda k: (k == last, k if alphabetical else "", first[k]))
+    done: set[str] = set()
+    while len(out) < len(first):
+        pick = ready if ready else everything
+        x = heapq.heappop(pick)[1]
+        if x in done:
+            continue
         out.append(x)
-        remaining.discard(x)
+        done.add(x)
         for y in after[x]:
             before_count[y] -= 1
+            if before_count[y] == 0 and y not in done:
+                heapq.heappush(ready, (key(y), y))
     return out

@@ -333,7 +333,8 @@ class Matrix:
                        or any(k[0] == lim.crate for k in cells)],
                       [st for st in self.settings if keep_op(st.crate, st.operation)],
                       [replace(cl, panics_in=[o for o in cl.panics_in if keep_op(cl.crate, o)],
-                               handled_in=[o for o in cl.handled_in if keep_op(cl.crate, o)])
+                               handled_in=[o for o in cl.handled_in if keep_op(cl.crate, o)],
+                               stubs_in=[o for o in cl.stubs_in if keep_op(cl.crate, o)])
                        for cl in self.claims if any(keep_op(cl.crate, op) for c, op in self.ops if c == cl.crate)])
         out.view = self.view
         kept = {k[0] for k in cells} | {c for c, _ in ops}

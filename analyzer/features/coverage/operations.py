@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import TYPE_CHECKING
 
 from analyzer.core.collector import no_cycle_collection
 from analyzer.profiles import current
@@ -21,6 +22,9 @@ from analyzer.features.coverage.model import (
 )
 from analyzer.decisions.categories import OP
 from analyzer.records.model import github_url
+
+if TYPE_CHECKING:
+    from analyzer.pipeline.extract import AuditEntry
 
 from analyzer.records.macro_lists import METAVARIABLE_VARIANT as _METAVARIABLE_VARIANT
 
@@ -81,8 +85,8 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     # Dispatches -> (function, dispatch) instances.
     instances: list[tuple[int, Dispatch]] = []
     helpers: list[Dispatch] = []
-    for d in [*base.dispatches, *_kind_fixed_dispatches(ex)]:
-        entry = audit_by_id.get(d.sites[0].record_id)
+    fixed = _kind_fixed_dispatches(ex)
+    for d, entry in [*((d, audit_by_id.get(d.sites[0].record_id)) for d in base.dispatches), *fixed]:
         site = entry.site if entry is not None else None
         in_macro = site.in_macro if site is not None else ""
         if in_macro.startswith("macro_rules! "):
@@ -169,6 +173,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     unimplemented = _not_implemented(ex, graph, ops)
     unfollowed = _calling_defaults(ex.code, traits, graph, ops)
     _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
+    _kinds_from_signatures(ex.code, ops, read_files)
     tuples = tuple_matches(ex)
     settings = build_settings(ex, graph, read_files, tuples)
     del graph
@@ -197,6 +202,8 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                 elif ev:
                     panicking = [e.site for e in ev if e.status == PANICS]
                     status, reason, parts = _fold_paths(ev)
+                    if status == HANDLED and not any(e.site.record_id for e in ev):
+                        reason = _unrecorded_reason(ev, crate)
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
     _apply_tuples(cells, tuples)
@@ -255,21 +262,60 @@ def _as_decided(ln, entry):
                                                                             "rejected": d.rejected})})
 
 
-def _kind_fixed_dispatches(ex) -> list[Dispatch]:
+def _kind_fixed_dispatches(ex) -> list[tuple[Dispatch, AuditEntry]]:
     """The dtype matches whose catch-all only dtypes of another kind reach (no record: no user
     reaches that panic), with the dtypes their arms handle: what the function does with each dtype
-    of its kind, and which arm a helper is called from."""
+    of its kind, and which arm a helper is called from. Each with its audit entry (it has no
+    record id to be found by)."""
     out = []
+    enums = ex.catalog.enums
     for a in ex.audit:
         dec = a.decision
-        if dec.record or not dec.handled:
-            continue  # a record's dispatch is the base's; an exclusion that keeps no dtypes says none
+        if dec.record:
+            continue  # a record's dispatch is the base's
+        enum, handled = dec.enum or "", list(dec.handled)
+        if not handled:
+            # An exclusion that keeps no dtypes (a mismatch check, an accessor) still dispatches on
+            # the dtypes its arms name and handle: the operations reaching it handle those there.
+            enum, handled = _arm_handled(a.site.arms, enums)
+            if not handled:
+                continue
         s = a.site
         site = Site("", a.path, s.line, s.function, github_url(ex.repo, ex.sha, a.path, s.line, s.line), dec.pattern,
                     s.message)
-        out.append(Dispatch(a.crate, s.function, s.function, a.path, dec.enum or "", s.scrutinee, s.context,
-                            {qualify(dec.enum, v): HANDLED for v in dec.handled}, [], [site]))
+        out.append((Dispatch(a.crate, s.function, s.function, a.path, enum, s.scrutinee, s.context,
+                             {qualify(enum, v): HANDLED for v in handled}, [], [site]), a))
     return out
+
+
+def _unrecorded_reason(ev: list[Evidence], crate: str) -> str:
+    """Why a cell no record speaks for is handled: the matches on its path that name the dtype
+    (their panics refuse other kinds or mismatched tensors, not this dtype), the rest of the
+    path taking any dtype."""
+    where = list(dict.fromkeys(f"{short_path(e.site.path, crate)}:{e.site.line}" for e in ev))
+    return (f"handled by the match{'es' if len(where) > 1 else ''} at {', '.join(where)} (no panic there refuses "
+            f"it); no other dtype match with a panic is on its path")
+
+
+def _arm_handled(arms, enums) -> tuple[str, list[str]]:
+    """The dtype enum a match's arms name most and the variants its plain arms (no guard, no
+    panic, not a catch-all) handle: `Bool(U8)` for a payload variant."""
+    from collections import Counter
+
+    named = Counter(r.enum for arm in arms for r in arm.refs if r.enum in enums)
+    if not named:
+        return "", []
+    enum = named.most_common(1)[0][0]
+    handled: list[str] = []
+    for arm in arms:
+        if arm.panics or arm.catch_all or arm.guard:
+            continue
+        for r in arm.refs:
+            if r.enum == enum:
+                v = f"{r.variant}({r.sub[0].variant})" if r.sub and len(r.sub) == 1 else r.variant
+                if v not in handled:
+                    handled.append(v)
+    return enum, handled
 
 
 def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]) -> dict[tuple[str, str], Site]:
@@ -285,6 +331,66 @@ def _not_implemented(ex, graph: CallGraph, ops: dict[tuple[str, str], Operation]
             out.setdefault((a.crate, a.function), Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl,
                                                        "", r.errorMessage))
     return out
+
+
+# The tensor types of burn's backend signatures, by kind (`FloatTensor<B>`, `B::IntTensorPrimitive`).
+_TENSOR_TYPE = re.compile(r"\b(Float|Int|Bool|Quantized)Tensor(?:Primitive)?\b")
+_TENSOR_KIND = {"Float": "float", "Int": "int", "Bool": "bool", "Quantized": "quantized"}
+# A type that may hold a tensor (`TensorRef<B>`, `TransactionPrimitive<B>`): of no one kind.
+_HOLDS_TENSOR = re.compile(r"Tensor|Primitive")
+NO_TENSOR = "none"
+
+
+def _kinds_from_signatures(code, ops: dict[tuple[str, str], Operation], read_files) -> None:
+    """The kind of an operation whose trait takes no one kind (`DistributedOps`), from its
+    method's signature in the trait: the one tensor kind its parameters and result name
+    (`all_reduce(tensor: FloatTensor<B>, ..)`: float), or `none` when they hold no tensor at all
+    (`sync_collective(device)`: every dtype is n/a there)."""
+    wanted = {o.trait for o in ops.values() if not o.kind}
+    if not wanted or read_files is None:
+        return
+    paths = sorted({path for path, _, facts in code for t in facts.traits if t.name in wanted})
+    texts = read_files(paths)
+    kinds: dict[tuple[str, str], str] = {}
+    for path in paths:
+        for trait, method, signature in _signatures(texts.get(path, b""), wanted):
+            named = {_TENSOR_KIND[m] for m in _TENSOR_TYPE.findall(signature)}
+            if len(named) == 1:
+                kinds[(trait, method)] = named.pop()
+            elif not named and not _HOLDS_TENSOR.search(signature):
+                kinds[(trait, method)] = NO_TENSOR
+    for key, o in ops.items():
+        kind = kinds.get((o.trait, o.name)) if not o.kind else None
+        if kind:
+            ops[key] = Operation(o.crate, o.name, o.trait, kind, o.path, o.line, o.url)
+
+
+def _signatures(source: bytes, traits: set[str]):
+    """(trait, method, its parameters and result as written) of the methods of `traits` in a file."""
+    from tree_sitter import Parser
+
+    from analyzer.facts.syntax import LANGUAGE
+
+    if not source:
+        return
+    stack = [Parser(LANGUAGE).parse(source).root_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "trait_item":
+            name, body = n.child_by_field_name("name"), n.child_by_field_name("body")
+            trait = name.text.decode() if name is not None and name.text is not None else ""
+            if trait not in traits or body is None:
+                continue
+            for item in body.named_children:
+                if item.type not in ("function_signature_item", "function_item"):
+                    continue
+                method = item.child_by_field_name("name")
+                parts = [item.child_by_field_name(f) for f in ("parameters", "return_type")]
+                text = " ".join(p.text.decode("utf-8", "replace") for p in parts if p is not None and p.text)
+                if method is not None and method.text is not None:
+                    yield trait, method.text.decode(), text
+            continue
+        stack.extend(n.named_children)
 
 
 def _calling_defaults(code, traits, graph: CallGraph,

@@ -159,8 +159,8 @@ def argument_enums(code, catalog, enums: set[str], read_files) -> set[str]:
         if not rest:
             break
         for m in _STRUCT.finditer(texts.get(path, b"")):
-            if m.group(1).decode() in named:
-                out |= rest & {t.decode() for t in _TYPE_NAME.findall(m.group(2))}
+            if m.group(1).decode("utf-8", "replace") in named:
+                out |= rest & {t.decode("utf-8", "replace") for t in _TYPE_NAME.findall(m.group(2))}
     return out
 
 
@@ -182,13 +182,13 @@ def _parameter_types(source: bytes, traits: set[str]) -> set[str]:
         if n.type == "trait_item":
             name = n.child_by_field_name("name")
             body = n.child_by_field_name("body")
-            if name is None or name.text is None or name.text.decode() not in traits or body is None:
+            if name is None or name.text is None or name.text.decode("utf-8", "replace") not in traits or body is None:
                 continue
             for item in body.named_children:
                 params = item.child_by_field_name("parameters") if item.type in (
                     "function_signature_item", "function_item") else None
                 if params is not None and params.text is not None:
-                    out |= {t.decode() for t in _TYPE_NAME.findall(params.text)}
+                    out |= {t.decode("utf-8", "replace") for t in _TYPE_NAME.findall(params.text)}
             continue
         stack.extend(n.named_children)
     return out

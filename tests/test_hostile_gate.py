@@ -1,0 +1,125 @@
+"""A pull request cannot hide a new panic from the gate: legal Rust at the parser's old limits (a
+wide or-pattern, a file padded with a comment, a site deep in nested macro calls) is read, and a
+file that still cannot be read whole is listed in every output of `extract` and `diff`, and
+fails `diff --fail-on`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DTYPE_RS, ONE_SITE_RS, GitRepo, run_cli
+
+DISPATCH = ('use burn_std::DType;\n\npub fn {name}(x: Tensor) {{\n    match x.dtype() {{\n'
+            '        {arm} => 1,\n        d => panic!("{name}: unsupported dtype {{d:?}}"),\n    }};\n}}\n')
+
+
+def dispatch(name: str, arm: str = "DType::F32") -> str:
+    return DISPATCH.format(name=name, arm=arm)
+
+
+def nested_macros(name: str, levels: int) -> str:
+    inner = f'match x.dtype() {{ DType::F32 => 1, d => panic!("{name}: unsupported dtype {{d:?}}"), }}'
+    for i in range(levels):
+        inner = f"wrap{i}!({inner})"
+    return f"use burn_std::DType;\n\npub fn {name}(x: Tensor) {{\n    {inner};\n}}\n"
+
+
+HIDING = {
+    "wide-or-pattern": dispatch("wide", " | ".join(["DType::F64"] * 500)),
+    "comment-padding": dispatch("padded") + "// " + "x" * 4_100_000 + "\n",
+    "string-padding": dispatch("strung") + 'const PAD: &str = "' + "x" * 4_100_000 + '";\n',
+    "five-nested-macros": nested_macros("macros", 5),
+}
+
+
+@pytest.fixture
+def repo(tmp_path) -> GitRepo:
+    r = GitRepo(tmp_path / "repo")
+    r.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    r.crate("burn-x", {"src/lib.rs": ONE_SITE_RS})
+    r.commit("base")
+    return r
+
+
+def extract(repo: GitRepo, out) -> tuple[list[dict], dict]:
+    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    lines = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    return lines, json.loads((out / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("kind", sorted(HIDING))
+def test_legal_rust_at_the_parsers_old_limits_is_read(repo, tmp_path, kind):
+    repo.write("crates/burn-x/src/hidden.rs", HIDING[kind], dedent=False)
+    repo.commit()
+    lines, manifest = extract(repo, tmp_path / "o")
+    assert manifest["skipped"] == [] and manifest["partlyRead"] == []
+    hidden = [x["record"] for x in lines if x["record"]["filePath"].endswith("hidden.rs")]
+    assert len(hidden) == 1 and hidden[0]["errorMessage"].endswith(": unsupported dtype {d:?}")
+    assert hidden[0]["lineNumber"] in (4, 6)
+
+
+def test_macro_calls_past_the_nesting_read_are_listed_as_partly_read(repo, tmp_path):
+    from analyzer.facts.sites import MAX_SHADOW_DEPTH
+    repo.write("crates/burn-x/src/deep.rs", nested_macros("deep", MAX_SHADOW_DEPTH + 1), dedent=False)
+    repo.commit()
+    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(tmp_path / "o"))
+    assert res.code == 0, res.stderr
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert [e["path"] for e in manifest["partlyRead"]] == ["crates/burn-x/src/deep.rs"]
+    assert "nested deeper" in manifest["partlyRead"][0]["reason"]
+    assert "read only in part" in res.stderr
+
+
+# --- diff: a head file not read whole is never quiet and never passes a check ---------------------
+
+def unreadable(kind: str) -> str:
+    """A file `extract` cannot read whole: past the code budget (skipped), or macro calls nested
+    past what is read (read in part)."""
+    if kind == "skipped":
+        from analyzer.facts.parse import MAX_FILE_BYTES
+        return ONE_SITE_RS + "\nfn pad() {" + "let a = 1;" * (MAX_FILE_BYTES // 10 + 1) + "}\n"
+    from analyzer.facts.sites import MAX_SHADOW_DEPTH
+    return nested_macros("deep", MAX_SHADOW_DEPTH + 1)
+
+
+def diff(repo: GitRepo, fmt: str, *extra: str):
+    return run_cli("diff", "HEAD~1", "HEAD", "--repo", str(repo.path), "--format", fmt, *extra)
+
+
+@pytest.mark.parametrize("kind", ["skipped", "partly read"])
+def test_a_head_file_not_read_whole_fails_the_check_and_is_listed_everywhere(repo, kind):
+    # The file that held the base revision's one site becomes unreadable: nothing else changes.
+    repo.write("crates/burn-x/src/lib.rs", unreadable(kind), dedent=False)
+    repo.commit()
+    res = diff(repo, "json", "--fail-on", "added")
+    assert res.code == 1, res.stderr
+    assert "not read whole" in res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["quiet"] is False and doc["failed"] == ["unread"]
+    assert [(e["path"], e["whole"]) for e in doc["unread"]] == [("crates/burn-x/src/lib.rs", kind == "skipped")]
+    # The base site in that file is not claimed removed: nobody knows.
+    assert doc["summary"]["removed"] == 0 and [x["filePath"] for x in doc["unverified"]] == ["crates/burn-x/src/lib.rs"]
+
+    md = diff(repo, "markdown").stdout
+    assert "Not read whole (1)" in md and "`crates/burn-x/src/lib.rs`" in md and "#### Removed" not in md
+    assert "1 file of the head revision not read whole" in md.splitlines()[1]
+    sarif = json.loads(diff(repo, "sarif").stdout)
+    run = sarif["runs"][0]
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notes] == ["crates/burn-x/src/lib.rs"]
+    unread = [r for r in run["results"] if r["ruleId"] == "burn-errors/unread-file"]
+    assert len(unread) == 1 and run["tool"]["driver"]["rules"][unread[0]["ruleIndex"]]["id"] == "burn-errors/unread-file"
+
+
+def test_a_diff_with_every_file_read_stays_quiet(repo):
+    repo.write("crates/burn-x/src/other.rs", "pub fn f() {}\n", dedent=False)
+    repo.commit()
+    res = diff(repo, "json", "--fail-on", "added")
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["quiet"] is True and doc["unread"] == [] and doc["unverified"] == []
+    sarif = json.loads(diff(repo, "sarif").stdout)["runs"][0]
+    assert "toolExecutionNotifications" not in sarif["invocations"][0]
+    assert all(r["id"] != "burn-errors/unread-file" for r in sarif["tool"]["driver"]["rules"])
