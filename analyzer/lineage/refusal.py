@@ -25,6 +25,7 @@ than guess.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -40,8 +41,6 @@ given use used using please cannot can can't must should does do doesn't don't
 """.split())
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _WORD = re.compile(r"[a-z][a-z0-9]*")
-# A node type's numbered forms: `conv` stands in `conv1d`, `conv2d`, `pool` in `pool2d`.
-_NUMBERED = re.compile(r"[0-9]+d?")
 
 MIN_WORDS_SAME_FUNCTION = 1
 MIN_WORDS_RELATED_FUNCTION = 2
@@ -55,9 +54,14 @@ def words(message: str) -> frozenset[str]:
 
 
 def _has(word: str, new_words: frozenset[str]) -> bool:
-    if word in new_words:
-        return True
-    return any(v.startswith(word) and _NUMBERED.fullmatch(v[len(word):]) for v in new_words)
+    """Whether a word, or a numbered form of it, is among the new words (one look-up each, kept
+    linear however long the messages)."""
+    return word in new_words or word in _stems_of(new_words)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stems_of(new_words: frozenset[str]) -> frozenset[str]:
+    return frozenset(_stem(v) for v in new_words if _stem(v) != v)
 
 
 def _kept(old: frozenset[str], new: frozenset[str]) -> bool:
