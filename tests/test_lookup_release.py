@@ -339,3 +339,41 @@ def test_the_shipped_profiles_own_the_packages_a_registry_path_names(folder, wan
     got = origins_of(f"{REGISTRY}/{folder}/src/lib.rs", targets)
     assert [(o.profile, o.rev) for o in got] == want
     assert all(o.inner == "src/lib.rs" for o in got)
+
+
+POOL_ASSERT = '''\
+pub fn pool(x: Tensor) -> Tensor {
+    let rank = x.rank();
+    assert_eq!(
+        rank, 4,
+        "pool: only 4D inputs are supported"
+    );
+    run(x)
+}
+'''
+
+
+@pytest.mark.parametrize("form", ["rust 1.73+", "before 1.73"])
+def test_an_assertion_panic_names_its_record_at_each_release(cli, git_repo, form):
+    """assert_eq! prints its values below the message (or, before Rust 1.73, around it); the
+    record at the paste's release is the one whose call holds the reported line."""
+    lines = {}
+    for tag, header in (("v0.1.0", ""), ("v0.2.0", "// Pooling.\n// Rank 4 only.\n\n")):
+        git_repo.write("crates/flex/Cargo.toml", '[package]\nname = "burn-flex"\nversion = "0.1.0"\n', dedent=False)
+        git_repo.write("crates/flex/src/pool.rs", header + POOL_ASSERT, dedent=False)
+        git_repo.commit(tag)
+        git_repo.git("tag", tag)
+        lines[tag] = header.count("\n") + 3
+    for tag, line in lines.items():
+        path = _registry(tag[1:]).replace("ops.rs", "pool.rs")
+        if form == "rust 1.73+":
+            text = (f"thread 'main' panicked at {path}:{line}:5:\nassertion `left == right` failed: pool: only 4D "
+                    f"inputs are supported\n  left: 3\n right: 4\n{NOTE}")
+        else:
+            text = (f"thread 'main' panicked at 'assertion failed: `(left == right)`\n  left: `3`,\n right: `4`: "
+                    f"pool: only 4D inputs are supported', {path}:{line}:5\n{NOTE}")
+        got = _lookup(cli, git_repo, text)
+        assert got["query"]["message"] == "assertion `left == right` failed: pool: only 4D inputs are supported"
+        first = got["matches"][0]
+        assert got["answeredFrom"]["rev"] == tag and first["record"]["lineNumber"] == line
+        assert first["lineDistance"] == 0 and first["analysis"]["macro"] == "assert_eq"

@@ -83,3 +83,17 @@ def test_columns_are_bytes_from_the_line_start():
              "fn g() { let s = \"é\"; todo!() }\n"
     sites = parse_file(source.encode()).sites
     assert [(s.line, s.column) for s in sites] == [(4, 14), (7, 24)]  # `é` is two bytes
+
+
+def test_a_file_defining_a_procedural_macro_is_told_from_one_naming_proc_macro():
+    from analyzer.facts.model import FileFacts
+    from analyzer.facts.parse import parse_file
+    from analyzer.facts.prefilter import defines_proc_macros
+
+    derive = b"use proc_macro::TokenStream;\n#[proc_macro_derive(Module, attributes(module))]\npub fn m(i: TokenStream) -> TokenStream { i }\n"
+    assert defines_proc_macros(derive)
+    assert defines_proc_macros(b"#[ proc_macro_attribute ]\npub fn a() {}\n")
+    assert not defines_proc_macros(b"use proc_macro2::TokenStream;\n// a proc_macro crate's helper\nfn f() {}\n")
+    facts = parse_file(derive)
+    assert facts.proc_macros and FileFacts.from_json(facts.to_json()).proc_macros
+    assert facts.site_part().proc_macros

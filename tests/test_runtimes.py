@@ -180,3 +180,26 @@ def test_without_with_dependencies_there_are_no_runtime_limits(cli, burn):
 def test_bad_dependency_options_are_one_line_errors(cli, burn, args, says):
     res = cli("coverage", "--repo", str(burn.path), "--sha", "HEAD", *args)
     assert res.code == 2 and says in res.stderr and "Traceback" not in res.stderr
+
+
+# An mma helper of the CUDA dialect that takes f16 only: a limit of mma, not of f64 on CUDA.
+MMA_RS = """\
+pub fn mma_elem(elem: ElemType) -> &'static str {
+    match elem {
+        ElemType::Float(FloatKind::F16) => "f16",
+        other => panic!("mma: unsupported element {other:?}"),
+    }
+}
+"""
+
+
+def test_a_dispatch_about_a_feature_is_the_features_limit_not_the_runtimes(cli, tmp_path):
+    cubecl = make_cubecl(tmp_path)
+    cubecl.crate("cubecl-cpp", {"src/cuda/mma.rs": MMA_RS})
+    cubecl.commit("an mma helper")
+    doc = _json(cli, "--repo", str(cubecl.path), "--sha", "HEAD", "--target", "cubecl", "--expand")
+    cells = {(c["runtime"], c["dtype"]): c for c in doc["runtimes"]}
+    # The CUDA runtime handles f64; only mma refuses it.
+    assert cells[("cpp/cuda", "Float(F64)")]["status"] == "handled"
+    mma = cells[("cpp/cuda", "feature::mma")]
+    assert mma["status"] == "panics" and mma["sites"][0]["path"] == "crates/cubecl-cpp/src/cuda/mma.rs"

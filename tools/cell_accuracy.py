@@ -4,8 +4,9 @@
     python tools/cell_accuracy.py LABELS.tsv --coverage REV=COVERAGE.json [--coverage REV=...] [--show]
 
 LABELS.tsv lines are `revision<TAB>crate<TAB>operation<TAB>dtype<TAB>status<TAB>reason` with status one
-of handled, panics, cannot-hold, partial, n/a or unclear (a header line starting `revision` is
-skipped); each COVERAGE.json comes from `burn-errors coverage --repo R --sha REV --format json`. A
+of handled, panics, cannot-hold, partial, n/a, unclear or skipped (a cell the reader did not
+reach: counted apart, as unclear; a header line starting `revision` is skipped); each COVERAGE.json
+comes from `burn-errors coverage --repo R --sha REV --format json`. A
 cell the audit leaves blank ("no panic found") counts as handled, and a `panics` cell whose reason is
 "cannot hold" as cannot-hold. A document that leaves the n/a cells out (no `--full`) has a cell
 absent from `cells` read as n/a where the operation's and the dtype's kinds differ. Prints exact
@@ -65,7 +66,7 @@ def main() -> int:
         if rev not in cells:
             print(f"error: no --coverage for revision {rev}", file=sys.stderr)
             return 2
-        if status == "unclear":
+        if status in ("unclear", "skipped"):
             unclear += 1
             continue
         cell = cells[rev].get((crate, operation, dtype))
@@ -83,7 +84,7 @@ def main() -> int:
     if not judged:
         print("error: no labelled cell", file=sys.stderr)
         return 2
-    print(f"cells judged {judged} (unclear {unclear}): exact {exact}/{judged} = {exact / judged:.2f}; "
+    print(f"cells judged {judged} (unclear or not reached {unclear}): exact {exact}/{judged} = {exact / judged:.2f}; "
           f"cannot-hold taken as panics {agree}/{judged} = {agree / judged:.2f}")
     for rev in cells:
         print(f"  {rev}: {per_rev_agree[rev]}/{per_rev[rev]}")

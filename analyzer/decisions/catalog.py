@@ -77,6 +77,8 @@ class DtypeCatalog:
     # Per ops trait (`...Ops`), the crate and the methods of each impl of it outside test code;
     # None when unknown (a catalog built without them).
     implementors: dict[str, list[tuple[str, frozenset[str]]]] | None = None
+    # The proc-macro crates: those with a file defining a procedural macro's entry point.
+    proc_macro_crates: set[str] = field(default_factory=set)
 
     def names(self, ref: VariantRef) -> bool:
         """The ref's enum name is a dtype enum somewhere in the tree and its path does not start
@@ -193,7 +195,8 @@ class DtypeCatalog:
         derives = set(rule_data().input_derives)
         from_input = {(crate, typ) for crate, pairs in built for typ, how in pairs if how in derives}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
-                            _users(uses), from_input, traits, _remapped(remaps), _implementors(impls))
+                            _users(uses), from_input, traits, _remapped(remaps), _implementors(impls),
+                            {crate for _, crate, f in files if f.proc_macros})
 
     def inheriting(self, site: SiteFacts) -> list[str] | None:
         """The crates (sorted) whose impl of the trait lacks the default method `site` is the

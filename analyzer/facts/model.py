@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 13
+FACTS_VERSION = 14
 
 
 @dataclass
@@ -205,12 +205,16 @@ class FileFacts:
     remaps: list[tuple[str, str]] = field(default_factory=list)
     # Why part of the file was left unread (token trees past the shadow budget); "" when read whole.
     partial: str = ""
+    # The file defines a procedural macro (`#[proc_macro_derive(..)]`): its crate is a proc-macro
+    # crate, whose code runs while its users' crates compile.
+    proc_macros: bool = False
 
     def site_part(self) -> FileFacts:
         """What extract reads: the calls, enums and aliases, and how the file was read."""
         return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped,
                          variant_uses=self.variant_uses, ops_impls=self.ops_impls, built_from=self.built_from,
-                         trait_names=self.trait_names, remaps=self.remaps, partial=self.partial)
+                         trait_names=self.trait_names, remaps=self.remaps, partial=self.partial,
+                         proc_macros=self.proc_macros)
 
     def code_part(self) -> FileFacts:
         """What only the coverage audit reads: ops traits, their impls, every function's calls and
@@ -235,7 +239,8 @@ class FileFacts:
                 "ops_impls": [[t, typ, list(ms)] for t, typ, ms in self.ops_impls],
                 "built_from": [list(b) for b in self.built_from],
                 "trait_names": self.trait_names,
-                "remaps": [list(r) for r in self.remaps], "partial": self.partial}
+                "remaps": [list(r) for r in self.remaps], "partial": self.partial,
+                "proc_macros": self.proc_macros}
 
     @staticmethod
     def from_json(d: dict) -> FileFacts:
@@ -259,7 +264,8 @@ class FileFacts:
                          [(t, typ, list(ms)) for t, typ, ms in d.get("ops_impls", [])],
                          [(t, n) for t, n in d.get("built_from", [])],
                          d.get("trait_names", []),
-                         [(e, v) for e, v in d.get("remaps", [])], d.get("partial", ""))
+                         [(e, v) for e, v in d.get("remaps", [])], d.get("partial", ""),
+                         d.get("proc_macros", False))
 
 
 _ARM_FIELDS = frozenset(f.name for f in fields(ArmFacts))

@@ -25,8 +25,8 @@ from analyzer.facts.impls import ops_impls
 from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
 from analyzer.facts.remaps import remaps
-from analyzer.facts.prefilter import (file_site_words, has_enum_hint, has_panic_hint, plain_aliases, trait_names,
-                                      variant_uses)
+from analyzer.facts.prefilter import (defines_proc_macros, file_site_words, has_enum_hint, has_panic_hint,
+                                      plain_aliases, trait_names, variant_uses)
 from analyzer.facts.sites import ShadowBudget, _collect_sites
 from analyzer.facts.syntax import LANGUAGE, _blanked, _parser, _word_spans
 from analyzer.profiles import current
@@ -78,6 +78,7 @@ def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
     facts.ops_impls = ops_impls(source)
     facts.built_from = built_from(source)
     facts.trait_names = trait_names(source)
+    facts.proc_macros = defines_proc_macros(source)
     facts.remaps = remaps(source)
     return facts
 

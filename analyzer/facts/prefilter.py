@@ -147,6 +147,16 @@ def has_call_hint(source: bytes, lo: int = 0, hi: int | None = None) -> bool:
     return False
 
 
+# An attribute that makes a function a procedural macro's entry point.
+_PROC_MACRO = re.compile(rb"#\s*\[\s*proc_macro(?:_derive|_attribute)?\b")
+
+
+def defines_proc_macros(source: bytes) -> bool:
+    """The file defines a procedural macro (`#[proc_macro]`, `#[proc_macro_derive(..)]`,
+    `#[proc_macro_attribute]`): a substring test first, the attribute's shape only where it holds."""
+    return b"proc_macro" in source and _PROC_MACRO.search(source) is not None
+
+
 def site_word_spans(source: bytes, lo: int, hi: int) -> list[tuple[int, int]]:
     """(start, end) of the whole-word occurrences in source[lo:hi] of the words a site's call is
     named by: every panic-family word, and the CALL_WORDS of calls that refuse in words. The

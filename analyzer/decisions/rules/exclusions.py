@@ -7,7 +7,7 @@ import re
 from analyzer.decisions.call import Call
 from analyzer.decisions.data import rule_data
 from analyzer.decisions.catalog import canonical_dtype
-from analyzer.decisions.reach import leaves_kind_gap, mixes_kinds
+from analyzer.decisions.reach import _kind, leaves_kind_gap, mixes_kinds
 from analyzer.decisions.rules.base import is_test_path, unimplemented_macro
 from analyzer.decisions.rules.mode import runtime_input
 from analyzer.facts.model import VariantRef
@@ -20,11 +20,20 @@ def in_test_code(c: Call) -> bool:
     return c.site.in_test or is_test_path(c.path)
 
 
+# The macros a procedural macro writes its output with: the code inside them runs in the crate that
+# uses the macro, when that crate's program runs.
+_EMITTED = ("quote", "quote_spanned", "parse_quote", "parse_quote_spanned")
+
+
 def compile_time(c: Call) -> bool:
-    """In a proc-macro crate whose input is kernel source (the target's `audience.compile_time`):
-    the panic fires while the kernel's crate compiles, met by the kernel's author, never by a
-    user running a model."""
-    return c.crate in current().audience.compile_time
+    """In a proc-macro crate: one of the tree's files defines a procedural macro's entry point in
+    it (`#[proc_macro_derive(Module)]`), or the target names it (`audience.compile_time`: a
+    kernel macro's crate). Its panics fire while the crate using the macro compiles (a derive on
+    the wrong item), met by whoever writes that code and fixed there, never by a user running a
+    model."""
+    if c.crate in current().audience.compile_time:
+        return True
+    return c.crate in c.catalog.proc_macro_crates and c.site.in_macro not in _EMITTED
 
 
 def not_in_arm(c: Call) -> bool:
@@ -194,8 +203,14 @@ def foreign_protocol(c: Call) -> bool:
     """A stub method of an impl of a trait no file of the tree defines (serde's `Serializer`, a
     kernel library's view trait): the other library calls it with the forms the tree hands it, its
     own data, so no user's choice of operation reaches the stub. The tree's own traits (a backend's
-    ops trait, a recorder) stay: their methods are the operations users call."""
+    ops trait, a recorder) stay: their methods are the operations users call; so does the
+    deserializing half of a data protocol (`protocol.reads_input`: serde's `Deserializer`), which
+    a reader of a user's config or model file runs on the user's own types."""
     if c.site.fn_kind != "trait-impl" or not c.catalog.foreign_trait(c.site.fn_trait):
+        return False
+    # The deserializing half of a data protocol fills the caller's type from input, and the caller
+    # is a reader of a user's file: its stubs refuse the field types the user wrote.
+    if rule_data().reads_input.search(c.site.fn_trait):
         return False
     # A path through a crate of the tree (`burn_common::device::Device`, `crate::Device`) names
     # a trait the tree re-exports as its own: its users reach it through the tree.
@@ -273,3 +288,72 @@ def kernel_author_stub(c: Call) -> bool:
     that cannot be read, a type with no constant form). The kernel's author picks the type and
     meets the stub when writing the kernel; no dtype or setting a model's user picks selects it."""
     return c.crate in current().audience.kernel_api
+
+
+def misuse(c: Call) -> bool:
+    """The message says the call mixed devices or backends, or asked a training-only capability of
+    a device or tensor without it (`device.misuse`): the API forbids that combination, so the
+    user meets a misuse, not a setting the library lacks."""
+    return rule_data().misuse.search(c.site.message) is not None
+
+
+def internal_element_kind(c: Call) -> bool:
+    """An arm of a match on a dtype enum from outside the tree (a compiler's element kinds) that
+    rejects only kinds no dtype of the target's primary enum names (`FloatKind::TF32`, the FP8
+    kinds): converted back to the tree's dtype, no user's tensor has them, so no user choice takes
+    the arm. A catch-all counts when the arms before it take every primary dtype of the one kind
+    they name (`F16`, `BF16`, `F32`, `F64`, `Flex32` arms, then `_`): only such kinds are left."""
+    enum = c.foreign
+    arm = c.arm
+    if enum is None or arm is None or not _converts_to_tree_dtype(c):
+        return False
+    primary = _primary_dtypes(c)
+    if not primary:
+        return False
+    if not arm.catch_all:
+        leaves = [r.variant for r in _leaves(arm.refs) if r.enum == enum]
+        return bool(leaves) and all(canonical_dtype(v) not in primary for v in leaves)
+    if arm.gated or any(o.gated or o.guard or o.catch_all for o in c.others):
+        return False
+    named = {r.variant for o in c.others for r in _leaves(o.refs) if r.enum == enum}
+    canon = {canonical_dtype(v) for v in named}
+    kinds = {_kind(v) for v in named}
+    if not named or not canon <= set(primary) or len(kinds) != 1 or None in kinds:
+        return False
+    kind = kinds.pop()
+    return all(name in canon for name, variant in primary.items() if _kind(variant) == kind)
+
+
+# `impl From<ElemType> for FuseType`, `impl<T> TryFrom<kind::Elem> for crate::DType`: the target type.
+_FROM_IMPL = re.compile(r"^impl(?:\s*<.*?>)?\s+(?:[\w:]*::)?(?:Try)?From\s*<.*>\s+for\s+(?:[\w:]*::)?(\w+)")
+
+
+def _converts_to_tree_dtype(c: Call) -> bool:
+    """The function converts a value into a dtype enum of the tree: `From`/`TryFrom` for one, or
+    a function named as a conversion (`element_kind.conversion_fn`). A match on another library's
+    kinds elsewhere (a quantization parameter the user's scheme holds) reads a user's choice."""
+    m = _FROM_IMPL.match(c.site.impl)
+    if m is not None and c.site.function in ("from", "try_from"):
+        return m.group(1) in c.catalog
+    return rule_data().conversion_fn.search(c.site.function) is not None
+
+
+def _primary_dtypes(c: Call) -> dict[str, str]:
+    """Canonical name -> variant of each dtype of the target's primary dtype enum in the tree."""
+    enum = current().dtypes.primary_enum
+    if enum not in c.catalog:
+        return {}
+    return {canonical_dtype(v.split("(")[0]): v.split("(")[0] for v in c.catalog.expand(enum, c.crate)}
+
+
+def _leaves(refs: list[VariantRef]) -> list[VariantRef]:
+    """The innermost refs of each pattern (`ElemType::Float(FloatKind::TF32)` -> FloatKind::TF32)."""
+    out: list[VariantRef] = []
+    stack = list(refs)
+    while stack:
+        r = stack.pop()
+        if r.sub:
+            stack.extend(r.sub)
+        else:
+            out.append(r)
+    return out

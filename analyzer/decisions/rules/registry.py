@@ -19,8 +19,9 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`_ => unreachable!()`; `_ => panic!()` after arms for every variant but `Never(Infallible)`", unreachable,
          reads=("target.foreign_non_exhaustive",)),
     Rule("exclude/compile-time", NONE,
-         "in a proc-macro crate whose input is kernel source: it fires while a kernel's crate compiles",
-         "`_ => panic!(\"unsupported pattern in match\")` in the `#[cube]` macro's crate", exclusions.compile_time,
+         "in a proc-macro crate (a file of it defines a #[proc_macro..] entry point, or the target names it), "
+         "outside the code it emits (quote!): it fires while the crate using the macro compiles",
+         "`_ => panic!(\"Only structs can be derived\")` in the crate of `#[derive(Module)]`", exclusions.compile_time,
          reads=("target.compile_time",)),
     Rule("exclude/not-in-arm", NONE,
          "not the body of a match arm, let-else, if-let, plain if/else branch, nor a function's whole body",
@@ -48,6 +49,12 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`fn int_abs(t: IntTensor) { match t.dtype() { DType::I64 => .., /* every int */ _ => panic!() } }`",
          kind_fixed_catch_all, ARM_POSITIONS,
          ("target.kinds", "kind_fixed.outside_value"), keeps_dtypes=True),
+    Rule("exclude/internal-element-kind", NONE,
+         "an arm of a match on another library's dtype enum rejecting only kinds no dtype of the target's primary "
+         "enum names (a compiler's TF32, FP8), or a catch-all after every primary dtype of the one kind named",
+         "`FloatKind::TF32 => panic!(\"Not a valid DType for tensors.\")` converting cubecl's kinds back to DType",
+         exclusions.internal_element_kind, ARM_POSITIONS,
+         ("target.primary_enum", "target.kinds", "element_kind.conversion_fn")),
     Rule("dtype/scrutinee", DTYPE,
          "the match scrutinee is a dtype (x.dtype(), data.dtype, src_dtype, a tuple holding one)",
          "`match x.dtype() { DType::F32 => .., _ => panic!() }`", dtype.scrutinee, ARM_POSITIONS,
@@ -79,6 +86,11 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a plain if whose condition tests a dtype rejects it as not supported (or with unimplemented!/todo!)",
          "`if x.dtype().is_int() { panic!(\"int matmul is not supported\") }`", dtype.guard_condition, GUARD,
          ("dtype.scrutinee_ident", "dtype.binding_predicate", "dtype.enum_name", "mode.macros", "mode.unsupported")),
+    Rule("exclude/misuse", NONE,
+         "the message says the call mixed devices or backends, or asked a training-only capability of a device "
+         "or tensor without it",
+         "`_ => panic!(\"Autodiff is not enabled on this device\")`", exclusions.misuse,
+         (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD), ("device.misuse",)),
     Rule("exclude/internal-state", NONE,
          "the arm rejects a variant of an internal context/state enum, which no user setting selects",
          "`RunContext::Replay(_) => panic!(\"not supported while ..\")`", exclusions.internal_state, ARM_POSITIONS,
@@ -99,7 +111,9 @@ RULE_ORDER: tuple[Rule, ...] = (
          exclusions.inferred_output, ARM_POSITIONS, ("mode.inferred_output",)),
     Rule("exclude/foreign-protocol", NONE,
          "a method of an impl of a trait no file of the tree defines (another library's protocol) whose whole "
-         "body is the call", "`impl serde::Serializer for Ser { fn serialize_map(..) { unimplemented!() } }`",
+         "body is the call; not the deserializing half of a data protocol (serde's Deserializer), which fills a "
+         "user's types from their file",
+         "`impl serde::Serializer for Ser { fn serialize_map(..) { unimplemented!() } }`",
          exclusions.foreign_protocol, BODY, ("dtype.derived_suffixes",)),
     Rule("exclude/overridden-default", NONE,
          "a trait's default method whose whole body is the call, which every impl of the ops trait in the tree "

@@ -6,7 +6,8 @@ matches view, so each row's table lists its dispatches by operation; `runtime_ce
 into one cell per column.
 
 - An element-type cell is what the row's dtype-dispatch matches on that enum say of it
-  (handled, panics, partial), as in the matches view.
+  (handled, panics, partial), as in the matches view, but for the matches about a feature (an
+  mma helper refusing int elements): those are the feature's cell alone.
 - A feature cell panics when a record of the row's code (of any category) is about the feature:
   its file, function, arm pattern or message matches the feature's regex. No record says a
   feature is handled, so a feature cell is never `handled`: panics, or blank.
@@ -65,8 +66,12 @@ def build_runtimes(lines: Iterable[RecordLine], collapse: bool = False) -> Matri
     profile = current()
     enums = set(profile.runtimes.enums)
     placed = [(row, ln) for ln in lines if ln.analysis is not None for row in rows_of(ln.record.filePath, profile)]
+    # A dispatch about a feature (an mma helper refusing int elements) is that feature's limit,
+    # met by a user who reaches the feature: it is the feature's cell, not a limit of the element
+    # type on the whole runtime.
     dispatching = [_in_row(ln, row) for row, ln in placed
-                   if ln.facts.category == DTYPE and (ln.facts.enum or primary_enum()) in enums]
+                   if ln.facts.category == DTYPE and (ln.facts.enum or primary_enum()) in enums
+                   and not _about_a_feature(ln, profile)]
     matrix = build(dispatching, collapse)
     features = _feature_cells(placed, profile, matrix.dispatches)
     if features:
@@ -83,6 +88,16 @@ def build_runtimes(lines: Iterable[RecordLine], collapse: bool = False) -> Matri
     return matrix
 
 
+def _feature_text(ln: RecordLine) -> str:
+    r, a = ln.record, ln.facts
+    return "\n".join((r.filePath, a.function, a.pattern, r.errorMessage))
+
+
+def _about_a_feature(ln: RecordLine, profile: Profile) -> bool:
+    text = _feature_text(ln)
+    return any(rx.search(text) for _, rx in profile.runtime_features)
+
+
 def _in_row(ln: RecordLine, row: str) -> RecordLine:
     """The record as the row's: its crate is the row, so each row is a backend of the view."""
     assert ln.analysis is not None
@@ -96,7 +111,7 @@ def _feature_cells(placed: list[tuple[str, RecordLine]], profile: Profile,
     cells: dict[tuple[str, str, str], Cell] = {}
     for row, ln in placed:
         r, a = ln.record, ln.facts
-        text = "\n".join((r.filePath, a.function, a.pattern, r.errorMessage))
+        text = _feature_text(ln)
         site = Site(r.id, r.filePath, r.lineNumber, a.function, r.githubUrl, a.pattern, r.errorMessage)
         about = [f"{FEATURE}::{name}" for name, rx in profile.runtime_features if rx.search(text)]
         for column in about:
