@@ -40,6 +40,7 @@ class RuleData:
     inferred_output: re.Pattern = _key("mode.inferred_output")
     transient_state: re.Pattern = _key("mode.transient_state")
     runtime_variant: re.Pattern = _key("mode.runtime_variant")
+    operand_kind: re.Pattern = _key("mode.operand_kind")
     reads_input: re.Pattern = _key("protocol.reads_input")
     conversion_fn: re.Pattern = _key("element_kind.conversion_fn")
     misuse: re.Pattern = _key("device.misuse")
