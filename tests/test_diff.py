@@ -404,14 +404,15 @@ def test_json_shape(cli, history):
     assert res.code == 1, res.stderr
     d = json.loads(res.stdout)
     assert list(d) == ["tool", "repo", "base", "head", "summary", "added", "removed", "changed", "moved",
-                       "flipped", "claims", "unread", "unverified", "quiet", "failOn", "failed", "timings"]
+                       "nowReachable", "flipped", "claims", "unread", "unverified", "quiet", "failOn", "failed",
+                       "timings"]
     assert d["claims"] == {"new": [], "fixed": []} and d["quiet"] is False
     assert d["tool"]["name"] == "burn-errors" and d["repo"] == "tracel-ai/burn"
     assert set(d["base"]) == {"label", "source", "repo", "sha", "records", "filesScanned", "cache", "seconds",
                               "unread"}
     assert d["base"]["source"] == "git" and d["base"]["label"] == base
     site_keys = {"id", "message", "category", "crate", "function", "operation", "filePath", "lineNumber",
-                 "githubUrl", "pattern", "enum", "handled", "rejected"}
+                 "githubUrl", "pattern", "enum", "handled", "rejected", "reach", "preemptedBy"}
     for s in d["added"] + d["removed"]:
         assert set(s) == site_keys
     for c in d["changed"] + d["moved"]:

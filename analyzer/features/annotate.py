@@ -134,7 +134,12 @@ def skeleton_text(record_id: str, content_hash: str | None = None) -> str:
     return json.dumps(skeleton(record_id, content_hash), indent=2) + "\n"
 
 
-def prompt_context(line: RecordLine, earlier: dict | None = None) -> dict:
+def prompt_context(line: RecordLine, earlier: dict | None = None,
+                   by_id: dict[str, RecordLine] | None = None) -> dict:
+    """What the prompt template sees; `by_id` holds the records a preempted one names as the
+    refusals met first."""
+    from analyzer.features.pages import met_first
+
     r, a = line.record, line.facts
     width = len(str(r.sourceCodeEnd))
     numbered = "\n".join(f"{'>' if n == r.lineNumber else ' '} {n:>{width}} | {text}".rstrip()
@@ -150,6 +155,7 @@ def prompt_context(line: RecordLine, earlier: dict | None = None) -> dict:
             k: earlier["annotations"].get(k) for k in ANNOTATION_FIELDS}}, indent=2, ensure_ascii=False)
         if earlier else None,
         "earlier_changes": [str(c) for c in earlier.get("changes", [])] if earlier else [],
+        "met_first": met_first(line, by_id or {}, {}, "") if a.reach == "preempted" else [],
     }
 
 
@@ -200,6 +206,7 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str,
     template = environment().get_template("annotate_prompt.md.j2")
     todo = [ln for ln in lines if needs_annotation(ln)]
     drafts = {e["now"]["id"]: e for e in earlier or () if e["why"] == "changed"}
+    by_id = {ln.record.id: ln for ln in lines}
     old_items = {}
     manifest_path = out / EXPORT_MANIFEST
     if manifest_path.exists() or manifest_path.is_symlink():
@@ -237,7 +244,7 @@ def export(lines: list[RecordLine], out: Path, records_path: str, now: str,
             raise UserError(f"{prompt} was not written by burn-errors annotate export; move it or choose "
                             f"another --out")
         draft = drafts.get(rid)
-        files[prompt] = template.render(prompt_context(ln, draft))
+        files[prompt] = template.render(prompt_context(ln, draft, by_id))
         if draft is not None:
             item["draft"] = True
             drafted.append(rid)

@@ -173,6 +173,13 @@ class DiffResult:
     def repo(self) -> str | None:
         return self.head.repo or self.base.repo
 
+    @property
+    def now_reachable(self) -> list[Change]:
+        """Changed sites an earlier refusal preempted at base that a user reaches at head: news, as
+        an added site is (the refusal is new to users)."""
+        return [c for c in self.changed if "reach" in c.fields and c.base.facts.reach == "preempted"
+                and c.head.facts.reach == "reachable"]
+
     def counts(self) -> dict[str, int]:
         return {"added": len(self.added), "removed": len(self.removed), "changed": len(self.changed),
                 "moved": len(self.moved), "unchanged": self.unchanged, "flipped": len(self.flipped)}

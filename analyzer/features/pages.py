@@ -232,7 +232,50 @@ def page_context(line: RecordLine, lines: list[RecordLine], names: dict[str, str
         "issue_url": issue_url(line, issues_url),
         "category": a.category,
         "crate": a.crate,
+        "met_first": met_first(line, {ln.record.id: ln for ln in lines} if a.reach == "preempted" else {}, names, ext),
     }
+
+
+# Why a preempted record's refusal is never the first a user meets, as a page says it.
+_MET_FIRST = {
+    "creation": "the backend cannot create a tensor of this dtype or kind at all; a user meets its creation "
+                "refusal first",
+    "forward": "the forward operation refuses the same choice first, so the backward pass never runs with it",
+    "nested-autodiff": "only an autodiff backend nested in another reaches it, and the API refuses to nest "
+                       "autodiff first",
+    "overridden": "every backend overrides this default method, so no backend a user picks runs it",
+    "caller": "no caller passes the refused values: each refuses them first or never has them",
+    "exhaustive": "every value that exists today is handled before this catch-all",
+}
+
+
+@dataclass
+class MetFirst:
+    why: str
+    text: str
+    message: str = ""  # the earlier refusal's message, its page and place ("" when there is none)
+    href: str = ""
+    where: str = ""
+
+
+def met_first(line: RecordLine, by_id: dict[str, RecordLine], names: dict[str, str], ext: str) -> list[MetFirst]:
+    """What a preempted record's page says a user meets first: each reason once, with the
+    earlier refusals it names (their pages); empty for a reachable record."""
+    a = line.facts
+    if a.reach != "preempted":
+        return []
+    out: list[MetFirst] = []
+    said: set[str] = set()
+    for p in a.preemptedBy:
+        earlier = by_id.get(p.id) if p.id else None
+        if earlier is not None:
+            out.append(MetFirst(p.why, _MET_FIRST[p.why], display_message(earlier.record.errorMessage),
+                                f"{names[earlier.record.id]}.{ext}" if earlier.record.id in names else "",
+                                f"{earlier.facts.crate} · {earlier.record.filePath}:{earlier.record.lineNumber}"))
+        elif p.why not in said:
+            out.append(MetFirst(p.why, _MET_FIRST[p.why]))
+        said.add(p.why)
+    return out
 
 
 def index_context(lines: list[RecordLine], names: dict[str, str], ext: str) -> dict:

@@ -122,7 +122,8 @@ def _links_pinned(matrix: Matrix, repo: str, sha: str) -> bool:
     from analyzer.core.safe import https_url
 
     prefix = f"https://github.com/{repo}/blob/{sha}/"
-    sites = [s for c in matrix.cells.values() for s in (*c.sites, *(e.site for e in c.evidence))]
+    sites = [s for c in matrix.cells.values() for s in (*c.sites, *(e.site for e in c.evidence),
+                                                         *(p.site for p in c.preempted if p.site is not None))]
     sites += [s for d in (*matrix.dispatches, *matrix.helpers) for s in d.sites]
     sites += list(matrix.unimplemented.values())
     sites += [s for lim in matrix.limits for _, s in lim.rejected_by]

@@ -304,6 +304,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     now = now or utc_now()
+    profile = current()
     tree = repo.tree(sha)
     rust, bad_names = _rust_files(tree, repo, sha)
     crate_roots = sorted(posixpath.dirname(b.path) for b in tree if posixpath.basename(b.path) == "Cargo.toml")
@@ -367,18 +368,23 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     # parsed bytes are freed, so a cold run reads no file twice.
     handed = handed_decisions(kept, lambda crate: [b.path for b in rust if crates[b.path] == crate],
                               lambda paths: _read_paths(repo, [by_path[p] for p in paths], contents))
+    # Which of the kept refusals a user can reach today: a decision over all of them at once, on
+    # the decisions the records are built from.
+    from analyzer.decisions.preemption import refusals, verdicts
+    reach = verdicts(refusals(kept, profile, [handed.get(n, a.decision) for n, a in enumerate(kept)]),
+                     catalog, profile)
     contents = {oid: data for oid, data in contents.items() if oid in need}  # the others freed now
     contents.update(repo.read_blobs(sorted(need - set(contents))))
     text_lines: dict[str, list[str]] = {}
     lines: list[RecordLine] = []
     budget = output_budget(sum(b.size for b in rust))
     written = 0
-    for n, (a, alternate) in enumerate(zip(kept, alternates)):
+    for n, (a, alternate, verdict) in enumerate(zip(kept, alternates, reach)):
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
         line = record_line(repo.name, sha, now, a.path, a.crate, a.site, handed.get(n, a.decision), a.id,
-                           text_lines[oid], alternate, catalog.inheriting(a.site))
+                           text_lines[oid], alternate, catalog.inheriting(a.site), verdict)
         written += len(line.record.sourceCode) + len(line.record.errorMessage) + RECORD_OVERHEAD
         if written > budget:
             raise UserError(f"the records at {sha[:12]} would pass {budget // 1_000_000:,} MB, more than "

@@ -128,6 +128,21 @@ class Audience:
 
 
 @dataclass(frozen=True)
+class Reach:
+    """What the reach verdict (decisions/preemption.py) knows of the target: `creation`, a regex
+    over ops-method names by which a tensor of a kind comes into being (made from data or empty,
+    converted into the kind); `backward_suffix`, how a backward operation's name extends its
+    forward's; `gradient_backends`, the backend types that compute gradients by wrapping another
+    backend, whose own backward operations only another of them calls; `nested_refusal`, a regex
+    over the message of the refusal by which the API refuses to nest them."""
+
+    creation: str
+    backward_suffix: str
+    gradient_backends: tuple[str, ...]
+    nested_refusal: str
+
+
+@dataclass(frozen=True)
 class Profile:
     format_version: int
     name: str
@@ -140,6 +155,7 @@ class Profile:
     runtimes: Runtimes
     prompt: Prompt
     audience: Audience
+    reach: Reach
     # The file's bytes, hashed: what the rules hash covers. Not part of the file.
     digest: str = field(default="", compare=False)
 
@@ -297,6 +313,7 @@ def _semantics(p: Profile) -> None:
     kinds = [(f"dtypes.kinds[{i}]", rx) for i, (_, rx) in enumerate(p.dtypes.kinds)]
     kinds += [(f"runtimes.{key}[{i}]", rx) for key in ("rows", "features", "backends")
               for i, (_, rx) in enumerate(getattr(p.runtimes, key))]
+    kinds += [("reach.creation", p.reach.creation), ("reach.nested_refusal", p.reach.nested_refusal)]
     for where, rx in [("tests.paths", p.tests.paths), *kinds]:
         try:
             re.compile(rx)

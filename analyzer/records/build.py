@@ -6,11 +6,14 @@ from __future__ import annotations
 from analyzer.core.config import WINDOW_RADIUS
 from analyzer.decisions.categories import BACKGROUND_TAG
 from analyzer.decisions.model import Decision
+from analyzer.decisions.preemption import Reach
 from analyzer.facts.messages import PanicMessage, Segment
 from analyzer.facts.model import SiteFacts
 from analyzer.profiles import current
 from analyzer.records.operation import operation_of
-from analyzer.records.model import Analysis, ErrorRecord, RecordLine, content_hash, github_url, slug, window
+from analyzer.records.model import (
+    Analysis, ErrorRecord, RecordLine, content_hash, github_url, reach_content, slug, window,
+)
 
 def file_lines(data: bytes) -> list[str]:
     """The file's lines as an editor counts them: a final newline ends the last line, it does
@@ -23,8 +26,9 @@ def file_lines(data: bytes) -> list[str]:
 
 def record_line(repo: str, sha: str, now: str, path: str, crate: str, s: SiteFacts, d: Decision, record_id: str | None,
                 file_lines: list[str], alternate_ids: list[str] | None = None,
-                inherited_by: list[str] | None = None) -> RecordLine:
+                inherited_by: list[str] | None = None, reach: Reach | None = None) -> RecordLine:
     """The record line of one site the classifier kept, with its source window from `file_lines`."""
+    reach = reach or Reach()
     source, start, end = window(file_lines, s.line, WINDOW_RADIUS)
     category = d.category
     assert category is not None and record_id is not None
@@ -46,6 +50,7 @@ def record_line(repo: str, sha: str, now: str, path: str, crate: str, s: SiteFac
         handled=d.handled, rejected=d.rejected, partial=d.partial, messageRegex=regex,
         operation=operation_of(s.message, s.function, s.in_macro, s.impl), inMacro=s.in_macro, column=s.column,
         rule=d.reason, rules=d.rules, firstSeenSha=sha, firstSeenAt=now, alternateIds=alternate_ids or [],
-        inheritedBy=inherited_by,
-        contentHash=content_hash(s.message, category, s.macro, s.scrutinee, d.pattern, d.handled, d.rejected))
+        inheritedBy=inherited_by, reach=reach.verdict, preemptedBy=reach.to_json(),  # type: ignore[arg-type]
+        contentHash=content_hash(s.message, category, s.macro, s.scrutinee, d.pattern, d.handled, d.rejected,
+                                 reach_content(reach.verdict, reach.to_json())))
     return RecordLine(record=record, analysis=analysis)

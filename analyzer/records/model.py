@@ -106,6 +106,15 @@ Annotation = create_model(  # type: ignore[call-overload]  # field definitions b
 MacroId = Literal["panic", "unimplemented", "todo", "assert", "assert_eq", "assert_ne", "expect"]
 
 
+class PreemptedBy(BaseModel):
+    """An earlier refusal that fires first on every path to a preempted record."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: StrictStr | None = Field(pattern=r"^[0-9a-f]{16}$")
+    why: Literal["creation", "forward", "nested-autodiff", "overridden", "caller", "exhaustive"]
+
+
 class Analysis(BaseModel):
     """What the extractor knows about a record beyond the 32 keys. Every key is declared: an
     unknown key is refused, so a typo never passes for data."""
@@ -138,6 +147,12 @@ class Analysis(BaseModel):
     # A trait's default method whose whole body panics: the crates (sorted) whose impl of the
     # trait leaves it out, each of which hits it. Absent on every other record.
     inheritedBy: list[StrictStr] | None = None
+    # Whether a user can reach the refusal today (decisions/preemption.py): `reachable`,
+    # `preempted` (every path is refused earlier: `preemptedBy` names the earlier refusals, by
+    # record id where there is one, and why), or `unknown`. None on a record read from a file
+    # written before the verdict existed.
+    reach: Literal["reachable", "preempted", "unknown"] | None = None
+    preemptedBy: list[PreemptedBy] = []
     # new | changed | unchanged, against --previous (new without it)
     annotationStatus: Literal["new", "changed", "unchanged"] = "new"
     # When `annotate import` last merged an answer; absent until then.
@@ -147,9 +162,11 @@ class Analysis(BaseModel):
     def _leave_out_unset_dates(self, handler):
         # A record never annotated has no annotatedAt key, rather than a null one (as inheritedBy).
         data = handler(self)
-        for key in ("annotatedAt", "inheritedBy"):
+        for key in ("annotatedAt", "inheritedBy", "reach"):
             if data.get(key) is None:
                 data.pop(key, None)
+        if not data.get("preemptedBy"):
+            data.pop("preemptedBy", None)
         return data
     # How `extract --previous` found this site's earlier record (analyzer/lineage/): by the same
     # id, by following its line through git history, by crate+function+message, by file or crate
@@ -253,15 +270,27 @@ def window(lines: list[str], line_number: int, radius: int) -> tuple[str, int, i
 
 # The fields of a record's content, in the order a diff reports them. Not the window, the line or
 # the file: moving code does not send a record back to annotation.
-CONTENT_FIELDS = ("message", "category", "macro", "scrutinee", "pattern", "handled", "rejected")
+CONTENT_FIELDS = ("message", "category", "macro", "scrutinee", "pattern", "handled", "rejected", "reach")
+
+
+def reach_content(verdict: str | None, preempted_by: list) -> str:
+    """The verdict as content: `reachable`, `unknown`, or `preempted: forward, creation` (the
+    reasons, not the ids: an earlier refusal found again under another id is the same news)."""
+    if verdict != "preempted":
+        return verdict or ""
+    whys = dict.fromkeys(p["why"] if isinstance(p, dict) else p.why for p in preempted_by)
+    return "preempted: " + ", ".join(whys) if whys else "preempted"
 
 
 def content_hash(message: str, category: str, macro: str, scrutinee: str, pattern: str,
-                 handled: list[str], rejected: list[str]) -> str:
+                 handled: list[str], rejected: list[str], reach: str = "reachable") -> str:
     """A digest of the content (CONTENT_FIELDS, in that order), kept in `analysis.contentHash`
-    so an annotation answer can tell that the code changed since it was exported."""
-    payload = json.dumps([message, category, macro, scrutinee, pattern, sorted(handled), sorted(rejected)],
-                         ensure_ascii=False)
+    so an annotation answer can tell that the code changed since it was exported. A reachable
+    record's digest leaves the verdict out, so it is the digest records had before there was one."""
+    fields: list[object] = [message, category, macro, scrutinee, pattern, sorted(handled), sorted(rejected)]
+    if reach != "reachable":
+        fields.append(reach)
+    payload = json.dumps(fields, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -282,6 +311,8 @@ def content_of(line: RecordLine) -> dict[str, object]:
         out.update(macro=a.macro, scrutinee=a.scrutinee, pattern=a.pattern, handled=sorted(a.handled))
         if a.rule != DERIVED_FROM_WINDOW:
             out["rejected"] = sorted(a.rejected)
+        if a.reach is not None:
+            out["reach"] = reach_content(a.reach, a.preemptedBy)
     return out
 
 

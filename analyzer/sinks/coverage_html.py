@@ -325,11 +325,25 @@ def _cell(matrix: Matrix, lookup: Lookup, crate: str, op: str, dtype: str, reaso
             lines.append(f"{what}unresolved dispatch at {e.site.path}:{e.site.line}")
         else:
             lines.append(f"{what}handled by the match at {e.site.path}:{e.site.line}")
-    # A dtype the backend cannot hold panics at creation, not in the operation: drawn apart.
+    for p in cell.preempted:
+        where = f"{p.site.path}:{p.site.line}: {p.site.message}" if p.site else "no path reaches it"
+        lines.insert(0, f"preempted ({p.why}): a user meets {where} first")
+    # A dtype the backend cannot hold panics at creation, not in the operation: drawn apart; so
+    # does a panic only an earlier refusal's path leads to.
     cls = CSS[cell.status] + (" cannot" if cell.reason == CANNOT_HOLD else "")
+    cls += " preempted" if cell.preempted else ""
     return {"status": cell.status, "cls": cls, "glyph": GLYPH[cell.status],
-            "s": lookup.url(cell.sites[0].url) if cell.sites else "", "gap": False,
+            "s": lookup.url(_first_url(cell)), "gap": False,
             "t": lookup.title("\n".join(dict.fromkeys(lines)))}
+
+
+def _first_url(cell) -> str:
+    """Where a cell's link goes: the earlier refusal a user meets first when the cell is
+    preempted, else its first panicking site."""
+    for p in cell.preempted:
+        if p.site is not None:
+            return p.site.url
+    return cell.sites[0].url if cell.sites else ""
 
 
 def _mix(a: tuple, b: tuple, t: float) -> tuple:

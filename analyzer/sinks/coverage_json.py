@@ -93,6 +93,9 @@ def _cells(matrix: Matrix, full: bool) -> list[dict]:
             cell["reasons"] = matrix.unknown_reasons.get(c.key, [])
         if c.reason:
             cell["reason"] = c.reason
+        if c.preempted:
+            # Panics only behind these earlier refusals, which a user meets first.
+            cell["preemptedBy"] = [{"why": p.why, **(_site(p.site) if p.site else {"id": None})} for p in c.preempted]
         add(cell)
     return out
 

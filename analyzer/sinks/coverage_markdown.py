@@ -14,9 +14,11 @@ from analyzer.core.safe import md_cell, md_code_span, md_link, md_one_line
 from analyzer.core.wording import plural
 
 MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡", NA: "–", UNKNOWN: "❔"}
+PREEMPTED_MARK = "⏭️"
 LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} partial (some Bool storages or "
           f"quantization schemes handled, others panic) · {MARK[NA]} n/a (a dtype of another tensor "
           f"kind than the operation takes) · {MARK[UNKNOWN]} unknown (the audit cannot resolve the dispatch) · "
+          f"{PREEMPTED_MARK} panics only behind an earlier refusal a user meets first (linked in the source column) · "
           f"blank: no dtype panic found")
 
 
@@ -128,7 +130,7 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
         marks = []
         for dtype in group.dtypes:
             cell = matrix.get(crate, op, dtype)
-            marks.append(MARK[cell.status] if cell else " ")
+            marks.append(" " if cell is None else PREEMPTED_MARK if cell.preempted else MARK[cell.status])
         links = []
         for s in matrix.sites_of(crate, op, group.enum):
             fn = f" {md_code_span(s.function)}" if s.function and s.function != op else ""
@@ -137,10 +139,25 @@ def _backend_table(matrix: Matrix, crate: str, group: Group) -> str:
         if site is not None:
             where = md_cell(f"{short_path(site.path, crate)}:{site.line}")
             links.append("not implemented: " + md_link(where, site.url))
+        first = _preempting(matrix, crate, op, group)
+        if first:
+            links.append("met first: " + ", ".join(
+                md_cell(why) + (" " + md_link(md_cell(f"{short_path(s.path, crate)}:{s.line}"), s.url) if s else "")
+                for why, s in first))
         if operation is not None and not links and not matrix.dispatches_of(crate, op):
             links.append(f"{md_cell(operation.trait)}: no panic found")
         rows.append("| " + " | ".join([md_code_span(op), *marks, "<br>".join(links)]) + " |")
     return "\n".join(rows) + "\n"
+
+
+def _preempting(matrix: Matrix, crate: str, op: str, group: Group) -> list:
+    """(why, the earlier refusal's site or None) of the row's preempted cells, once each."""
+    out: dict = {}
+    for dtype in group.dtypes:
+        cell = matrix.get(crate, op, dtype)
+        for p in cell.preempted if cell is not None else ():
+            out.setdefault((p.why, p.site.record_id if p.site else ""), (p.why, p.site))
+    return list(out.values())
 
 
 def _summary(matrix: Matrix, group: Group, shown: list[str]) -> str:

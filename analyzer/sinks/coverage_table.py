@@ -26,7 +26,8 @@ GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐"
          UNKNOWN: ("?", "magenta")}
 ABSENT = ("·", "dim")
 LEGEND = ("✓ handled  ✗ panics  ◐ partial: some Bool storages or schemes panic  – n/a: another tensor "
-          "kind  ? unknown: dispatch not resolved  · no panic found")
+          "kind  ? unknown: dispatch not resolved  » panics only behind an earlier refusal  · no panic found")
+PREEMPTED = ("»", "red")
 WIDTH = 100  # for files: the width the table is designed for
 NARROW = 24  # a first column narrower than this shows no file names
 
@@ -192,7 +193,8 @@ def _backend_table(matrix: Matrix, crate: str, group: Group, first: int) -> Tabl
         row = [where]
         for dtype in group.dtypes:
             cell = matrix.get(crate, op, dtype)
-            row.append(_glyph(cell.status if cell else None))
+            row.append(Text(PREEMPTED[0], style=PREEMPTED[1]) if cell is not None and cell.preempted
+                       else _glyph(cell.status if cell else None))
         table.add_row(*row)
     return table
 

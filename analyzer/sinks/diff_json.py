@@ -18,7 +18,8 @@ def site(line: RecordLine) -> dict:
     return {"id": r.id, "message": r.errorMessage, "category": a.category, "crate": a.crate,
             "function": a.function, "operation": a.operation, "filePath": r.filePath,
             "lineNumber": r.lineNumber, "githubUrl": r.githubUrl, "pattern": a.pattern,
-            "enum": a.enum, "handled": list(a.handled), "rejected": list(a.rejected)}
+            "enum": a.enum, "handled": list(a.handled), "rejected": list(a.rejected),
+            "reach": a.reach, "preemptedBy": [p.model_dump() for p in a.preemptedBy]}
 
 
 def change(c: Change) -> dict:
@@ -53,6 +54,8 @@ def build(result: DiffResult, fail_on: list[str]) -> dict:
         "removed": [site(x) for x in result.removed],
         "changed": [change(c) for c in result.changed],
         "moved": [change(c) for c in result.moved],
+        # Changed sites a user reaches at head that an earlier refusal preempted at base.
+        "nowReachable": [c.id for c in result.now_reachable],
         "flipped": [{"crate": f.crate, "operation": f.operation, "dtype": f.dtype, "base": f.base,
                      "head": f.head} for f in result.flipped],
         "claims": {"new": [contradiction(c) for c in result.new_contradictions],

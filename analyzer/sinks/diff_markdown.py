@@ -16,7 +16,7 @@ from analyzer import __version__
 from analyzer.features.diff import DiffResult
 from analyzer.profiles import current
 from analyzer.core.errors import UserError
-from analyzer.records.model import RecordLine
+from analyzer.records.model import RecordLine, reach_content
 from analyzer.core.safe import md_cell, md_code_span, md_link
 from analyzer.core.wording import plural
 from analyzer.core.rendering import environment
@@ -164,11 +164,19 @@ def what_changed(c) -> str:
             out.append(f"match on {code(x, 40)} → {code(y, 40)}")
         elif f == "macro":
             out.append(f"{b.facts.macro}! → {h.facts.macro}!")
+        elif f == "reach":
+            out.append(f"reach {text(reach_content(b.facts.reach, b.facts.preemptedBy))} → "
+                       f"{text(reach_content(h.facts.reach, h.facts.preemptedBy))}")
         elif f == "file":
             out.append(f"moved from {location(b)}")
         elif f == "line" and "file" not in c.fields:
             out.append(f"line {b.record.lineNumber} → {h.record.lineNumber}")
     return "; ".join(out)
+
+
+def reach(line: RecordLine) -> str:
+    """A record's verdict in a table cell: `reachable`, or `preempted (forward)` with its reasons."""
+    return text(reach_content(line.facts.reach, line.facts.preemptedBy) or "not known")
 
 
 def commit_link(repo: str | None, sha: str | None, label: str) -> str:
@@ -202,7 +210,8 @@ def summary_line(result: DiffResult) -> str:
 
 
 environment().filters.update(code=code, text=text, location=location, where=where, rejects=rejects, message=message,
-                    what_changed=what_changed, dtypes=dtypes, more=more, unread_reason=unread_reason)
+                    what_changed=what_changed, dtypes=dtypes, more=more, unread_reason=unread_reason,
+                    reach=reach)
 
 
 def flip_rows(result: DiffResult) -> list[dict]:

@@ -19,7 +19,7 @@ def site(state: State) -> dict:
             "crate": state.crate, "function": state.function, "operation": state.operation,
             "filePath": state.file, "lineNumber": state.line, "githubUrl": state.url,
             "scrutinee": state.scrutinee, "pattern": state.pattern, "enum": state.enum,
-            "handled": list(state.handled), "rejected": list(state.rejected)}
+            "handled": list(state.handled), "rejected": list(state.rejected), "reach": state.reach or None}
 
 
 def removal(r: Removal | None) -> dict | None:

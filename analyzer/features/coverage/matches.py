@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
+from analyzer.features.coverage.preempted import mark_preempted
 from analyzer.features.coverage.model import (
     HANDLED, OTHER, PANICS, primary_enum, Cell, Dispatch, Evidence, Group, Matrix, Site, base_variant, fold, qualify,
     unique_sites,
@@ -52,6 +53,7 @@ def build(lines: Iterable[RecordLine], collapse: bool = False) -> Matrix:
         sites = unique_sites(panicking + [e.site for e in ev])
         cells[key] = Cell(*key, status=fold([e.status for e in ev]), sites=sites,
                           enum=column_of.get(key[2], ""), evidence=ev)
+    mark_preempted(cells.values(), lines)
     first = lines[0].record if lines else None
     return Matrix(cells, [d for g in groups for d in g.dtypes], groups, dispatches, collapse,
                   first.repo if first else "", first.analyzedSha if first else "")

@@ -73,6 +73,14 @@ class Evidence:
     site: Site
 
 
+@dataclass(frozen=True, slots=True)
+class Preempted:
+    """An earlier refusal that fires first on every path to a cell's panics."""
+
+    why: str
+    site: Site | None = None
+
+
 @dataclass(slots=True)
 class Cell:
     crate: str
@@ -89,6 +97,10 @@ class Cell:
     # Each payload variant's status when the cell was decided along its paths (else folded from
     # the evidence).
     decided: dict[str, str] = field(default_factory=dict)
+    # A panicking cell whose every panic is preempted (its records' `analysis.reach`): the
+    # earlier refusals a user meets first, each (why, its record's site, or None where there is
+    # no earlier refusal).
+    preempted: list[Preempted] = field(default_factory=list)
 
     @property
     def key(self) -> tuple[str, str, str]:

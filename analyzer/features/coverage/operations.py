@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from analyzer.core.collector import no_cycle_collection
 from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
+from analyzer.features.coverage.preempted import mark_preempted
 from analyzer.features.coverage.limits import apply_limits, dtype_makes, storage_limits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.paths import Filter, FnPaths, enum_of, read_paths
@@ -215,6 +216,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     order = sorted(cells, key=lambda k: (k[0], k[1], position.get(k[2], len(position))))
     cells = {k: cells[k] for k in order}
     del order
+    mark_preempted(cells.values(), ex.lines)
     dispatches.sort(key=lambda d: (d.crate, d.operation, d.path, d.line))
     helpers.sort(key=lambda d: (d.crate, d.function, d.path, d.line))
     return Matrix(cells, base.dtypes, base.groups, dispatches, collapse, base.repo or ex.repo, base.sha or ex.sha,

@@ -55,14 +55,18 @@ class State:
     handled: tuple[str, ...]
     rejected: tuple[str, ...]
     repo: str = ""  # the record's repository (a dependency's, with --with-dependencies)
+    # Whether a user reaches it (records/model.py reach_content: `reachable`, `preempted: forward`).
+    reach: str = ""
 
     @classmethod
     def of(cls, line: RecordLine) -> State:
+        from analyzer.records.model import reach_content
+
         r, a = line.record, line.analysis
         assert a is not None  # records of an extraction always carry their analysis
         return cls(r.id, r.errorMessage, a.category, a.macro, a.crate, a.function, a.inMacro, a.operation,
                    r.filePath, r.lineNumber, r.githubUrl, a.scrutinee, a.pattern, a.enum, tuple(a.handled),
-                   tuple(a.rejected), r.repo)
+                   tuple(a.rejected), r.repo, reach_content(a.reach, a.preemptedBy))
 
     def field(self, name: str) -> object:
         return list(getattr(self, name)) if name in ("handled", "rejected") else getattr(self, name)
