@@ -4,7 +4,7 @@ compiled once into a `RuleData`, whose fields name the key of the file they hold
 from __future__ import annotations
 
 import re
-import tomllib
+from analyzer.core.toml import tomllib
 from dataclasses import dataclass, field, fields
 from functools import cache
 
