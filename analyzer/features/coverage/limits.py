@@ -123,16 +123,26 @@ def dtype_makes(ops: dict[tuple[str, str], Operation], read_files,
     lines: dict[str, dict[int, tuple[str, str]]] = {}
     for (crate, name), o in wanted.items():
         lines.setdefault(o.path, {})[o.line] = (crate, name)
+    # Each function's own lines (its facts' end line), parsed alone: a whole ops file is many
+    # times the few creation functions in it.
+    ends = {(path, f.line): f.end_line for path, _, facts in code if path in lines for f in facts.functions}
     texts = read_files(sorted(lines))
     out: dict[tuple[str, str], frozenset[str] | None] = {}
     own: set[tuple[str, str]] = set()  # operations that make their crate's element type
     for path, at in lines.items():
-        for line, params, body in _functions(texts.get(path, b""), at):
+        source = texts.get(path, b"").split(b"\n")
+        for start, key in at.items():
+            end = ends.get((path, start))
+            if end is None:
+                continue
+            found = next(_functions(b"\n".join(source[start - 1:end]), {1: key}), None)
+            if found is None:
+                continue
+            _, params, body = found
             if any(re.search(rf"\b{re.escape(p)}\b", body) for p in params):
-                named = frozenset(_DTYPE_VARIANT.findall(body))
-                out[at[line]] = named or None
+                out[key] = frozenset(_DTYPE_VARIANT.findall(body)) or None
             else:
-                own.add(at[line])
+                own.add(key)
     roots = {o.crate: o.path.split("/src/", 1)[0] for key, o in wanted.items() if key in own and "/src/" in o.path}
     if roots:
         elements, declaring = _element_dtypes(code, roots, read_files)
@@ -177,7 +187,8 @@ def _element_dtypes(code, roots: dict[str, str],
 
 
 def _functions(source: bytes, at: dict[int, tuple[str, str]]):
-    """(line, names of its dtype parameters, body text) of the functions starting on the lines of `at`."""
+    """(line, names of its dtype parameters, body text) of the functions starting on the lines of
+    `at` (1-based) in `source`."""
     from tree_sitter import Parser
 
     from analyzer.facts.syntax import LANGUAGE
