@@ -215,7 +215,7 @@ def test_the_rule_data_reads_every_key_of_the_file_by_name():
     """Each field of RuleData names the key of classifier.toml it holds: the file has no key the
     classifier leaves unread, and a field cannot take its neighbour's value by position."""
     from analyzer.decisions.data import read_rule_data
-    from analyzer.pipeline.ruleset import queries_root
+    from analyzer.core.queries import queries_root
 
     text = (queries_root() / "classifier.toml").read_text()
     raw = tomllib.loads(text)

@@ -75,5 +75,5 @@ def read_rule_data(text: str) -> RuleData:
 @cache
 def rule_data() -> RuleData:
     """The rule data of this installation's queries/classifier.toml."""
-    from analyzer.pipeline.ruleset import queries_root
+    from analyzer.core.queries import queries_root
     return read_rule_data(queries_root().joinpath("classifier.toml").read_text(encoding="utf-8"))
