@@ -17,6 +17,7 @@ from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
 from analyzer.pipeline.ruleset import rules_hash
 from analyzer.source.repository import open_repository
+from analyzer.profiles import load
 
 DISPATCH_RS = """\
 use burn_std::DType;
@@ -279,10 +280,10 @@ def test_a_kept_line_without_its_three_dates_is_not_served(tmp_path):
             + '/x.rs#L1-L2","analyzedAt":"2020-01-01T00:00:00.000Z","contentChangedAt":"2020-01-01T00:00:00.000Z"},'
             '"analysis":{}}')
     row = {"records": [line], "manifest": manifest, "sites": None}
-    assert served_extract(row, "o", tmp_path, False, [], 0.1, "o/r", sha) is None
+    assert served_extract(row, "o", tmp_path, False, [], 0.1, "o/r", sha, load("burn")) is None
     full = line.replace('"analysis":{}', '"analysis":{"firstSeenAt":"2020-01-01T00:00:00.000Z"}')
     row = {"records": [full], "manifest": manifest, "sites": None}
-    files, _ = served_extract(row, "o", tmp_path, False, [], 0.1, "o/r", sha)
+    files, _ = served_extract(row, "o", tmp_path, False, [], 0.1, "o/r", sha, load("burn"))
     assert "2020" not in files[tmp_path / "records.jsonl"]
 
 
@@ -340,7 +341,7 @@ def test_the_code_hash_changes_with_any_module_of_the_package(tmp_path, monkeypa
 def test_cached_facts_are_exactly_what_dataclasses_give():
     """FileFacts.to_json is a hand-written walk (for speed); it must equal dataclasses.asdict."""
     import dataclasses
-    import tomllib
+    from analyzer.core.toml import tomllib
 
     from analyzer.facts.model import FileFacts
     from analyzer.facts.parse import parse_file

@@ -755,3 +755,39 @@ def test_a_stub_of_a_trait_of_no_one_kind_panics_only_for_the_kind_its_signature
     # No tensor at all: every dtype is n/a; a tensor of no one kind: every dtype panics.
     assert {c["status"] for c in cells(doc, "burn-lone", "sync_collective").values()} == {"n/a"}
     assert {c["status"] for c in cells(doc, "burn-lone", "gather_any").values()} == {"panics"}
+
+
+ELEMENTS_RS = """\
+pub trait FloatElement {}
+impl FloatElement for f64 {}
+impl FloatElement for f32 {}
+"""
+
+
+def test_a_creation_makes_only_the_dtypes_it_really_produces(cli, git_repo):
+    from conftest import DTYPE_RS
+    git_repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    git_repo.crate("burn-backend", {"src/ops.rs": MAKER_TRAITS_RS})
+    zeros = ("fn float_zeros(shape: Shape, dtype: FloatDType) -> MakerTensor {\n"
+             "        MakerTensor::zeros_of(shape, to_kind(dtype))")
+    # zeros ignores the dtype asked for and makes the crate's element type (f64/f32).
+    git_repo.crate("burn-ignorer", {"src/element.rs": ELEMENTS_RS, "src/ops.rs": MAKER_OPS_RS.replace(
+        zeros, "fn float_zeros(shape: Shape, _dtype: FloatDType) -> MakerTensor {\n"
+               "        MakerTensor::zeros_of(shape, E::KIND)")})
+    # zeros maps the dtype itself: an arm names F16, the rest fall back with no panic.
+    git_repo.crate("burn-mapper", {"src/element.rs": ELEMENTS_RS, "src/ops.rs": MAKER_OPS_RS.replace(
+        zeros, "fn float_zeros(shape: Shape, dtype: FloatDType) -> MakerTensor {\n"
+               "        match dtype {\n"
+               "            FloatDType::F16 => MakerTensor::zeros_f16(shape),\n"
+               "            _ => MakerTensor::zeros_of(shape, E::KIND),\n"
+               "        }")})
+    git_repo.commit()
+    doc = doc_of(cli, git_repo)
+    ignorer = _cannot_hold(doc, "burn-ignorer")
+    assert {"F16", "BF16"} <= set(ignorer) and not {"F64", "F32"} & set(ignorer)
+    assert ignorer["F16"] == ["float_from_data"]
+    assert cells(doc, "burn-ignorer", "float_exp")["F16"]["reason"] == "cannot hold"
+    mapper = _cannot_hold(doc, "burn-mapper")
+    assert "F16" not in mapper and "BF16" in mapper
+    assert "F16" not in cells(doc, "burn-mapper", "float_exp")
+    assert cells(doc, "burn-mapper", "float_from_data")["F16"]["status"] == "panics"

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from analyzer.profiles import load
+
 TRAITS_RS = """\
 pub trait Backend {}
 
@@ -116,7 +118,7 @@ def test_a_kept_matrix_row_reads_back_as_its_text(matrix):
     try:
         audit.keep_matrix(cache, "a-matrix", matrix)
         assert cache.get_raw_result("a-matrix") == audit._text(matrix)
-        served, why = audit.kept_matrix(cache, "a-matrix", matrix.repo, matrix.sha)
+        served, why = audit.kept_matrix(cache, "a-matrix", matrix.repo, matrix.sha, load("burn"))
     finally:
         cache.close()
     assert why is None and served is not None

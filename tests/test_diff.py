@@ -789,3 +789,12 @@ def test_an_empty_message_is_said_in_words(cli, git_repo):
     sarif = json.loads(run_diff(cli, git_repo, base, head, "--format", "sarif").stdout)
     (result,) = sarif["runs"][0]["results"]
     assert result["message"]["text"].startswith("New panic site in burn-flex::cumprod with an empty panic message")
+
+
+def test_sarif_reports_each_added_site_as_a_warning(cli, history):
+    """An added site is a limitation a user can meet, not a defect of the change: code scanning
+    shows it as a warning, by each rule's default and on each result."""
+    repo, base, head = history
+    (run,) = _sarif(cli, repo, base, head)["runs"]
+    assert [r["defaultConfiguration"]["level"] for r in run["tool"]["driver"]["rules"]] == ["warning"] * 3
+    assert [r["level"] for r in run["results"]] == ["warning"]

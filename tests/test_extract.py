@@ -443,7 +443,7 @@ def test_annotations_kept_counts_records_that_had_annotations(cli, git_repo, tmp
     assert res.code == 0, res.stderr
     # Two records unchanged, but only one had an annotation to keep.
     assert (f"Compared with {first / 'records.jsonl'}: 2 unchanged, 0 changed, 0 new, 0 dropped; annotations "
-            f"kept on 1 record, not carried on 0 (changed and new records go to annotation)") in res.stderr
+            f"kept on 1 record, not carried on 0; changed and new records go to annotation") in res.stderr
 
 
 def _readme_example() -> list[str]:

@@ -640,6 +640,21 @@ def test_a_panic_whose_file_moved_to_another_crate_and_was_rewritten_is_followed
     assert [e["kind"] for e in bicubic["events"]] == ["added", "moved"]
 
 
+def test_a_release_spelled_with_and_without_its_trailing_zero_is_one_release(git_repo):
+    """`v0.13` and `v0.13.0` name the same release: a range ending at either takes both tags, one
+    starting at either takes both, and they sort side by side before v0.13.1."""
+    for name in ("v0.12.0", "v0.13", "v0.13.0", "v0.13.1", "v0.14.0"):
+        git_repo.write("crates/burn-x/src/lib.rs", f"// {name}\n")
+        git_repo.commit()
+        git_repo.git("tag", name)
+    repo = open_repository(str(git_repo.path), None)
+    assert [t.name for t in release_tags(repo)] == ["v0.12.0", "v0.13", "v0.13.0", "v0.13.1", "v0.14.0"]
+    assert [p.label for p in plan(repo, to_rev="v0.13").revisions] == ["v0.12.0", "v0.13", "v0.13.0"]
+    assert [p.label for p in plan(repo, to_rev="v0.13.0").revisions] == ["v0.12.0", "v0.13", "v0.13.0"]
+    assert [p.label for p in plan(repo, from_rev="v0.13.0", to_rev="v0.13.1").revisions] == [
+        "v0.13.0", "v0.13", "v0.13.1"]
+
+
 def _drop_object(repo, sha: str) -> None:
     """Delete a loose object, as a partial or snapshot clone lacks it."""
     (repo.path / ".git" / "objects" / sha[:2] / sha[2:]).unlink()

@@ -431,3 +431,19 @@ def test_the_key_tiers_look_again_after_the_windows_paired_some():
     result = link(previous, current)
     assert {(k.previous, k.current): k.tier for k in result.links} == {(0, 0): "window", (1, 1): "message"}
     assert result.lost == [] and result.new == []
+
+
+def test_the_no_newline_marker_is_not_counted_as_a_changed_line(git_repo):
+    # `\ No newline at end of file` after the removed last line is no line of the hunk: counted as
+    # one, the hunk's real last added line (`++ three`, read `+++ three` in the diff) would be
+    # read as the next file's header.
+    git_repo.write("z.rs", "one\ntwo", dedent=False)
+    old = git_repo.commit()
+    git_repo.write("z.rs", "one\n2\n++ three", dedent=False)
+    new = git_repo.commit()
+    from analyzer.source.repository import open_repository
+    text = open_repository(str(git_repo.path), None).diff_text(old, new, "*.rs")
+    assert "-two\n\\ No newline at end of file\n+2\n+++ three\n" in text
+    changes = parse_diff(text)
+    assert sorted(changes) == ["z.rs"]
+    assert (changes["z.rs"].new_path, changes["z.rs"].hunks) == ("z.rs", [(2, 1, 2, 2)])

@@ -102,7 +102,7 @@ def test_a_record_without_annotations_is_not_listed(cli, git_repo, tmp_path):
     assert res.code == 0, res.stderr
     # Written, and empty: the file beside the records always says what this run did not carry.
     assert (tmp_path / "b" / "annotations-not-carried.jsonl").read_text() == ""
-    assert "not carried on 0 " in res.stderr and "listed with their text" not in res.stderr
+    assert "not carried on 0;" in res.stderr and "listed with their text" not in res.stderr
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["annotationsNotCarried"] == 0
 
 

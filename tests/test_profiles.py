@@ -58,6 +58,12 @@ def _variant(tmp_path: Path, name: str, edits: list[tuple[str, str]]) -> Path:
     (('pin = "d16f7ba2ed0d41408189384044cc886fb4c8f957"', 'pin = "main"'), "repository.pin must be a full 40-hex"),
     (('blob = "https://github.com/{repo}/blob/{sha}/{path}#L{start}-L{end}"', 'blob = "https://x/{repo}/{file}"'),
      "links.blob names {file}"),
+    (('blob = "https://github.com/{repo}/blob/{sha}/{path}#L{start}-L{end}"', 'blob = "https://x/{repo}/{sha}#L{start}"'),
+     "links.blob must name {path}, after {repo} and {sha}"),
+    (('blob = "https://github.com/{repo}/blob/{sha}/{path}#L{start}-L{end}"', 'blob = "https://x/{start}/{path}"'),
+     "links.blob must name {path}, after {repo} and {sha}"),
+    (('commit = "https://github.com/{repo}/commit/{sha}"', 'commit = "http://github.com/{repo}/commit/{sha}"'),
+     "links.commit must be an https:// address"),
     (('["bool", \'Bool\']', '["bool", \'Bool(\']'), "dtypes.kinds[2] is not a regular expression"),
     (('crate_tag_prefixes = ["burn-"]', 'crate_tag_prefixes = "burn-"'), "code.crate_tag_prefixes must be a list"),
     (('[prompt]', '[prompt\n'), "is not TOML"),
@@ -257,6 +263,34 @@ def test_the_cubecl_target_names_cubecl_in_records_links_and_tags(cli, git_repo,
         assert r["record"]["githubUrl"].startswith(f"https://github.com/tracel-ai/cubecl/blob/{sha}/")
         assert "cuda" in r["record"]["tags"] and "cubecl-cuda" not in r["record"]["tags"]
     assert profiles.load("cubecl").repository.pin == "48348968468e433235be3db6e7c344c34bc446c0"
+
+
+def test_a_profile_for_another_host_is_served_its_caches_on_a_rerun(cli, acme, tmp_path):
+    """The caches check kept links against the target's own link template: records, the coverage
+    matrix and its documents of a target on another host are served again, not warned about as
+    links outside the commit and built again at every run."""
+    target = ("--target", str(acme.profile))
+    _extract(cli, acme, tmp_path / "a", *target)
+    again, lines = _extract(cli, acme, tmp_path / "b", *target)
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["cache"]["result"] == "hit"
+    assert "was not used" not in again.stderr
+    assert all(ln["record"]["githubUrl"].startswith("https://code.example.org/") for ln in lines)
+    for fmt in ("json", "markdown", "html"):
+        runs = [cli("coverage", "--repo", str(acme.path), "--sha", "HEAD", "--format", fmt, *target) for _ in range(3)]
+        assert all(r.code == 0 for r in runs), runs[-1].stderr
+        assert all("was not used" not in r.stderr for r in runs), [r.stderr for r in runs]
+        assert "code.example.org" in runs[0].stdout and runs[0].stdout == runs[2].stdout
+        assert "results cache" in runs[2].stderr, runs[2].stderr
+
+
+@pytest.mark.parametrize("kind", ["repository", "blob", "commit", "compare", "new_issue"])
+def test_every_link_template_of_a_profile_must_be_https(tmp_path, kind):
+    """Records, pages and SARIF put the profile's links where a reader clicks them: only https."""
+    shipped = (Path(profiles.__file__).parent / "burn.toml").read_text()
+    line = next(ln for ln in shipped.splitlines() if ln.startswith(f"{kind} = \"https://"))
+    path = _variant(tmp_path, "plain", [(line, line.replace('"https://', '"http://', 1))])
+    with pytest.raises(UserError, match=re.escape(f"links.{kind} must be an https:// address")):
+        profiles.load(str(path))
 
 
 ONNX_IR_SLICE_RS = """\

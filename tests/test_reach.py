@@ -3,7 +3,7 @@ record's verdict and earlier refusals pinned by line."""
 
 from __future__ import annotations
 
-import tomllib
+from analyzer.core.toml import tomllib
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,7 @@ everything rests on, that the facts are exactly those of a whole-file parse."""
 
 from __future__ import annotations
 
-import tomllib
+from analyzer.core.toml import tomllib
 from pathlib import Path
 
 import pytest

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
-import tomllib
+from analyzer.core.toml import tomllib
 from pathlib import Path
 
 import pytest
@@ -215,7 +215,7 @@ def test_the_rule_data_reads_every_key_of_the_file_by_name():
     """Each field of RuleData names the key of classifier.toml it holds: the file has no key the
     classifier leaves unread, and a field cannot take its neighbour's value by position."""
     from analyzer.decisions.data import read_rule_data
-    from analyzer.pipeline.ruleset import queries_root
+    from analyzer.core.queries import queries_root
 
     text = (queries_root() / "classifier.toml").read_text()
     raw = tomllib.loads(text)
@@ -234,3 +234,28 @@ def test_each_rule_module_stays_short():
     package = Path(__file__).resolve().parents[1] / "analyzer" / "decisions" / "rules"
     for module in package.glob("*.py"):
         assert len(module.read_text().splitlines()) < 400, f"{module.name}: split it by category"
+
+
+def test_a_dtype_the_panicking_arm_names_is_rejected_not_handled_though_a_catch_all_takes_the_rest():
+    """A catch-all beside the panicking arm handles every dtype of the enum but the ones that arm
+    names: those are rejected, and a dtype is never both."""
+    with using(load("burn")):
+        [(_, d)] = decisions("fn size(d: X) -> usize {\n    match d {\n        DType::F32 => 4,\n"
+                             "        DType::QFloat(_) => panic!(\"quantized has no fixed size\"),\n        _ => 8,\n    }\n}\n")
+    assert d.rejected == ["QFloat"]
+    assert "QFloat" not in d.handled and {"F32", "F16", "I64"} <= set(d.handled)
+
+
+@pytest.mark.parametrize("condition,excluded", [
+    ("!= 1", True), ("> 1", True), (">= 2", True), ("< 2", True),
+    ("> 2", False), (">= 3", False), (">= 4", False),
+])
+def test_the_input_count_exclusion_stops_where_more_than_one_input_is_allowed(condition, excluded):
+    """A count test that allows at most one input fixes the count (a malformed node fails it); one
+    that allows two or more rejects an optional trailing input a valid model may hold: a record."""
+    code = (f"fn config(node: &Node) {{\n    if node.inputs.len() {condition} {{\n"
+            f"        panic!(\"the extra input is not supported\")\n    }}\n}}\n")
+    with using(load("burn")):
+        [(_, d)] = decisions(code)
+    assert (d.reason == "exclude/input-count") is excluded, (condition, d.reason)
+    assert d.record is not excluded

@@ -3,7 +3,7 @@ property everything rests on, that the facts are exactly those of a whole-file p
 
 from __future__ import annotations
 
-import tomllib
+from analyzer.core.toml import tomllib
 from pathlib import Path
 
 import pytest

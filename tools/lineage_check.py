@@ -34,7 +34,7 @@ from pathlib import Path
 from analyzer import __version__
 from analyzer.pipeline.cache import FactsCache
 from analyzer.features.diff import Side, compare
-from analyzer.pipeline.extract import extract
+from analyzer.pipeline.extract import extract, records_at
 from analyzer.lineage.carry import carry_over
 from analyzer.lineage.link import link
 from analyzer.pipeline.ruleset import rules_hash
@@ -85,7 +85,7 @@ def main() -> int:
                 tool_a = extract(repo, a_sha, cache=cache).lines
                 a = as_published(tool_a, args.sha_absent) if args.as_published else tool_a
                 b = extract(repo, b_sha, cache=cache).lines
-                lineage = link(a, b, repo=repo, sha=b_sha, cache=cache)
+                lineage = link(a, b, repo=repo, sha=b_sha, records_at=records_at(repo, cache))
                 carried = carry_over(a, b, lineage).lines
                 # Keys from the tool's own records on both sides (crate and function as parsed);
                 # an earlier record keeps its id when the site's new record has that earlier id.

@@ -122,7 +122,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
             source = f"{git_repo.name}@{sha[:12]}"
             doc_key = audit.document_key(current().name, git_repo.name, sha, not expand, fmt, backends, op_patterns,
                                          full)
-            row, _ = audit.kept_document(cache, doc_key, fmt, git_repo.name, sha, warn=warn)
+            row, _ = audit.kept_document(cache, doc_key, fmt, git_repo.name, sha, current(), warn=warn)
             if row is not None:
                 _emit(row["data"], fmt, out, True, source, row["operations"], row["backends"])
                 return
@@ -135,7 +135,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
                 return
             text = COVERAGE[fmt](matrix, **options)
             n_ops, n_crates = _counts(matrix)
-            audit.keep_document(cache, doc_key, fmt, text, git_repo.name, sha, n_ops, n_crates)
+            audit.keep_document(cache, doc_key, fmt, text, git_repo.name, sha, current(), n_ops, n_crates)
         # Written before the cache is closed: the kept rows are compressed and stored meanwhile.
         _emit(text, fmt, out, served, source, n_ops, n_crates)
 
@@ -227,7 +227,7 @@ def _operations_matrix(git_repo, sha: str, cache, collapse: bool):
 
     source = f"{git_repo.name}@{sha[:12]}"
     key = audit.matrix_key(current().name, git_repo.name, sha, collapse)
-    matrix, _ = audit.kept_matrix(cache, key, git_repo.name, sha, warn=warn)
+    matrix, _ = audit.kept_matrix(cache, key, git_repo.name, sha, current(), warn=warn)
     if matrix is not None:
         return matrix, source, True
     ex = analyse(git_repo, sha, cache, code=True, sources=True)

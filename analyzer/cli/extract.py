@@ -106,6 +106,7 @@ def _removed_on_failure(out: Path):
 def _extract(out: Path, repo, rev, previous, all_sites, no_cache, repo_name, jobs, allow_other_repo=False) -> None:
     from analyzer.core.outputs import write_files
     from analyzer.core.ui import summary
+    from analyzer.profiles import current
 
     command = ["extract", *sys.argv[2:]]
     prev = None
@@ -122,7 +123,7 @@ def _extract(out: Path, repo, rev, previous, all_sites, no_cache, repo_name, job
         key = results_cache.extract_key(git_repo.name, sha, all_sites)
         hit = cache.get_result(key) if cache is not None and prev is None else None
         served = (results_cache.served_extract(hit, git_repo.origin, out, all_sites, command,
-                                               time.perf_counter() - _STARTED, git_repo.name, sha, rev)
+                                               time.perf_counter() - _STARTED, git_repo.name, sha, current(), rev)
                   if hit is not None else None)
         if hit is not None and served is None and cache is not None:
             cache.drop_result(key)  # damaged or tampered with: made again below

@@ -215,7 +215,7 @@ def _answer(panic, origin, profile: Profile, spec: str, wanted: str, no_cache, s
             folders = _folders(git_repo, sha, cache, origin)
             if several and origin is not None and folders is not None and origin.package not in folders:
                 raise _NotThere(f"{profile.repository.name} has no package {origin.package} at {wanted}")
-            lines = records_at(git_repo, sha, cache)
+            lines = records_at(git_repo, sha, cache, profile)
             place = lk.Place(origin, lk.repository_path(origin, folders))
             result = lk.lookup(panic, lines, place)
             source = Source(git_repo.name, sha, wanted if wanted != sha else "")
@@ -232,7 +232,7 @@ def _ref(rev: str, origin) -> str:
     return f"refs/tags/{rev}" if origin is not None and origin.kind == "registry" else rev
 
 
-def records_at(git_repo, sha: str, cache) -> list:
+def records_at(git_repo, sha: str, cache, profile: Profile) -> list:
     """The records of `git_repo` at `sha`: served from the results cache `extract` keeps (the same
     key), else extracted and kept there."""
     import time
@@ -246,7 +246,7 @@ def records_at(git_repo, sha: str, cache) -> list:
     hit = cache.get_result(key) if cache is not None else None
     if hit is not None:
         served = results_cache.served_extract(hit, git_repo.origin, Path("."), False, command, 0.0,
-                                              git_repo.name, sha)
+                                              git_repo.name, sha, profile)
         if served is not None:
             text = served[0][Path(".") / results_cache.RECORDS_FILE]
             kept = kept_lines(text)
@@ -316,7 +316,7 @@ def _other_release(panic, git_repo, sha: str, cache, profile: Profile, lines, or
         candidates = older[-1:] + newer[:1]
     by_id = {ln.record.id: ln for ln in lines}
     for _, tag, commit in candidates:
-        other = records_at(git_repo, commit, cache)
+        other = records_at(git_repo, commit, cache, profile)
         folders = _folders(git_repo, commit, cache, origin)
         found = lk.lookup(panic, other, lk.Place(origin, lk.repository_path(origin, folders)))
         if found.matches:

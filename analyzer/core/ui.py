@@ -128,8 +128,8 @@ def summary(manifest: dict, written: list[str], previous: str | None = None, ann
         where = " (listed with their text in annotations-not-carried.jsonl)" if lost else ""
         say(f"Compared with{against}: {carry['unchanged']} unchanged, {carry['changed']} changed, "
              f"{carry['new']} new, {carry['dropped']} dropped; annotations kept on "
-             f"{plural(annotations_kept, 'record')}, not carried on {lost}{where} (changed and new records "
-             f"go to annotation)", True)
+             f"{plural(annotations_kept, 'record')}, not carried on {lost}{where}; changed and new records "
+             f"go to annotation", True)
     lineage = manifest.get("lineage")
     if lineage:
         tiers = ", ".join(f"{lineage[t]} by {t}" for t in ("id", "history", "function", "message", "window"))

@@ -4,7 +4,7 @@ compiled once into a `RuleData`, whose fields name the key of the file they hold
 from __future__ import annotations
 
 import re
-import tomllib
+from analyzer.core.toml import tomllib
 from dataclasses import dataclass, field, fields
 from functools import cache
 
@@ -40,6 +40,7 @@ class RuleData:
     inferred_output: re.Pattern = _key("mode.inferred_output")
     transient_state: re.Pattern = _key("mode.transient_state")
     runtime_variant: re.Pattern = _key("mode.runtime_variant")
+    operand_kind: re.Pattern = _key("mode.operand_kind")
     reads_input: re.Pattern = _key("protocol.reads_input")
     conversion_fn: re.Pattern = _key("element_kind.conversion_fn")
     misuse: re.Pattern = _key("device.misuse")
@@ -74,5 +75,5 @@ def read_rule_data(text: str) -> RuleData:
 @cache
 def rule_data() -> RuleData:
     """The rule data of this installation's queries/classifier.toml."""
-    from analyzer.pipeline.ruleset import queries_root
+    from analyzer.core.queries import queries_root
     return read_rule_data(queries_root().joinpath("classifier.toml").read_text(encoding="utf-8"))

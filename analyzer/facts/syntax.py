@@ -9,7 +9,7 @@ from functools import cache
 import tree_sitter_rust
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from analyzer.pipeline.ruleset import queries_root
+from analyzer.core.queries import queries_root
 from analyzer.profiles import current
 
 LANGUAGE = Language(tree_sitter_rust.language())

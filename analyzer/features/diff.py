@@ -389,7 +389,7 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
     for which, rev in (("base", base_rev), ("head", head_rev)):
         say = (lambda text, w=which: progress(w, text)) if progress else None
         key = audit.matrix_key(current().name, git_repo.name, shas[which], collapse=True)
-        matrix, _ = audit.kept_matrix(cache, key, git_repo.name, shas[which], warn=warn)
+        matrix, _ = audit.kept_matrix(cache, key, git_repo.name, shas[which], current(), warn=warn)
         ex = extract(git_repo, shas[which], cache=cache, now=now, jobs=jobs, progress=say, code=matrix is None,
                      sources=matrix is None)
         if matrix is None:

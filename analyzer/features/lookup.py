@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import heapq
 import re
-import tomllib
+from analyzer.core.toml import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 

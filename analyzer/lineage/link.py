@@ -25,7 +25,11 @@ sees only what the earlier tiers left unmatched:
 - `window`   the most similar source window within the same file, then the same crate: the lines
              around the call, the whole window and the message, above a threshold, best pairs first;
 - then `function` and `message` once more over what is left (a key two sites shared on each side
-  may be unique once the windows paired one of them).
+  may be unique once the windows paired one of them);
+- `message`  last, the same refusal reworded (refusal.py): the same crate, a message that keeps
+             every distinctive word of the earlier one (a clause added, a node type numbered), in
+             the same or a related function (a function split per node type, a catch-all
+             narrowed into arms, arms rewritten as a closure); ties give nothing.
 
 A record read without `analysis` still matches: its crate comes from its path and its function from
 its source window (`RecordLine.facts`), and the new records are keyed the same way for it.
@@ -133,6 +137,7 @@ def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
     # Once the windows have paired some, a key shared by two sites on each side may be left with
     # one on each: unique now, so the key tiers look again at what is left.
     _by_keys(st)
+    _by_refusal(st)
     return Lineage(links=sorted(st.links, key=lambda k: k.current), lost=sorted(st.prev_left),
                    new=sorted(st.cur_left), derived=derived)
 
@@ -443,6 +448,18 @@ def _unique_pairs(st: _State, tier: str, key_previous: Callable[[RecordLine], It
         cs = cur_by.get(k, [])
         if len(ps) == 1 and len(cs) == 1 and ps[0] in st.prev_left and cs[0] in st.cur_left:
             st.take(ps[0], cs[0], tier)
+
+
+# -- last: the same refusal reworded (refusal.py) ---------------------------------------------
+
+def _by_refusal(st: _State) -> None:
+    """A function split per node type, a catch-all narrowed into arms, arms rewritten as a
+    closure: the same crate and a message that keeps every distinctive word (refusal.py). Counted
+    with the `message` tier: the message, kept in substance, is what matched."""
+    from analyzer.lineage.refusal import pairs
+
+    for p, c in pairs(st.previous, st.current, st.prev_left, st.cur_left, lambda r: r.facts.crate):
+        st.take(p, c, "message")
 
 
 # -- tier e: similar source windows -----------------------------------------------------------

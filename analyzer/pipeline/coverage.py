@@ -8,7 +8,7 @@ repeated run of one command neither decodes the matrix nor renders.
 
 A kept row is never trusted blindly: it is validated against the matrix's own dataclasses
 (pydantic), must be of the repository and commit asked for, and every link in it must point at
-that commit on GitHub (a row must never put in a page what the builders would not write). A row
+that commit's files on the target's host (a row must never put in a page what the builders would not write). A row
 that fails is dropped with a warning (`kept_matrix` words it, for `coverage` and `diff` alike) and
 the matrix is built again. A kept document is checked with a few linear scans of its text instead
 (`document_fault`), the same at keeping and at serving: its digest, the revision its opening
@@ -29,6 +29,7 @@ from analyzer.pipeline import results_cache
 
 if TYPE_CHECKING:
     from analyzer.features.coverage.model import Matrix
+    from analyzer.profiles import Profile
 
 _KIND = "coverage"
 _DOCUMENT_KIND = "coverage-document"
@@ -117,11 +118,10 @@ def _decode(text: bytes) -> Matrix:
     return Matrix(**values)
 
 
-def _links_pinned(matrix: Matrix, repo: str, sha: str) -> bool:
-    """Every link of the matrix is an https link to the commit's files on GitHub (or empty)."""
+def _links_pinned(matrix: Matrix, prefix: str) -> bool:
+    """Every link of the matrix is an https link to the commit's files (`prefix`), or empty."""
     from analyzer.core.safe import https_url
 
-    prefix = f"https://github.com/{repo}/blob/{sha}/"
     sites = [s for c in matrix.cells.values() for s in (*c.sites, *(e.site for e in c.evidence),
                                                          *(p.site for p in c.preempted if p.site is not None))]
     sites += [s for d in (*matrix.dispatches, *matrix.helpers) for s in d.sites]
@@ -132,7 +132,7 @@ def _links_pinned(matrix: Matrix, repo: str, sha: str) -> bool:
     return all(not url or (https_url(url) == url and url.startswith(prefix)) for url in urls)
 
 
-def kept_matrix(cache, key: str, repo: str, sha: str,
+def kept_matrix(cache, key: str, repo: str, sha: str, profile: Profile,
                 warn: Callable[[str], None] | None = None) -> tuple[Matrix | None, str | None]:
     """(the matrix kept under `key`, None) on a hit; (None, why) for a row that does not pass the
     checks (dropped, so the next run makes it again, and said through `warn`: the caller builds
@@ -149,7 +149,7 @@ def kept_matrix(cache, key: str, repo: str, sha: str,
     else:
         if matrix.repo != repo or matrix.sha != sha:
             why = f"it is of another revision than {repo}@{sha[:12]}"
-        elif not _links_pinned(matrix, repo, sha):
+        elif not _links_pinned(matrix, profile.blob_prefix(repo, sha)):
             why = f"it links outside {repo}@{sha[:12]}"
         else:
             return matrix, None
@@ -205,7 +205,7 @@ def document_key(target: str, repo_name: str, sha: str, collapse: bool, fmt: str
 
 
 # Where a document of each format opens a link. What follows each must be a place in the page,
-# the commit's files on GitHub, or nothing: so a link without `//` (`javascript:`) is caught as
+# the commit's files on the target's host, or nothing: so a link without `//` (`javascript:`) is caught as
 # well. A format not listed here is never kept.
 _LINK_OPENERS: dict[str, tuple[bytes, ...]] = {
     "html": (b'href="', b'src="'), "markdown": (b"](",), "json": (b'"url": "',), "table": (),
@@ -214,10 +214,10 @@ _LINK_OPENERS: dict[str, tuple[bytes, ...]] = {
 _HEAD = 4096
 
 
-def document_fault(data: bytes | Sequence[bytes], fmt: str, repo: str, sha: str) -> str | None:
+def document_fault(data: bytes | Sequence[bytes], fmt: str, repo: str, sha: str, profile: Profile) -> str | None:
     """Why `data` (UTF-8: the bytes, or the pieces they are kept in) may not be served as the
     `fmt` document of `repo` at `sha`, or None: it must name that revision in its opening, and
-    every absolute link in it must be https to that commit's files on GitHub. Each check is one
+    every absolute link in it must be https to that commit's files on `profile`'s host. Each check is one
     scan of the bytes in C (bytes.count, bytes.find); in valid UTF-8 an encoded needle is found
     exactly where the text holds it."""
     openers = _LINK_OPENERS.get(fmt)
@@ -229,7 +229,7 @@ def document_fault(data: bytes | Sequence[bytes], fmt: str, repo: str, sha: str)
     head = str(_opening(pieces, 4 * _HEAD), "utf-8", "ignore")[:_HEAD]
     if repo not in head or sha[:12] not in head:
         return f"it is of another revision than {repo}@{sha[:12]}"
-    prefix = f"https://github.com/{repo}/blob/{sha}/".encode()
+    prefix = profile.blob_prefix(repo, sha).encode()
     outside = f"it links outside {repo}@{sha[:12]}"
     if _count(pieces, b"://") != _count(pieces, prefix):
         return outside
@@ -285,7 +285,7 @@ def _facts(text: bytes | Sequence[bytes]) -> dict:
     return {"length": sum(map(len, pieces)), "crc32": crc}
 
 
-def kept_document(cache, key: str, fmt: str, repo: str, sha: str,
+def kept_document(cache, key: str, fmt: str, repo: str, sha: str, profile: Profile,
                   warn: Callable[[str], None] | None = None) -> tuple[dict | None, str | None]:
     """({"data", "operations", "backends"}, None) for the document kept under `key`, `data` its
     UTF-8 bytes in pieces (a list of bytes, as the cache inflates them: joined, they would be
@@ -305,7 +305,7 @@ def kept_document(cache, key: str, fmt: str, repo: str, sha: str,
     if not isinstance(row, dict) or not _whole(row, body) or not _utf8(body):
         why = "it does not hold a whole coverage document"
     else:
-        fault = document_fault(body, fmt, repo, sha)
+        fault = document_fault(body, fmt, repo, sha, profile)
         if fault is None:
             return {"data": body, "operations": row["operations"], "backends": row["backends"]}, None
         why = fault
@@ -340,14 +340,14 @@ def _whole(row: dict, body: Sequence[bytes]) -> bool:
             and isinstance(row.get("operations"), int) and isinstance(row.get("backends"), int))
 
 
-def keep_document(cache, key: str, fmt: str, text: str, repo: str, sha: str, operations: int,
-                  backends: int) -> None:
+def keep_document(cache, key: str, fmt: str, text: str, repo: str, sha: str, profile: Profile,
+                  operations: int, backends: int) -> None:
     """Keep a rendered document for the next identical run, when it passes the checks a served
     one must (one that would not is not kept, rather than warned about at every run)."""
     if cache is None:
         return
     body = text.encode("utf-8")
-    if document_fault(body, fmt, repo, sha) is not None:
+    if document_fault(body, fmt, repo, sha, profile) is not None:
         return
     line = json.dumps({"operations": operations, "backends": backends, **_facts(body)})
     cache.put_raw_result_soon(key, line.encode() + b"\n" + body)

@@ -16,7 +16,7 @@ pull request's own), so a git source it names elsewhere (a fork, `file://`, any 
 from __future__ import annotations
 
 import re
-import tomllib
+from analyzer.core.toml import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # types only: a hit is served without importing the parser
     from analyzer.pipeline.cache import FactsCache
+    from analyzer.profiles import Profile
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -69,11 +70,11 @@ def put_extract(cache: FactsCache, row_key: str, records_text: str, sites_text: 
     cache.put_result(row_key, {"records": records_text.splitlines(), "sites": sites_text, "manifest": manifest})
 
 
-def _served_line(line: str, repo: str, sha: str) -> bool:
+def _served_line(line: str, repo: str, sha: str, prefix: str) -> bool:
     """Whether a kept records line may be served: one JSON object whose record is of `repo` at
-    `sha` and links only to that commit on GitHub. The cache folder is trusted only when nobody
-    else could write it, and a row is still checked: a row must never put in records.jsonl what
-    the record stage would not write (a `javascript:` link)."""
+    `sha` and links only to that commit's files on the target's host (`prefix`). The cache folder
+    is trusted only when nobody else could write it, and a row is still checked: a row must never
+    put in records.jsonl what the record stage would not write (a `javascript:` link)."""
     import json
 
     from analyzer.core.safe import https_url
@@ -84,15 +85,15 @@ def _served_line(line: str, repo: str, sha: str) -> bool:
         return False
     url = record.get("githubUrl")
     return (isinstance(url, str) and https_url(url) == url
-            and url.startswith(f"https://github.com/{repo}/blob/{sha}/"))
+            and url.startswith(prefix))
 
 
 def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: list[str],
-                   seconds: float, repo: str = "", sha: str = "",
+                   seconds: float, repo: str, sha: str, profile: Profile,
                    rev: str | None = None) -> tuple[dict[Path, str], dict] | None:
-    """The files of an earlier run kept in `row` for `repo` at `sha`, with this run's dates,
-    source, command and timings: (files, manifest). None for a row of another shape or one that
-    does not pass the checks (it is then made again)."""
+    """The files of an earlier run kept in `row` for `repo` at `sha` of `profile`'s target, with
+    this run's dates, source, command and timings: (files, manifest). None for a row of another
+    shape or one that does not pass the checks (it is then made again)."""
     import json
 
     from analyzer.core.jsonlines import string_members
@@ -104,11 +105,12 @@ def served_extract(row: dict, origin: str, out: Path, all_sites: bool, command: 
     # firstSeenAt too: first seen by this run, as in the run that made the row.
     stamp = json.dumps(utc_now())
     dates = string_members("analyzedAt", "contentChangedAt", "firstSeenAt")
+    prefix = profile.blob_prefix(repo, sha)
     try:
         lines = []
         for raw in row["records"]:
             line, n = dates.subn(lambda m: f'"{m.group(1)}":{stamp}', raw)
-            if n != 3 or not _served_line(line, repo, sha):
+            if n != 3 or not _served_line(line, repo, sha, prefix):
                 return None
             lines.append(line)
         kept = dict(row["manifest"])

@@ -7,22 +7,7 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-from analyzer.core.errors import UserError
-
-
-@cache
-def queries_root():
-    """The folder of rule data: `analyzer/queries` in an installed package, else the top-level
-    `queries/` folder beside the source package (running from a checkout, where `analyzer/` is
-    imported from the source tree and has no `queries` subpackage). The package is read from its
-    folder on disk, as pip installs it: importlib.resources would cost every run its readers'
-    imports."""
-    package = Path(__file__).resolve().parents[1]
-    for root in (package / "queries", package.parent / "queries"):
-        if (root / "panic_calls.scm").is_file():
-            return root
-    raise UserError("the rule data (queries/*.scm, classifier.toml) is missing from this installation; "
-                    "reinstall burn-errors")
+from analyzer.core.queries import queries_root
 
 
 # The modules whose code decides what is found: the parse facts (and which bytes are parsed), the

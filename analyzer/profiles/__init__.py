@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 import re
 import string
-import tomllib
+from analyzer.core.toml import tomllib
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -164,6 +164,12 @@ class Profile:
         percent-encoded as its output needs."""
         return getattr(self.links, kind).format(**values)
 
+    def blob_prefix(self, repo: str, sha: str) -> str:
+        """What every link to a file of `repo` at `sha` starts with: the blob address up to its
+        `{path}`, as `link` fills it. The caches check kept links against it."""
+        from analyzer.core.safe import url_path
+        return self.links.blob.split("{path}", 1)[0].format(repo=url_path(repo), sha=sha)
+
     @cached_property
     def runtime_rows(self) -> tuple[tuple[str, re.Pattern], ...]:
         return tuple((name, re.compile(rx)) for name, rx in self.runtimes.rows)
@@ -309,6 +315,9 @@ def _semantics(p: Profile) -> None:
                        f"{', '.join('{' + a + '}' for a in sorted(allowed))}")
         if not template.startswith("https://"):
             raise _Bad(f"links.{key} must be an https:// address")
+    before_path = p.links.blob.split("{path}", 1)
+    if len(before_path) != 2 or {f for _, f, _, _ in string.Formatter().parse(before_path[0]) if f} - {"repo", "sha"}:
+        raise _Bad("links.blob must name {path}, after {repo} and {sha} and before {start} and {end}")
     try:
         tag_fields = {f for _, f, _, _ in string.Formatter().parse(p.packages.release_tag) if f is not None}
     except ValueError as e:

@@ -88,7 +88,8 @@ def dataset_version(text: str) -> str:
     """A `--dataset-version` value as a record date (UTC, milliseconds, `Z`). Any ISO 8601 time
     with a zone is accepted and converted; a time without a zone is refused as ambiguous."""
     try:
-        when = datetime.fromisoformat(text)
+        # Python 3.10's fromisoformat reads only its own output's shape: a `Z` zone is `+00:00` there.
+        when = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
     except ValueError:
         raise ValueError(f"{text!r} is not an ISO 8601 time; give one such as 2026-01-31T12:00:00.000Z") from None
     if when.tzinfo is None:

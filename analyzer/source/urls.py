@@ -22,7 +22,7 @@ TRANSPORT = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)::")
 
 
 def slug_from_url(url: str) -> str | None:
-    """`https://github.com/owner/name(.git)` or `git@github.com:owner/name` -> owner/name;
+    """`https://HOST/owner/name(.git)` or `git@HOST:owner/name` -> owner/name;
     None when the URL does not end in an owner and a name of the characters GitHub allows (an
     origin with spaces or control characters names no repository we could link to)."""
     m = re.search(_SLUG, url)

@@ -9,7 +9,7 @@ from analyzer.decisions.data import rule_data
 from analyzer.decisions.catalog import canonical_dtype
 from analyzer.decisions.reach import _kind, leaves_kind_gap, mixes_kinds
 from analyzer.decisions.rules.base import is_test_path, unimplemented_macro
-from analyzer.decisions.rules.mode import runtime_input
+from analyzer.decisions.rules.mode import input_kinds, runtime_input
 from analyzer.facts.model import VariantRef
 from analyzer.profiles import current
 
@@ -123,7 +123,8 @@ def dtype_validation(c: Call) -> bool:
     misuse, not a dtype the library lacks. An arm that says the dtype is unsupported, or an
     unimplemented!/todo!, is left to the dtype rules; so is a catch-all left a dtype of the kind
     its arms dispatch over (`F32`/`F64` arms, `F16` left): a dtype missing, not a mismatch."""
-    if unimplemented_macro(c) or c.says_unsupported or leaves_kind_gap(c) or mixes_kinds(c) or runtime_input(c):
+    if (unimplemented_macro(c) or c.says_unsupported or leaves_kind_gap(c) or mixes_kinds(c) or runtime_input(c)
+            or input_kinds(c)):
         return False
     pats, message = rule_data(), c.site.message
     # "must be int64" after `Some(Values::Int64s(..))` arms is R12's lookup of the one dtype an

@@ -95,3 +95,61 @@ def _inner_refs(refs: list[VariantRef]):
 def _has_other_variant(c: Call, enum: str, variant: str) -> bool:
     d = c.catalog.resolve(enum, {variant}, c.path, c.crate)
     return d is not None and any(v != variant for v, _ in d.variants)
+
+
+def input_kinds(c: Call) -> bool:
+    """The catch-all of a match on the kinds of two or more operands at once (`match (&lhs.ty,
+    &rhs.ty) { (Tensor, Tensor) => .., (ScalarNative(_), ScalarNative(_)) => .., _ =>
+    panic!("BitwiseOr operation requires tensor or scalar inputs") }`): the arms dispatch over
+    the combinations of kinds a valid model feeds the operator, so those the catch-all takes (a
+    shape beside a tensor) are the model's choice the importer does not support. Each element
+    must end in an operand's kind field (`mode.operand_kind`); a tuple naming an output, whose
+    kind the importer infers itself, is exclude/inferred-output's, checked before."""
+    arm = c.arm
+    # One combination taken (`(Tensor, Tensor) => .., _ => panic!("Only tensor inputs are valid")`)
+    # is what the operator's definition requires, validation; two or more are a dispatch.
+    if arm is None or not arm.catch_all or c.dtype_enums or len(c.others) < 2:
+        return False
+    elements = _tuple_elements(c.site.scrutinee)
+    if len(elements) < 2:
+        return False
+    data = rule_data()
+    for element in elements:
+        idents = _IDENT.findall(element)
+        if not idents or not data.operand_kind.match(idents[-1]):
+            return False
+    # The arms name kinds of an enum of the tree and leave some: the catch-all takes real values.
+    named: dict[str, set[str]] = {}
+    for o in c.others:
+        for r in _inner_refs(o.refs):
+            named.setdefault(r.enum, set()).add(r.variant)
+    for enum, variants in named.items():
+        d = c.catalog.resolve(enum, variants, c.path, c.crate)
+        if d is not None and any(v not in variants for v, _ in d.variants):
+            return True
+    return False
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _tuple_elements(scrutinee: str) -> list[str]:
+    """The top-level elements of a tuple scrutinee (`(&a.ty, &b.ty)` -> [`&a.ty`, `&b.ty`]), [] when
+    it is no tuple. One pass over the text."""
+    text = scrutinee.strip()
+    if not (text.startswith("(") and text.endswith(")")):
+        return []
+    out, depth, start = [], 0, 1
+    for i, ch in enumerate(text[1:-1], 1):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+            if depth < 0:
+                return []  # `(a).f(b)`: the parentheses close before the end
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:-1])
+    return [e for e in (e.strip() for e in out) if e] if len(out) > 1 else []
+

@@ -149,6 +149,12 @@ RULE_ORDER: tuple[Rule, ...] = (
          "constant one), explicitly or as the catch-all beside arms naming only the enum's other variants",
          "`Some(SliceInput::Static(s)) => s, _ => panic!(\"Steps must be Static\")`", mode.runtime_input,
          ARM_POSITIONS, ("mode.runtime_variant",)),
+    Rule("mode/input-kinds", MODE,
+         "the catch-all of a match on the kinds of two or more operands at once, with two or more arms: they take "
+         "the combinations of input kinds a valid model feeds the operator, the catch-all refuses the rest",
+         "`(ArgType::ScalarNative(_), ArgType::ScalarNative(_)) => .., _ => panic!(\"requires tensor or scalar "
+         "inputs\")` on `(&lhs.ty, &rhs.ty)`", mode.input_kinds, ("match-arm",),
+         ("mode.operand_kind",)),
     Rule("mode/assertion", MODE,
          "an assertion (assert!, assert_eq!, assert_ne!) whose message says the setting its condition checks is "
          "not supported: the condition is the guard",

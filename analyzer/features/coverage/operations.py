@@ -13,7 +13,7 @@ from analyzer.core.collector import no_cycle_collection
 from analyzer.profiles import current
 from analyzer.features.coverage.callgraph import UNREADABLE, CallGraph, ops_traits
 from analyzer.features.coverage.preempted import mark_preempted
-from analyzer.features.coverage.limits import apply_limits, storage_limits
+from analyzer.features.coverage.limits import apply_limits, dtype_makes, storage_limits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.paths import Filter, FnPaths, enum_of, read_paths
 from analyzer.features.coverage.settings import QUANTIZED, TupleMatch, apply_schemes, build_settings, tuple_matches
@@ -175,6 +175,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     unfollowed = _calling_defaults(ex.code, traits, graph, ops)
     _add_inherited(ex, audit_by_id, traits, ops, unimplemented)
     _kinds_from_signatures(ex.code, ops, read_files)
+    makes = dtype_makes(ops, read_files, ex.code)
     tuples = tuple_matches(ex)
     settings = build_settings(ex, graph, read_files, tuples)
     del graph
@@ -209,7 +210,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                                       g.enum, ev, reason=reason, decided=parts)
     _apply_tuples(cells, tuples)
     apply_schemes(cells, settings, ops, base.groups, dtype_kind)
-    limits = storage_limits(cells, dtype_kind, base.groups, ops, unfollowed)
+    limits = storage_limits(cells, dtype_kind, base.groups, ops, unfollowed, makes)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
     position = {d: i for i, d in enumerate(base.dtypes)}
     order = sorted(cells, key=lambda k: (k[0], k[1], position.get(k[2], len(position))))

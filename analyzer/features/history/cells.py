@@ -113,7 +113,7 @@ def kept_matrix(git_repo: GitRepository, sha: str, cache,
     from analyzer.profiles import current
 
     matrix_key = audit.matrix_key(current().name, git_repo.name, sha, collapse=True)
-    return audit.kept_matrix(cache, matrix_key, git_repo.name, sha, warn=warn)[0]
+    return audit.kept_matrix(cache, matrix_key, git_repo.name, sha, current(), warn=warn)[0]
 
 
 def built(git_repo: GitRepository, ex) -> Cells:
