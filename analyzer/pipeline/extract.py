@@ -483,7 +483,8 @@ def _read_by_rustc_only(tree: list, repo: GitRepository) -> list[dict[str, str]]
             name = m.group(1).decode("utf-8", "replace")
             to = posixpath.normpath(posixpath.join(posixpath.dirname(b.path), name))
             if to in paths and not to.endswith(".rs"):
-                out.setdefault(to, f"{b.path} names it as a target (path = {name!r}) but it is not a .rs file; not read")
+                out.setdefault(to, f"{b.path} names it as a target (path = {name!r}) but it is not a .rs file; "
+                                   f"not read")
     return [{"path": p, "reason": why} for p, why in out.items()]
 
 

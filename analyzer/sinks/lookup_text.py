@@ -54,7 +54,8 @@ def _elsewhere(found: Elsewhere, source: Source | None) -> list[str]:
     r = m.line.record
     here = (source.rev or source.sha[:12]) if source is not None else "the paste's release"
     out = [f"No record at {_t(here)} matches the message; at {_t(found.rev)} ({found.sha[:12]}) one does:", "",
-           f"1. {_t(r.errorMessage)}", f"   {_t(r.filePath)}:{r.lineNumber}", f"   id {r.id}" + (f" · {_t(r.pinned_url)}" if r.pinned_url else ""), ""]
+           f"1. {_t(r.errorMessage)}", f"   {_t(r.filePath)}:{r.lineNumber}",
+           f"   id {r.id}" + (f" · {_t(r.pinned_url)}" if r.pinned_url else ""), ""]
     site = found.same_site
     if site is None:
         out.append(f"What changed: no record at {_t(here)} has its id: the site is not there, or is no record there.")
