@@ -353,3 +353,24 @@ def test_the_burn_onnx_target_names_burn_onnx_and_leaves_out_its_test_crates(cli
     # Its packages are named one by one: burn's own `burn-*` crates in a Cargo.lock are burn's.
     assert burn_onnx.packages.owns("onnx-ir") and burn_onnx.packages.owns("burn-import")
     assert not burn_onnx.packages.owns("burn-tensor")
+
+
+def test_what_is_read_under_one_target_does_not_stay_for_the_next(tmp_path):
+    """One process reads trees of several targets (a session of commands, a test run): the
+    patterns a target's conventions make are compiled for each target, not for the first one."""
+    from analyzer.facts.impls import ops_impls
+    from analyzer.features.coverage.operations import dtype_kind
+
+    acme = profiles.load(str(_variant(tmp_path, "acme", ACME_EDITS + [("'Q\\w+'", "'Z\\w+'")])))
+    burn = profiles.load("burn")
+    burn_impl = b"impl FloatTensorOps<Self> for Cpu {\n    fn float_exp(x: T) -> T { x }\n}\n"
+    acme_impl = b"impl FloatKernels<Self> for Cpu {\n    fn float_exp(x: T) -> T { x }\n}\n"
+    for _ in range(2):  # each order: the first target read must not decide for the second
+        with profiles.using(acme):
+            assert ops_impls(burn_impl) == []
+            assert [(t, ms) for t, _, ms in ops_impls(acme_impl)] == [("FloatKernels", ["float_exp"])]
+            assert (dtype_kind("QInt8"), dtype_kind("ZInt8")) == ("", "quantized")
+        with profiles.using(burn):
+            assert [(t, ms) for t, _, ms in ops_impls(burn_impl)] == [("FloatTensorOps", ["float_exp"])]
+            assert ops_impls(acme_impl) == []
+            assert (dtype_kind("QInt8"), dtype_kind("ZInt8")) == ("quantized", "")

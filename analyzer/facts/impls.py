@@ -23,17 +23,19 @@ _FN = re.compile(rb"\bfn\s+(" + _NAME + rb")")
 _HIDERS = frozenset(b"\"'/")
 
 
+# Keyed by the suffix, not cached bare: a process (a test session, a run that changes target) reads
+# trees of several targets, and a pattern compiled for the first one must not serve the next.
 @cache
-def _ops_impl_hint() -> re.Pattern[bytes]:
+def _ops_impl_hint(ops_suffix: str) -> re.Pattern[bytes]:
     """`NameOps<..> for`: starts with the literal suffix, which the regex engine finds by a fast
     scan; most files hold none."""
-    suffix = re.escape(current().code.ops_trait_suffix).encode()
+    suffix = re.escape(ops_suffix).encode()
     return re.compile(suffix + rb"\b\s*(?:<[^;{]*?>\s*)?for\b")
 
 
 @cache
-def _impl_header() -> re.Pattern[bytes]:
-    suffix = re.escape(current().code.ops_trait_suffix).encode()
+def _impl_header(ops_suffix: str) -> re.Pattern[bytes]:
+    suffix = re.escape(ops_suffix).encode()
     return re.compile(rb"(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s*(?:" + _NAME + rb"\s*::\s*)*(" + _NAME + suffix
                       + rb")\b.*?\bfor\s+(?:" + _NAME + rb"\s*::\s*)*(" + _NAME + rb")", re.S)
 
@@ -41,13 +43,14 @@ def _impl_header() -> re.Pattern[bytes]:
 def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
     """(trait, type, method names) of each top-level impl of an ops trait in the file; [] when
     there is none or the file does not lex."""
-    if _ops_impl_hint().search(source) is None:
+    ops_suffix = current().code.ops_trait_suffix
+    if _ops_impl_hint(ops_suffix).search(source) is None:
         return []
     lexed = regions.braces(source)
     if lexed is None:
         return []
-    header_rx = _impl_header()
-    suffix = current().code.ops_trait_suffix.encode()
+    header_rx = _impl_header(ops_suffix)
+    suffix = ops_suffix.encode()
     first_mark = lexer._scanner(lexer.BRACES)  # a brace, or a byte that may open a literal or comment
     out: list[tuple[str, str, list[str]]] = []
     start = 0

@@ -30,18 +30,19 @@ if TYPE_CHECKING:
 from analyzer.records.macro_lists import METAVARIABLE_VARIANT as _METAVARIABLE_VARIANT
 
 
-@cache
 def dtype_kind(dtype: str) -> str:
     """float, int, bool, quantized, or "" (no known kind) for a column key (`F32`, `Kind::Half`)."""
+    return _dtype_kind(dtype, current().dtype_kind_patterns)
+
+
+# Keyed by the target's patterns as well as the key: one process may read trees of several targets.
+@cache
+def _dtype_kind(dtype: str, patterns: tuple[tuple[str, re.Pattern], ...]) -> str:
     variant = label(dtype).split("(", 1)[0]
-    for kind, rx in _dtype_kind_patterns():
+    for kind, rx in patterns:
         if rx.fullmatch(variant):
             return kind
     return ""
-
-
-def _dtype_kind_patterns():
-    return current().dtype_kind_patterns
 
 
 def trait_kind(trait: str) -> str:
