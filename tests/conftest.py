@@ -229,13 +229,19 @@ ONE_SITE_RS = ('use burn_std::DType;\n\npub fn conv(x: Tensor) {\n    match x.dt
                '        d => panic!("conv: unsupported dtype {d:?}"),\n    };\n}\n')
 
 
+def one_site_repo(path: Path) -> GitRepo:
+    """A repository at `path` holding one dtype-dispatch site (ONE_SITE_RS), committed."""
+    repo = GitRepo(path)
+    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
+    repo.crate("burn-x", {"src/lib.rs": ONE_SITE_RS})
+    repo.commit("base")
+    return repo
+
+
 def one_record(root: Path) -> Path:
     """The records.jsonl of a small repository holding one dtype-dispatch site, extracted under
     `root` (for tests that then tamper with the records or the paths they are written to)."""
-    repo = GitRepo(root / "repo")
-    repo.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
-    repo.crate("burn-x", {"src/lib.rs": ONE_SITE_RS})
-    repo.commit()
+    repo = one_site_repo(root / "repo")
     res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(root / "o"),
                   env={"BURN_ERRORS_CACHE": str(root / "cache")})
     assert res.code == 0, res.stderr

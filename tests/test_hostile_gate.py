@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DTYPE_RS, ONE_SITE_RS, GitRepo, run_cli
+from conftest import ONE_SITE_RS, GitRepo, one_site_repo, run_cli
 
 DISPATCH = ('use burn_std::DType;\n\npub fn {name}(x: Tensor) {{\n    match x.dtype() {{\n'
             '        {arm} => 1,\n        d => panic!("{name}: unsupported dtype {{d:?}}"),\n    }};\n}}\n')
@@ -35,11 +35,7 @@ HIDING = {
 
 @pytest.fixture
 def repo(tmp_path) -> GitRepo:
-    r = GitRepo(tmp_path / "repo")
-    r.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
-    r.crate("burn-x", {"src/lib.rs": ONE_SITE_RS})
-    r.commit("base")
-    return r
+    return one_site_repo(tmp_path / "repo")
 
 
 def extract(repo: GitRepo, out) -> tuple[list[dict], dict]:

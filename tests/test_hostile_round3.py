@@ -7,16 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DTYPE_RS, ONE_SITE_RS, GitRepo, run_cli
+from conftest import DTYPE_RS, ONE_SITE_RS, GitRepo, one_site_repo, run_cli
 
 
 @pytest.fixture
 def repo(tmp_path) -> GitRepo:
-    r = GitRepo(tmp_path / "repo")
-    r.crate("burn-std", {"src/dtype.rs": DTYPE_RS})
-    r.crate("burn-x", {"src/lib.rs": ONE_SITE_RS})
-    r.commit("base")
-    return r
+    return one_site_repo(tmp_path / "repo")
 
 
 # --- bytes that are not UTF-8 anywhere in the facts ---------------------------------------------

@@ -20,6 +20,14 @@ import sys
 CATEGORIES = ("dtype-dispatch", "unsupported-mode", "unsupported-op")
 
 
+def _scores(keys, is_gold, is_pred) -> tuple[int, int, int, float, float]:
+    """tp, fp, fn, precision and recall over `keys` (each 1.0 when nothing counts toward it)."""
+    tp = sum(1 for k in keys if is_gold[k] and is_pred[k])
+    fp = sum(1 for k in keys if not is_gold[k] and is_pred[k])
+    fn = sum(1 for k in keys if is_gold[k] and not is_pred[k])
+    return tp, fp, fn, tp / (tp + fp) if tp + fp else 1.0, tp / (tp + fn) if tp + fn else 1.0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("labels", nargs="+")
@@ -58,32 +66,21 @@ def main() -> int:
           f"labelled but not seen: {len(missing_pred)}, seen but not labelled: {len(missing_gold)}")
     worst = 1.0
     for cat in CATEGORIES:
-        tp = sum(1 for k in keys if gold.get(k, ("none",))[0] == cat and (pred.get(k) or {}).get("category") == cat)
-        fp = sum(1 for k in keys if gold.get(k, ("none",))[0] != cat and (pred.get(k) or {}).get("category") == cat)
-        fn = sum(1 for k in keys if gold.get(k, ("none",))[0] == cat and (pred.get(k) or {}).get("category") != cat)
-        p = tp / (tp + fp) if tp + fp else 1.0
-        r = tp / (tp + fn) if tp + fn else 1.0
+        tp, fp, fn, p, r = _scores(keys, {k: gold.get(k, ("none",))[0] == cat for k in keys},
+                                   {k: (pred.get(k) or {}).get("category") == cat for k in keys})
         worst = min(worst, p, r)
         print(f"{cat:18} labelled {tp + fn:4}  found {tp + fp:4}  tp {tp:4}  fp {fp:3}  fn {fn:3}  "
               f"precision {p:.3f}  recall {r:.3f}")
     # Whether the call is a record at all, whatever its category: the question a reader answers.
     is_gold = {k: gold.get(k, ("none",))[0] != "none" for k in keys}
     is_pred = {k: bool((pred.get(k) or {}).get("category")) for k in keys}
-    tp = sum(1 for k in keys if is_gold[k] and is_pred[k])
-    fp = sum(1 for k in keys if not is_gold[k] and is_pred[k])
-    fn = sum(1 for k in keys if is_gold[k] and not is_pred[k])
-    p = tp / (tp + fp) if tp + fp else 1.0
-    r = tp / (tp + fn) if tp + fn else 1.0
+    tp, fp, fn, p, r = _scores(keys, is_gold, is_pred)
     print(f"{'any record':18} labelled {tp + fn:4}  found {tp + fp:4}  tp {tp:4}  fp {fp:3}  fn {fn:3}  "
           f"precision {p:.3f}  recall {r:.3f}")
     if args.by_form:
         for form in sorted({forms.get(k, "") for k in keys}):
             ks = [k for k in keys if forms.get(k, "") == form]
-            tp = sum(1 for k in ks if is_gold[k] and is_pred[k])
-            fp = sum(1 for k in ks if not is_gold[k] and is_pred[k])
-            fn = sum(1 for k in ks if is_gold[k] and not is_pred[k])
-            p = tp / (tp + fp) if tp + fp else 1.0
-            r = tp / (tp + fn) if tp + fn else 1.0
+            tp, fp, fn, p, r = _scores(ks, is_gold, is_pred)
             print(f"  {form or '(no form)':16} calls {len(ks):4}  labelled {tp + fn:4}  found {tp + fp:4}  "
                   f"tp {tp:4}  fp {fp:3}  fn {fn:3}  precision {p:.3f}  recall {r:.3f}")
     if args.show:

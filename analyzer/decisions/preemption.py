@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.model import Decision
 from analyzer.decisions.reach import _covered_whole
-from analyzer.facts.model import SiteFacts
+from analyzer.facts.model import ArmFacts, SiteFacts
 from analyzer.records.operation import operation_of
 
 REACHABLE = "reachable"
@@ -307,11 +307,9 @@ def _forward(r: Refusal, backward: str, by_op, kind_of, catalog: DtypeCatalog) -
     return Reach(PREEMPTED, tuple((i, "forward") for i in ids)) if ids else None
 
 
-def _refused_variants(r: Refusal, catalog: DtypeCatalog) -> set[str] | None:
-    """`Enum::Variant` of every variant the refusing arm takes: those it names, or for a
-    catch-all the enum's variants the other arms leave (None when the enum is not known)."""
-    if r.variants:
-        return set(r.variants)
+def _catch_all_of_one_enum(r: Refusal) -> tuple[list[ArmFacts], str] | None:
+    """The other arms and the one enum they name, when the refusing site is a match's catch-all
+    arm beside arms of a single enum; None otherwise."""
     s = r.site
     if s.context != "match-arm" or not (0 <= s.arm_index < len(s.arms)) or not s.arms[s.arm_index].catch_all:
         return None
@@ -319,7 +317,18 @@ def _refused_variants(r: Refusal, catalog: DtypeCatalog) -> set[str] | None:
     enums = {ref.enum for a in others for ref in a.refs}
     if len(enums) != 1:
         return None
-    enum = enums.pop()
+    return others, enums.pop()
+
+
+def _refused_variants(r: Refusal, catalog: DtypeCatalog) -> set[str] | None:
+    """`Enum::Variant` of every variant the refusing arm takes: those it names, or for a
+    catch-all the enum's variants the other arms leave (None when the enum is not known)."""
+    if r.variants:
+        return set(r.variants)
+    beside = _catch_all_of_one_enum(r)
+    if beside is None:
+        return None
+    others, enum = beside
     named = {ref.variant for a in others for ref in a.refs}
     d = catalog.resolve(enum, named, r.path, r.crate)
     if d is None:
@@ -330,14 +339,11 @@ def _refused_variants(r: Refusal, catalog: DtypeCatalog) -> set[str] | None:
 # -- every value that exists today handled ----------------------------------------------------------
 
 def _exhaustive(r: Refusal, catalog: DtypeCatalog, foreign: dict[str, tuple[str, ...]]) -> Reach | None:
-    s = r.site
-    if s.context != "match-arm" or not (0 <= s.arm_index < len(s.arms)) or not s.arms[s.arm_index].catch_all:
+    beside = _catch_all_of_one_enum(r)
+    if beside is None:
         return None
-    others = [a for i, a in enumerate(s.arms) if i != s.arm_index]
-    enums = {ref.enum for a in others for ref in a.refs}
-    if len(enums) != 1:
-        return None
-    declared = foreign.get(enum := enums.pop())
+    others, enum = beside
+    declared = foreign.get(enum)
     if declared is None:
         return None
     covered = _covered_whole(others)

@@ -7,6 +7,9 @@ from analyzer.decisions.reach import kind_fixed_catch_all, mixes_kinds, unreacha
 from analyzer.decisions.rules import dtype, exclusions, mode, op
 from analyzer.decisions.rules.base import ARM_POSITIONS, BODY, CLOSURE, GUARD, NONE, Rule, unimplemented_macro
 
+# The rule data of the messages that say a thing is not supported or cannot be done (or not yet).
+_REFUSAL_WORDS = ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")
+
 # The rules in the order the classifier walks them (the order docs/classifier-rubric.md gives).
 # An exclusion that applies ends the walk; consecutive rules of one category all get their say,
 # and the category of the first that fired decides once the walk leaves that group.
@@ -143,7 +146,7 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a function or closure whose whole body is a panic saying the operation is not supported (or can't be done)",
          "`fn rfft(t: T) -> T { panic!(\"rfft is not supported by this backend\") }`",
          op.unsupported_message, (*BODY, *CLOSURE),
-         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+         _REFUSAL_WORDS),
     Rule("mode/runtime-input", MODE,
          "the arm takes the runtime variant of an input-kind enum (a value the model computes, beside a "
          "constant one), explicitly or as the catch-all beside arms naming only the enum's other variants",
@@ -159,12 +162,12 @@ RULE_ORDER: tuple[Rule, ...] = (
          "an assertion (assert!, assert_eq!, assert_ne!) whose message says the setting its condition checks is "
          "not supported: the condition is the guard",
          "`assert!(!options.ceil_mode, \"Candle does not support ceil mode\")`", mode.assertion, GUARD,
-         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+         _REFUSAL_WORDS),
     Rule("mode/expect", MODE,
          ".expect(msg) whose message says what it needed is not supported there: the Option or Result it "
          "unwraps is the guard",
          "`read_sync(data).expect(\"This operation is not supported until this backend has a blocking reader\")`",
-         mode.expect, GUARD, ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+         mode.expect, GUARD, _REFUSAL_WORDS),
     Rule("mode/unimplemented-macro", MODE,
          "unimplemented!/todo! in an arm of a non-dtype match, or behind a plain if",
          "`PadMode::Reflect => unimplemented!()`", unimplemented_macro, (*ARM_POSITIONS, *GUARD), ("mode.macros",)),
@@ -172,7 +175,7 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`InterpolateMode::Bicubic => panic!(\"bicubic is not supported\")`; "
          "`if ceil_mode { panic!(\"ceil_mode is not supported\") }`",
          mode.unsupported_message, (*ARM_POSITIONS, *GUARD),
-         ("mode.unsupported", "mode.variant_cannot", "mode.transient_state")),
+         _REFUSAL_WORDS),
     Rule("mode/build-guard", MODE,
          "a guard whose condition asks only the build or platform says what cannot be done there, or a statement "
          "compiled only when a feature is left out",
