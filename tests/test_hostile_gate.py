@@ -30,6 +30,7 @@ HIDING = {
     "comment-padding": dispatch("padded") + "// " + "x" * 4_100_000 + "\n",
     "string-padding": dispatch("strung") + 'const PAD: &str = "' + "x" * 4_100_000 + '";\n',
     "five-nested-macros": nested_macros("macros", 5),
+    "raw-identifier": dispatch("raw").replace("panic!", "r#panic!"),
 }
 
 
@@ -53,6 +54,7 @@ def test_legal_rust_at_the_parsers_old_limits_is_read(repo, tmp_path, kind):
     assert manifest["skipped"] == [] and manifest["partlyRead"] == []
     hidden = [x["record"] for x in lines if x["record"]["filePath"].endswith("hidden.rs")]
     assert len(hidden) == 1 and hidden[0]["errorMessage"].endswith(": unsupported dtype {d:?}")
+    assert [x["analysis"]["macro"] for x in lines if x["record"]["filePath"].endswith("hidden.rs")] == ["panic"]
     assert hidden[0]["lineNumber"] in (4, 6)
 
 

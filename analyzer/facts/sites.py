@@ -250,7 +250,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
     nav = Nav()
     calls, token_trees, call_frames, tree_frames = _word_nodes(root, source, lo, hi, offset, nav)
     for (call, name_node), (function, impl, item_path, in_test) in zip(calls, call_frames):
-        macro = _text(name_node).decode("utf-8", "replace")
+        macro = _text(name_node).decode("utf-8", "replace").removeprefix("r#")
         read = _read_call(call, name_node, macro, source, offset, tx, arms_of, wrapper, nav)
         if read is None:
             continue
@@ -356,7 +356,12 @@ def _call_named(name: Node, field: str | None, parents: list[Node], fields: list
         call = parents[-2]
     else:
         return None
-    return call if _text(name).decode("utf-8", "replace") in _CALL_NAMES else None
+    return call if _text(name).decode("utf-8", "replace").removeprefix("r#") in _CALL_NAMES else None
+
+
+def _raw_at(name: Node, word: int) -> bool:
+    """`name` is the raw identifier of the word at `word` (`r#panic`: the same macro as `panic`)."""
+    return name.start_byte == word - 2 and _text(name).startswith(b"r#")
 
 
 def _expect_named(name: Node, field: str | None, parents: list[Node], fields: list[str | None]) -> Node | None:
@@ -423,7 +428,7 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int, nav: Na
                 if tree is not None:
                     out.append(tree)
                     tree_frames.append(frames[-1])
-            elif t in _NAMES and node.start_byte == words[k]:
+            elif t in _NAMES and (node.start_byte == words[k] or _raw_at(node, words[k])):
                 call = _NAMES[t](node, field, parents, fields)
                 if call is not None:
                     calls.append((call, node))
