@@ -121,3 +121,19 @@ def test_a_diff_with_every_file_read_stays_quiet(repo):
     sarif = json.loads(diff(repo, "sarif").stdout)["runs"][0]
     assert "toolExecutionNotifications" not in sarif["invocations"][0]
     assert all(r["id"] != "burn-errors/unread-file" for r in sarif["tool"]["driver"]["rules"])
+
+
+@pytest.mark.parametrize("how", ['include!("{name}");\n', '#[path = "{name}"]\nmod hidden;\n'])
+def test_a_file_rust_includes_that_is_not_a_rs_file_is_listed_not_passed_over(repo, tmp_path, how):
+    """rustc reads whatever `include!` or `#[path]` names; the tree's `.rs` files alone would never
+    show a site written in `ops.txt`. Such a file is listed as skipped, so the check fails."""
+    repo.write("crates/burn-x/src/ops.txt", dispatch("hidden"), dedent=False)
+    repo.write("crates/burn-x/src/also.rs", dispatch("also"), dedent=False)
+    repo.write("crates/burn-x/src/pull.rs", how.format(name="ops.txt") + how.format(name="also.rs").replace("hidden", "also"),
+               dedent=False)
+    repo.commit()
+    _, manifest = extract(repo, tmp_path / "o")
+    assert [e["path"] for e in manifest["skipped"]] == ["crates/burn-x/src/ops.txt"]
+    assert "crates/burn-x/src/pull.rs" in manifest["skipped"][0]["reason"]
+    res = diff(repo, "json", "--fail-on", "added")
+    assert res.code == 1 and "unread" in json.loads(res.stdout)["failed"]

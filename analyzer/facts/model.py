@@ -208,13 +208,15 @@ class FileFacts:
     # The file defines a procedural macro (`#[proc_macro_derive(..)]`): its crate is a proc-macro
     # crate, whose code runs while its users' crates compile.
     proc_macros: bool = False
+    # The file names its `#[path = ".."]` attributes and `include!("..")` calls give (facts/includes.py).
+    includes: list[str] = field(default_factory=list)
 
     def site_part(self) -> FileFacts:
         """What extract reads: the calls, enums and aliases, and how the file was read."""
         return FileFacts(self.sites, self.enums, self.parse_errors, self.not_utf8, self.aliases, skipped=self.skipped,
                          variant_uses=self.variant_uses, ops_impls=self.ops_impls, built_from=self.built_from,
                          trait_names=self.trait_names, remaps=self.remaps, partial=self.partial,
-                         proc_macros=self.proc_macros)
+                         proc_macros=self.proc_macros, includes=self.includes)
 
     def code_part(self) -> FileFacts:
         """What only the coverage audit reads: ops traits, their impls, every function's calls and
@@ -240,7 +242,7 @@ class FileFacts:
                 "built_from": [list(b) for b in self.built_from],
                 "trait_names": self.trait_names,
                 "remaps": [list(r) for r in self.remaps], "partial": self.partial,
-                "proc_macros": self.proc_macros}
+                "proc_macros": self.proc_macros, "includes": self.includes}
 
     @staticmethod
     def from_json(d: dict) -> FileFacts:
@@ -265,7 +267,7 @@ class FileFacts:
                          [(t, n) for t, n in d.get("built_from", [])],
                          d.get("trait_names", []),
                          [(e, v) for e, v in d.get("remaps", [])], d.get("partial", ""),
-                         d.get("proc_macros", False))
+                         d.get("proc_macros", False), d.get("includes", []))
 
 
 _ARM_FIELDS = frozenset(f.name for f in fields(ArmFacts))

@@ -22,6 +22,7 @@ from analyzer.facts import lexer, regions, skeleton
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.impls import ops_impls
+from analyzer.facts.includes import included
 from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
 from analyzer.facts.remaps import remaps
@@ -80,6 +81,7 @@ def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
     facts.trait_names = trait_names(source)
     facts.proc_macros = defines_proc_macros(source)
     facts.remaps = remaps(source)
+    facts.includes = included(source)
     return facts
 
 

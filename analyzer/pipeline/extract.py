@@ -425,10 +425,28 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                            "reason": "its file name is not UTF-8"} for b in bad_names]
-                       + _read_by_rustc_only(tree, repo),
+                       + _read_by_rustc_only(tree, repo) + _included_not_rust(tree, rust, facts),
                        key=lambda e: e["path"]),
         partly_read=sorted(({"path": b.path, "reason": facts[b.oid].partial} for b in rust if facts[b.oid].partial),
                            key=lambda e: e["path"]))
+
+
+def _included_not_rust(tree: list, rust: list, facts: dict[str, FileFacts]) -> list[dict[str, str]]:
+    """The files of the tree that Rust files pull in by name (`#[path = ".."]`, `include!("..")`)
+    but that are not `.rs` files, so not read: each listed as skipped, with who names it. The name
+    is taken from the including file's folder (and, for a `#[path]` inside an inline module, the
+    folder named after the file)."""
+    names = {b.path for b in tree}
+    out: dict[str, str] = {}
+    for b in rust:
+        folder = posixpath.dirname(b.path)
+        stem = posixpath.splitext(posixpath.basename(b.path))[0]
+        for name in facts[b.oid].includes:
+            for candidate in (posixpath.join(folder, name), posixpath.join(folder, stem, name)):
+                path = posixpath.normpath(candidate)
+                if path in names and not path.endswith(".rs") and path not in out:
+                    out[path] = f"Rust code includes it ({b.path}) but it is not a .rs file; not read"
+    return [{"path": p, "reason": why} for p, why in out.items()]
 
 
 def records_at(repo: GitRepository, cache=None) -> Callable[[str], list[RecordLine] | None]:
