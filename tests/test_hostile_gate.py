@@ -137,3 +137,20 @@ def test_a_file_rust_includes_that_is_not_a_rs_file_is_listed_not_passed_over(re
     assert "crates/burn-x/src/pull.rs" in manifest["skipped"][0]["reason"]
     res = diff(repo, "json", "--fail-on", "added")
     assert res.code == 1 and "unread" in json.loads(res.stdout)["failed"]
+
+
+def test_a_renamed_panic_macro_marks_its_file_as_read_in_part(repo, tmp_path):
+    """`use core::panic as oops;` then `oops!(..)`: no walk for the macros' names finds the call, so
+    the file is listed as read in part (and fails the check), and only that file: files that share
+    nothing to parse do not share its note."""
+    repo.write("crates/burn-x/src/renamed.rs", "use core::panic as oops;\n" + dispatch("renamed").replace("panic!", "oops!"),
+               dedent=False)
+    for i in range(3):  # files with nothing to parse, before and after it in path order
+        repo.write(f"crates/burn-x/src/plain{i}.rs", "pub fn f() {}\n", dedent=False)
+        repo.write(f"crates/burn-x/src/z{i}.rs", "pub fn f() {}\n", dedent=False)
+    repo.commit()
+    _, manifest = extract(repo, tmp_path / "o")
+    assert [e["path"] for e in manifest["partlyRead"]] == ["crates/burn-x/src/renamed.rs"]
+    assert "renames panic!" in manifest["partlyRead"][0]["reason"]
+    res = diff(repo, "json", "--fail-on", "added")
+    assert res.code == 1 and json.loads(res.stdout)["failed"] == ["unread"]

@@ -22,7 +22,7 @@ from analyzer.facts import lexer, regions, skeleton
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.impls import ops_impls
-from analyzer.facts.includes import included
+from analyzer.facts.includes import included, renamed_macros
 from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
 from analyzer.facts.remaps import remaps
@@ -82,6 +82,10 @@ def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
     facts.proc_macros = defines_proc_macros(source)
     facts.remaps = remaps(source)
     facts.includes = included(source)
+    renamed = renamed_macros(source)
+    if renamed and not facts.partial:
+        macro, name = renamed[0]
+        facts.partial = (f"it renames {macro}! (`use .. as {name}`); calls under the new name are not read")
     return facts
 
 

@@ -179,8 +179,8 @@ def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
     """The facts of a file with nothing to parse for: its plain aliases, variant uses, ops impls
     and the types it builds from text, read without a parse. Most such files have none and share one row."""
     facts = read_off_bytes(FileFacts([], [], False, _not_utf8(data), plain_aliases(data)), data)
-    if facts.ops_impls or facts.built_from or facts.remaps or facts.proc_macros:
-        return _direct(facts, code)
+    if facts.ops_impls or facts.built_from or facts.remaps or facts.proc_macros or facts.includes or facts.partial:
+        return _direct(facts, code)  # facts of its own, never shared
     key = (facts.not_utf8, tuple(facts.aliases), tuple(facts.variant_uses), tuple(facts.trait_names))
     if key not in shared:
         shared[key] = _direct(facts, code)
