@@ -154,3 +154,26 @@ def test_a_renamed_panic_macro_marks_its_file_as_read_in_part(repo, tmp_path):
     assert "renames panic!" in manifest["partlyRead"][0]["reason"]
     res = diff(repo, "json", "--fail-on", "added")
     assert res.code == 1 and json.loads(res.stdout)["failed"] == ["unread"]
+
+
+def test_a_records_diff_reads_the_unread_files_from_the_manifest_beside_the_head_records(repo, tmp_path):
+    """A workflow may extract each side and diff the two records files: the head's manifest.json
+    (same commit) lists what its extract could not read whole, and the diff says so too."""
+    base_out, head_out = tmp_path / "base", tmp_path / "head"
+    repo.write("crates/burn-x/src/other.rs", dispatch("other"), dedent=False)  # a record that names the commit
+    repo.commit()
+    extract(repo, base_out)
+    repo.write("crates/burn-x/src/lib.rs", unreadable("partly read"), dedent=False)
+    repo.commit()
+    extract(repo, head_out)
+    res = run_cli("diff", str(base_out / "records.jsonl"), str(head_out / "records.jsonl"), "--format", "json",
+                  "--fail-on", "added")
+    assert res.code == 1, res.stderr
+    doc = json.loads(res.stdout)
+    assert [e["path"] for e in doc["unread"]] == ["crates/burn-x/src/lib.rs"] and doc["quiet"] is False
+    # A manifest of another commit beside the records says nothing of them.
+    manifest = json.loads((head_out / "manifest.json").read_text())
+    manifest["sha"] = "0" * 40
+    (head_out / "manifest.json").write_text(json.dumps(manifest))
+    res = run_cli("diff", str(base_out / "records.jsonl"), str(head_out / "records.jsonl"), "--format", "json")
+    assert json.loads(res.stdout)["unread"] == []

@@ -351,8 +351,33 @@ def _is_records(arg: str) -> bool:
 def _records_side(path: str, lines: list[RecordLine]) -> Side:
     repos = {ln.record.repo for ln in lines}
     shas = {ln.record.analyzedSha for ln in lines}
-    return Side(label=path, source="records", repo=repos.pop() if len(repos) == 1 else None,
+    side = Side(label=path, source="records", repo=repos.pop() if len(repos) == 1 else None,
                 sha=shas.pop() if len(shas) == 1 else None, records=len(lines))
+    side.unread = _unread_beside(path, side.sha, len(lines))
+    return side
+
+
+def _unread_beside(path: str, sha: str | None, records: int) -> list[dict]:
+    """The files not read whole that the manifest.json written beside a records file lists
+    (`extract` writes both), when it is the manifest of those records (the same commit, or for a
+    file with no record to name one, the same count): records alone cannot say that a file was
+    skipped, and the diff must not be quiet about it."""
+    import json
+
+    manifest = Path(path).parent / "manifest.json"
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8")) if Path(path).is_file() and manifest.is_file() else None
+    except (OSError, ValueError, RecursionError):
+        return []
+    if not isinstance(data, dict) or (data.get("sha") != sha if sha is not None else data.get("records") != records):
+        return []
+    out = []
+    for key, whole in (("skipped", True), ("partlyRead", False)):
+        entries = data.get(key)
+        for e in entries if isinstance(entries, list) else []:
+            if isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("reason"), str):
+                out.append({"path": e["path"], "reason": e["reason"], "whole": whole})
+    return sorted(out, key=lambda e: e["path"])
 
 
 def diff_records(base_path: str, head_path: str, git_repo=None) -> DiffResult:
