@@ -39,6 +39,7 @@ class RuleData:
     internal_enum: re.Pattern = _key("mode.internal_enum")
     inferred_output: re.Pattern = _key("mode.inferred_output")
     transient_state: re.Pattern = _key("mode.transient_state")
+    expectation: re.Pattern = _key("mode.expectation")
     runtime_variant: re.Pattern = _key("mode.runtime_variant")
     operand_kind: re.Pattern = _key("mode.operand_kind")
     reads_input: re.Pattern = _key("protocol.reads_input")

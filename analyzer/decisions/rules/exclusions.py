@@ -134,6 +134,21 @@ def dtype_validation(c: Call) -> bool:
             or (required and pats.required.search(message) is not None))
 
 
+# What unimplemented!/todo! print before the author's words.
+_MACRO_PREFIX = re.compile(r"^not (?:yet )?implemented(?::\s*|$)")
+
+
+def stated_expectation(c: Call) -> bool:
+    """The message says what should hold or should have happened (`unimplemented!("This should
+    never be called since next_key_seed always returns None")`, `_ => panic!("Bool should be
+    converted first.")`): the author states an expectation of the program's own values, so the
+    call marks a path they hold unused, not a choice the library refuses, whatever the macro, the
+    arms or the scrutinee. Not when the author's own words also say the thing is not supported."""
+    pats = rule_data()
+    words = _MACRO_PREFIX.sub("", c.site.message, count=1)
+    return pats.expectation.search(words) is not None and pats.unsupported.search(words) is None
+
+
 # --- exclusions checked before the unsupported-mode rules ---------------------------------------
 
 def internal_state(c: Call) -> bool:

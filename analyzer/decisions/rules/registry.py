@@ -14,7 +14,7 @@ _REFUSAL_WORDS = ("mode.unsupported", "mode.variant_cannot", "mode.transient_sta
 # An exclusion that applies ends the walk; consecutive rules of one category all get their say,
 # and the category of the first that fired decides once the walk leaves that group.
 RULE_ORDER: tuple[Rule, ...] = (
-    Rule("exclude/test-code", NONE, "in tests/, benches/, a #[cfg(test)] module or a #[test] function",
+    Rule("exclude/test-code", NONE, "in tests/, benches/, examples/, a #[cfg(test)] module or a #[test] function",
          "`#[test] fn f() { match x { _ => panic!() } }`", exclusions.in_test_code),
     Rule("exclude/unreachable", NONE, "unreachable! states an impossibility, not a missing feature; "
          "so does a catch-all arm no value can reach (after every variant of an enum of the tree, or of a "
@@ -46,6 +46,12 @@ RULE_ORDER: tuple[Rule, ...] = (
          "`(DType::F32, DType::F64) => panic!(\"data type mismatch\")`; `_ => panic!(\"expected float, got {:?}\")`",
          exclusions.dtype_validation, ARM_POSITIONS,
          ("dtype.validation", "dtype.required", "mode.unsupported", "mode.macros", "target.kinds")),
+    Rule("exclude/stated-expectation", NONE,
+         "the message says what should hold or should have happened: an expectation of the program's own "
+         "values, not a choice refused (unless it also says the thing is not supported)",
+         "`unimplemented!(\"This should never be called\")`; `_ => panic!(\"Bool should be converted first\")`",
+         exclusions.stated_expectation, (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD),
+         ("mode.expectation", "mode.unsupported")),
     Rule("exclude/kind-fixed-catch-all", NONE,
          "the catch-all of a dtype match whose arms take every dtype of the one kind the code around it allows "
          "(the tensor of an ops method of that kind), or whose dtypes left its crate remaps away",
