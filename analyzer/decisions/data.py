@@ -40,6 +40,7 @@ class RuleData:
     inferred_output: re.Pattern = _key("mode.inferred_output")
     transient_state: re.Pattern = _key("mode.transient_state")
     expectation: re.Pattern = _key("mode.expectation")
+    kernel_constant: re.Pattern = _key("mode.kernel_constant")
     runtime_variant: re.Pattern = _key("mode.runtime_variant")
     operand_kind: re.Pattern = _key("mode.operand_kind")
     reads_input: re.Pattern = _key("protocol.reads_input")

@@ -306,6 +306,14 @@ def kernel_author_stub(c: Call) -> bool:
     return c.crate in current().audience.kernel_api
 
 
+def kernel_constant(c: Call) -> bool:
+    """In a crate kernels are written against (the target's `audience.kernel_api`), the message
+    demands a value known when the kernel is expanded (`index.constant().expect("Index must be
+    constant")`): a rule of the kernel language, broken by the kernel's author in the kernel's code,
+    not a dtype or setting a model's user picks."""
+    return c.crate in current().audience.kernel_api and rule_data().kernel_constant.search(c.site.message) is not None
+
+
 def misuse(c: Call) -> bool:
     """The message says the call mixed devices or backends, or asked a training-only capability of
     a device or tensor without it (`device.misuse`): the API forbids that combination, so the

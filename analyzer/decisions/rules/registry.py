@@ -136,6 +136,12 @@ RULE_ORDER: tuple[Rule, ...] = (
          "a function's whole body in a crate kernels are written against (the kernel language, its library, its IR)",
          "`fn __expand_read_method(&self, s: &Scope, i: I) -> E { unimplemented!(\"Can't read\") }`",
          exclusions.kernel_author_stub, BODY, ("target.kernel_api",)),
+    Rule("exclude/kernel-constant", NONE,
+         "in a crate kernels are written against, the message demands a value known when the kernel is expanded: "
+         "a rule of the kernel language its author breaks",
+         "`index.constant().expect(\"Index must be constant\")` in the kernel language's crate",
+         exclusions.kernel_constant, (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD),
+         ("target.kernel_api", "mode.kernel_constant")),
     Rule("exclude/input-count", NONE,
          "a plain if on how many inputs or outputs a node was given: the operation fixes the count, so a node "
          "failing it is malformed",
