@@ -13,9 +13,12 @@ from conftest import GitRepo, run_cli
 from test_coverage import fix_backend_repo
 from test_hostile_cache import cache_dir
 
+from analyzer import sinks
 from analyzer.profiles import load
 
 BURN = load("burn")
+JSON = sinks.get("coverage", "json").link_syntax
+MARKDOWN = sinks.get("coverage", "markdown").link_syntax
 
 SERVED = "unchanged since the last run (results cache)"
 FORMATS = ("json", "markdown", "html", "table")
@@ -216,12 +219,12 @@ def test_a_document_in_pieces_is_judged_as_its_bytes_joined_wherever_it_is_cut()
             head + f'{link},\n"u": "http://x/{prefix}"}}\n', head + f'{link},\n"a": "url"}}\n']
     for text in docs:
         data = text.encode()
-        whole = document_fault(data, "json", "o/r", sha, BURN)
+        whole = document_fault(data, JSON, "o/r", sha, BURN)
         for cut in range(1, len(data)):
             for second in (cut + 1, cut + len(prefix) + 2):
                 pieces = [data[:cut], data[cut:second], data[second:]]
-                assert document_fault(pieces, "json", "o/r", sha, BURN) == whole, (text, cut, second)
-    assert [document_fault(d.encode(), "json", "o/r", sha, BURN) for d in docs] == [None, *["it links outside o/r@ababababab"
+                assert document_fault(pieces, JSON, "o/r", sha, BURN) == whole, (text, cut, second)
+    assert [document_fault(d.encode(), JSON, "o/r", sha, BURN) for d in docs] == [None, *["it links outside o/r@ababababab"
                                                                                      "ab"] * 2, None]
 
 
@@ -246,11 +249,11 @@ def test_only_a_document_that_passes_the_checks_is_kept(tmp_path):
     sha = "ab" * 20
     good = f"# dtype coverage of `o/r` at `{sha[:12]}`\n\n[a.rs:3](https://github.com/o/r/blob/{sha}/a.rs#L3)\n"
     cache = FactsCache(tmp_path / "cache", "rules", "0")
-    keep_document(cache, "good", "markdown", good, "o/r", sha, BURN, 1, 1)
-    row, why = kept_document(cache, "good", "markdown", "o/r", sha, BURN)
+    keep_document(cache, "good", MARKDOWN, good, "o/r", sha, BURN, 1, 1)
+    row, why = kept_document(cache, "good", MARKDOWN, "o/r", sha, BURN)
     assert why is None and row is not None
     assert (b"".join(row["data"]), row["operations"], row["backends"]) == (good.encode(), 1, 1)
-    keep_document(cache, "bad", "markdown", good.replace("https://github.com/o/r", "https://example.com/o/r"), "o/r",
+    keep_document(cache, "bad", MARKDOWN, good.replace("https://github.com/o/r", "https://example.com/o/r"), "o/r",
                   sha, BURN, 1, 1)
     assert cache.get_raw_result("bad") is None
     cache.close()
@@ -288,7 +291,7 @@ def test_every_json_link_opener_is_checked_whatever_surrounds_it():
     head = f'{{"repo": "o/r", "sha": "{sha}",\n'
 
     def fault(*items: str) -> str | None:
-        return document_fault((head + ",\n".join(items) + "}\n").encode(), "json", "o/r", sha, BURN)
+        return document_fault((head + ",\n".join(items) + "}\n").encode(), JSON, "o/r", sha, BURN)
 
     assert fault(link, link) is None
     assert fault(link, '"url": ""', '"url": "#cell"') is None  # empty, and a place in the page

@@ -8,7 +8,7 @@ from test_coverage_browser import WRAP_OPS_RS
 
 from analyzer.features.coverage.claims import Claim
 from analyzer.features.coverage.model import CANNOT_HOLD, HANDLED, PANICS, Cell, Group, Matrix, Operation
-from analyzer.sinks import coverage_html, coverage_json, coverage_markdown, coverage_table
+from analyzer.sinks import Options, coverage_html, coverage_json, coverage_markdown, coverage_table
 from analyzer.sinks.coverage_fold import gaps
 
 
@@ -69,8 +69,8 @@ def test_backends_differ_only_on_like_cells():
 def test_a_choice_nothing_matches_says_so_in_every_format():
     empty = _matrix("").only_operations_any(["zzz", "conv*"])
     said = "No operation matches --op zzz --op conv*."
-    assert said in coverage_html.dumps(empty)
-    assert said.replace("*", "\\*") in coverage_markdown.dumps(empty)
+    assert said in coverage_html.render(empty, Options())
+    assert said.replace("*", "\\*") in coverage_markdown.render(empty, Options())
     assert said in coverage_table.dumps(empty)
     doc = coverage_json.build(empty)
     assert doc["cells"] == [] and doc["backends"] == []
@@ -85,7 +85,7 @@ def test_runtime_limits_in_the_page_are_escaped_and_link_only_https():
     matrix = Matrix(cells={}, dtypes=[], repo="acme/app", sha="a" * 40)
     matrix.runtime_limits = [RuntimeLimit("app-gpu", "acme/dep", "<i>rt</i>", "feature::<img src=x>", PANICS,
                                           (hostile, fine))]
-    page = coverage_html.dumps(matrix)
+    page = coverage_html.render(matrix, Options())
     body = page.split("<main>", 1)[1].split("<script", 1)[0]
     assert "<script>alert" not in page and "<i>rt</i>" not in body and "<img" not in body and "<b>" not in body
     assert "&lt;i&gt;rt&lt;/i&gt;" in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body

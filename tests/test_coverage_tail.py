@@ -16,11 +16,12 @@ def repo(tmp_path) -> GitRepo:
 
 
 def test_the_collector_is_paused_while_the_document_renders_and_on_after(repo, monkeypatch, tmp_path):
-    from analyzer import sinks
+    from analyzer.sinks import coverage_json
 
     seen = []
-    render = sinks.COVERAGE["json"]
-    monkeypatch.setitem(sinks.COVERAGE, "json", lambda matrix: seen.append(gc.isenabled()) or render(matrix))
+    render = coverage_json.render
+    monkeypatch.setattr(coverage_json, "render", lambda matrix, options: seen.append(gc.isenabled())
+                        or render(matrix, options))
     assert gc.isenabled()
     res = run_cli("coverage", "--repo", str(repo.path), "--sha", "HEAD", "--format", "json",
                   "--out", str(tmp_path / "c.json"))

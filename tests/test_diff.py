@@ -378,7 +378,7 @@ def test_markdown_cuts_long_tables(cli, git_repo):
 
 def test_markdown_fits_a_github_comment(cli, git_repo, tmp_path, monkeypatch):
     from analyzer.features.diff import diff_records
-    from analyzer.sinks import diff_markdown
+    from analyzer.sinks import Options, diff_markdown
 
     git_repo.crate("burn-flex", {"src/module.rs": MODULE})
     base = git_repo.commit()
@@ -387,11 +387,11 @@ def test_markdown_fits_a_github_comment(cli, git_repo, tmp_path, monkeypatch):
     head = git_repo.commit()
     result = diff_records(str(_extract(cli, git_repo, base, tmp_path / "a")),
                           str(_extract(cli, git_repo, head, tmp_path / "b")))
-    full = diff_markdown.render(result, [])
+    full = diff_markdown.render(result, Options())
     assert len(full) <= diff_markdown.MAX_CHARS and "…and 7 more" in full
     # With a smaller limit the tables are cut shorter (50, 25, 12... rows) until the comment fits.
     monkeypatch.setattr(diff_markdown, "MAX_CHARS", len(full) // 3)
-    short = diff_markdown.render(result, [])
+    short = diff_markdown.render(result, Options())
     assert len(short) <= len(full) // 3
     rows = len([ln for ln in short.splitlines() if "many.rs" in ln])
     assert rows in (6, 12) and f"…and {57 - rows} more" in short

@@ -124,7 +124,7 @@ def test_every_category_has_one_entry_the_schema_accepts():
     from typing import get_args
 
     from analyzer.decisions.categories import CATEGORY_LIST, BackgroundTag, CategoryId
-    from analyzer.sinks.sarif import _rule
+    from analyzer.sinks.diff_sarif import _rule
 
     assert [c.id for c in CATEGORY_LIST] == list(get_args(CategoryId))
     assert {c.background_tag for c in CATEGORY_LIST} == set(get_args(BackgroundTag))

@@ -294,12 +294,13 @@ def run_extract(repo: str, rev: str, repo_name: str | None, no_cache: bool, jobs
 
 
 class FormatChoice(click.Choice):
-    """`--format`: the names of a sink registry (analyzer/sinks), which `--help` lists; an alias
-    is taken for the name it stands for, and anything else is refused."""
+    """`--format`: the format names of a family of the sink registry (analyzer/sinks), which
+    `--help` lists; an alias is taken for the name it stands for, and anything else is refused."""
 
-    def __init__(self, registry, aliases: dict[str, str] | None = None):
-        super().__init__(list(registry))
-        self.aliases = dict(aliases or {})
+    def __init__(self, family: str):
+        from analyzer import sinks
+        super().__init__(list(sinks.formats(family)))
+        self.aliases = sinks.aliases(family)
 
     def convert(self, value, param, ctx):
         return super().convert(self.aliases.get(value, value), param, ctx)

@@ -12,7 +12,7 @@ from click.core import ParameterSource
 from analyzer.core.collector import no_cycle_collection
 from analyzer.core.errors import UserError
 from analyzer.core.wording import plural
-from analyzer.sinks import COVERAGE, COVERAGE_TERMINAL
+from analyzer.sinks import Options, Sink, formats
 from analyzer.cli.common import (
     FormatChoice, analyse, debug_option, echo_document, opened, repo_options, sha_option, warn,
 )
@@ -23,7 +23,7 @@ from analyzer.cli.common import (
 @sha_option
 @click.option("--records", "records_path", type=click.Path(), metavar="RECORDS",
               help="Build from this records.jsonl (written by `extract`) instead of analysing a revision.")
-@click.option("--format", "fmt", type=FormatChoice(COVERAGE), default="table", show_default=True,
+@click.option("--format", "fmt", type=FormatChoice("coverage"), default="table", show_default=True,
               help="table: one terminal table per backend; markdown; json; html: one self-contained page "
                    "with a heatmap.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -83,7 +83,8 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
     if full and fmt != "json":
         raise UserError(f"--full lists the n/a cells of the JSON matrix; --format {fmt} has no cells list to "
                         f"fill: add --format json, or drop --full")
-    options = {"full": True} if full else {}
+    options = Options(full=full)
+    sink = formats("coverage")[fmt]
     if dependency_repos and not with_dependencies:
         raise UserError("--dependency-repo says where to read a dependency from; it needs --with-dependencies")
     runtimes = bool(current().runtimes.rows)
@@ -109,7 +110,7 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
                             f"`burn-errors extract`, or drop --records to analyse a revision")
         matrix = build_runtimes(lines, collapse=not expand) if runtimes else build(lines, collapse=not expand)
         with _rendering():
-            _show(_filtered(matrix, backends, op_patterns, records_path), fmt, out, options=options)
+            _show(_filtered(matrix, backends, op_patterns, records_path), sink, out, options=options)
         return
     from analyzer.pipeline import coverage as audit
 
@@ -117,12 +118,12 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         doc_key = None
         # A document is kept for the revision's operations matrix only: the runtimes view and a
         # dependency's limits are built at every run, and a terminal table is drawn for its width.
-        terminal = out is None and fmt in COVERAGE_TERMINAL
+        terminal = out is None and sink.terminal
         if cache is not None and not runtimes and not with_dependencies and not terminal:
             source = f"{git_repo.name}@{sha[:12]}"
             doc_key = audit.document_key(current().name, git_repo.name, sha, not expand, fmt, backends, op_patterns,
                                          full)
-            row, _ = audit.kept_document(cache, doc_key, fmt, git_repo.name, sha, current(), warn=warn)
+            row, _ = audit.kept_document(cache, doc_key, sink.link_syntax, git_repo.name, sha, current(), warn=warn)
             if row is not None:
                 _emit(row["data"], fmt, out, True, source, row["operations"], row["backends"])
                 return
@@ -131,11 +132,11 @@ def coverage(repo, rev, records_path, fmt, out_file, backends, op_patterns, expa
         with _rendering():
             matrix = _filtered(matrix, backends, op_patterns, source)
             if doc_key is None:
-                _show(matrix, fmt, out, served, source, options)
+                _show(matrix, sink, out, served, source, options)
                 return
-            text = COVERAGE[fmt](matrix, **options)
+            text = sink.render(matrix, options)
             n_ops, n_crates = _counts(matrix)
-            audit.keep_document(cache, doc_key, fmt, text, git_repo.name, sha, current(), n_ops, n_crates)
+            audit.keep_document(cache, doc_key, sink.link_syntax, text, git_repo.name, sha, current(), n_ops, n_crates)
         # Written before the cache is closed: the kept rows are compressed and stored meanwhile.
         _emit(text, fmt, out, served, source, n_ops, n_crates)
 
@@ -166,13 +167,13 @@ def _counts(matrix) -> tuple[int, int]:
     return sum(len(matrix.operations(crate)) for crate in matrix.crates()), len(matrix.crates())
 
 
-def _show(matrix, fmt: str, out: Path | None, served: bool = False, source: str = "",
-          options: dict | None = None) -> None:
-    if out is None and fmt in COVERAGE_TERMINAL:
-        COVERAGE_TERMINAL[fmt](matrix)
+def _show(matrix, sink: Sink, out: Path | None, served: bool = False, source: str = "",
+          options: Options | None = None) -> None:
+    if out is None and sink.terminal:
+        sink.draw(matrix, options)
         _say_served(served, source)
         return
-    _emit(COVERAGE[fmt](matrix, **(options or {})), fmt, out, served, source, *_counts(matrix))
+    _emit(sink.render(matrix, options), sink.name, out, served, source, *_counts(matrix))
 
 
 def _emit(text: str | list[bytes], fmt: str, out: Path | None, served: bool, source: str, n_ops: int,

@@ -11,7 +11,7 @@ from click.core import ParameterSource
 from analyzer.core.config import FAIL_ON
 from analyzer.core.errors import CheckFailed, UserError
 from analyzer.core.wording import plural
-from analyzer.sinks import DIFF
+from analyzer.sinks import Options, formats
 from analyzer.cli.common import (
     FormatChoice, debug_option, echo_document, open_cache, open_repo, repo_options, warn,
 )
@@ -21,7 +21,7 @@ from analyzer.cli.common import (
 @click.argument("base", metavar="BASE")
 @click.argument("head", metavar="HEAD")
 @repo_options
-@click.option("--format", "fmt", type=FormatChoice(DIFF), default="markdown", show_default=True,
+@click.option("--format", "fmt", type=FormatChoice("diff"), default="markdown", show_default=True,
               help="markdown for a pull-request comment, json for scripts, sarif for GitHub code scanning.")
 @click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON), multiple=True, default=("none",),
               show_default=True,
@@ -105,7 +105,7 @@ def diff(base, head, repo, repo_name, no_cache, fmt, fail_on, out_file, artifact
             result = merged(result, dependency_diffs(git_repo, result.base.sha, result.head.sha, dependency_repos,
                                                      no_cache, jobs))
 
-    document = DIFF[fmt](result, kinds, artifacts_url)
+    document = formats("diff")[fmt].render(result, Options(fail_on=tuple(kinds), artifacts_url=artifacts_url))
     if out is not None:
         write_file(out, document)
     else:

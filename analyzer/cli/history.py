@@ -12,7 +12,7 @@ import click
 
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.errors import UserError
-from analyzer.sinks import HISTORY
+from analyzer.sinks import formats
 from analyzer.cli.common import FormatChoice, echo_document, open_cache, open_repo, repo_options, warn
 
 
@@ -30,7 +30,7 @@ from analyzer.cli.common import FormatChoice, echo_document, open_cache, open_re
 @click.option("--tags", "pattern", default="v*", show_default=True, metavar="GLOB",
               help="Which tags are releases (a glob on the tag name). Tags with anything after the version "
                    "(-pre.1, -rc1, -alpha, -book) are never releases.")
-@click.option("--format", "fmt", type=FormatChoice(HISTORY), default="markdown", show_default=True,
+@click.option("--format", "fmt", type=FormatChoice("history"), default="markdown", show_default=True,
               help="markdown: release notes per release; json: everything (shape in the README); html: one "
                    "self-contained page with a timeline per backend.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -102,7 +102,7 @@ def history(repo, repo_name, no_cache, from_rev, to_rev, revs, pattern, fmt, out
         if cache is not None:
             cache.close()
 
-    document = HISTORY[fmt](result)
+    document = formats("history")[fmt].render(result)
     if out is not None:
         write_file(out, document)
     else:

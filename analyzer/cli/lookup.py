@@ -24,7 +24,7 @@ from analyzer.core.errors import CheckFailed, UserError
 from analyzer.core.safe import terminal_text
 from analyzer.core.wording import plural
 from analyzer.profiles import Profile
-from analyzer.sinks import LOOKUP
+from analyzer.sinks import Options, formats
 
 # The key the Cargo.toml package names of a revision are kept under in the results cache.
 _FOLDERS_KIND = "package-folders"
@@ -51,7 +51,7 @@ def _target_profile(ctx: click.Context, param: click.Parameter, value: str) -> P
               help="Where to read a dependency's repository (cubecl) when the panic's path is one of its "
                    "crates (repeatable; default: its profile's URL, mirrored into the cache).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the cache folder.")
-@click.option("--format", "fmt", type=FormatChoice(LOOKUP), default="text", show_default=True)
+@click.option("--format", "fmt", type=FormatChoice("lookup"), default="text", show_default=True)
 @click.option("--limit", type=click.IntRange(0), default=5, show_default=True,
               help="Show at most this many matches (0: all).")
 @click.option("--target", default=profiles.DEFAULT, show_default=True, metavar="NAME|FILE", is_eager=True,
@@ -106,7 +106,8 @@ def lookup(message, records, repo, rev, dependency_repos, no_cache, fmt, limit, 
                                  f"`.*?`, `$`) and {'was' if one else 'were'} skipped (first: {result.bad_regex[0]})",
                                  one_line=True), err=True)
     shown = result.matches if limit == 0 else result.matches[:limit]
-    document = LOOKUP[fmt](result, shown, sys.stdout.isatty(), source, elsewhere)
+    document = formats("lookup")[fmt].render(lk.Answer(result, shown, source, elsewhere),
+                                              Options(to_terminal=sys.stdout.isatty()))
     if document:
         click.echo(document, nl=False)
     if not result.matches and elsewhere is None:

@@ -8,7 +8,7 @@ import click
 
 from analyzer.core.errors import UserError
 from analyzer.core.safe import terminal_text
-from analyzer.sinks import PAGES, PAGES_ALIASES
+from analyzer.sinks import Options, formats
 from analyzer.core.wording import plural
 from analyzer.cli.common import FormatChoice, debug_option, target_option
 
@@ -22,7 +22,7 @@ def _read_records(path: str):
 
 @click.command()
 @click.argument("records", type=click.Path())
-@click.option("--format", "fmt", type=FormatChoice(PAGES, PAGES_ALIASES), default="markdown", show_default=True,
+@click.option("--format", "fmt", type=FormatChoice("pages"), default="markdown", show_default=True,
               help="markdown: CommonMark pages (md is an alias); html: self-contained HTML pages.")
 @click.option("--out", "out_dir", default="output/pages", show_default=True, type=click.Path(file_okay=False),
               help="Folder for the pages and the index.")
@@ -54,13 +54,13 @@ def render(records, fmt, out_dir, issues_url):
     lines = _read_records(records)
     if not lines:
         raise UserError(f"{records} holds no records; nothing to render")
-    writer = PAGES[fmt]
-    pages = writer(lines, issues_url)
+    sink = formats("pages")[fmt]
+    pages = sink.render(lines, Options(issues_url=issues_url))
     out = envelope.write(Path(out_dir), {name: text.encode("utf-8") for name, text in pages.items()},
                          owned=is_pages_folder, kind="pages", what="pages burn-errors rendered")
     annotated = sum(1 for ln in lines if ln.record.is_annotated())
     click.echo(f"Wrote {plural(len(lines), 'page')} ({annotated} annotated), each with its record as "
-               f"<page>.json beside it, and {out / ('index.' + writer.sink().EXT)}")
+               f"<page>.json beside it, and {out / ('index.' + sink.load().EXT)}")
 
 
 @click.group()

@@ -670,3 +670,14 @@ def shared_by(matches: list[Match]) -> list[tuple[str, int]]:
     best = matches[0].line.record.errorMessage
     same = [m.line.facts.crate for m in matches if m.line.record.errorMessage == best]
     return Counter(same).most_common() if len(same) >= SHARED else []
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A lookup as its sinks write it: the result, the matches shown (`--limit`), which records
+    were read, and a matching record of another release when none at the paste's matches."""
+
+    result: Lookup
+    shown: list[Match]
+    source: Source | None = None
+    elsewhere: Elsewhere | None = None

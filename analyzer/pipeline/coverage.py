@@ -204,25 +204,21 @@ def document_key(target: str, repo_name: str, sha: str, collapse: bool, fmt: str
                              json.dumps([list(backends), list(op_patterns)]))
 
 
-# Where a document of each format opens a link. What follows each must be a place in the page,
-# the commit's files on the target's host, or nothing: so a link without `//` (`javascript:`) is caught as
-# well. A format not listed here is never kept.
-_LINK_OPENERS: dict[str, tuple[bytes, ...]] = {
-    "html": (b'href="', b'src="'), "markdown": (b"](",), "json": (b'"url": "',), "table": (),
-}
 # Every format names the repository and the commit (short or full) before its first row.
 _HEAD = 4096
 
 
-def document_fault(data: bytes | Sequence[bytes], fmt: str, repo: str, sha: str, profile: Profile) -> str | None:
-    """Why `data` (UTF-8: the bytes, or the pieces they are kept in) may not be served as the
-    `fmt` document of `repo` at `sha`, or None: it must name that revision in its opening, and
-    every absolute link in it must be https to that commit's files on `profile`'s host. Each check is one
-    scan of the bytes in C (bytes.count, bytes.find); in valid UTF-8 an encoded needle is found
-    exactly where the text holds it."""
-    openers = _LINK_OPENERS.get(fmt)
+def document_fault(data: bytes | Sequence[bytes], openers: tuple[bytes, ...] | None, repo: str, sha: str,
+                   profile: Profile) -> str | None:
+    """Why `data` (UTF-8: the bytes, or the pieces they are kept in) may not be served as a
+    document of `repo` at `sha` whose format opens links with `openers` (its sink's link syntax;
+    None: not said), or None: it must name that revision in its opening, and every absolute
+    link in it must be https to that commit's files on `profile`'s host, or a place in the page
+    (so a link without `//`, `javascript:`, is caught as well). Each check is one scan of the
+    bytes in C (bytes.count, bytes.find); in valid UTF-8 an encoded needle is found exactly
+    where the text holds it."""
     if openers is None:
-        return f"no check is known for the {fmt} format"
+        return "its format does not say where it opens links"
     pieces = [data] if isinstance(data, bytes) else [p for p in data if p]
     # The opening's first _HEAD characters (at most 4 bytes each; a character cut at the end
     # lies past them).
@@ -233,10 +229,9 @@ def document_fault(data: bytes | Sequence[bytes], fmt: str, repo: str, sha: str,
     outside = f"it links outside {repo}@{sha[:12]}"
     if _count(pieces, b"://") != _count(pieces, prefix):
         return outside
-    if fmt == "json" and _count(pieces, b'url"') == _count(pieces, b'"url": "' + prefix):
-        # Every `url"` is the one of a `"url"` that opens a link to the commit's files (a needle
-        # that cannot overlap itself, so each is counted): then so does every opener. Else the
-        # scan below says which.
+    if all(_count(pieces, opener) == _count(pieces, opener + prefix) for opener in openers):
+        # Every opener opens a link to the commit's files (an opener cannot overlap itself, so
+        # each is counted). Else the scan below says which does not.
         return None
     whole = pieces[0] if len(pieces) == 1 else b"".join(pieces)
     for opener in openers:
@@ -285,7 +280,7 @@ def _facts(text: bytes | Sequence[bytes]) -> dict:
     return {"length": sum(map(len, pieces)), "crc32": crc}
 
 
-def kept_document(cache, key: str, fmt: str, repo: str, sha: str, profile: Profile,
+def kept_document(cache, key: str, links: tuple[bytes, ...] | None, repo: str, sha: str, profile: Profile,
                   warn: Callable[[str], None] | None = None) -> tuple[dict | None, str | None]:
     """({"data", "operations", "backends"}, None) for the document kept under `key`, `data` its
     UTF-8 bytes in pieces (a list of bytes, as the cache inflates them: joined, they would be
@@ -305,7 +300,7 @@ def kept_document(cache, key: str, fmt: str, repo: str, sha: str, profile: Profi
     if not isinstance(row, dict) or not _whole(row, body) or not _utf8(body):
         why = "it does not hold a whole coverage document"
     else:
-        fault = document_fault(body, fmt, repo, sha, profile)
+        fault = document_fault(body, links, repo, sha, profile)
         if fault is None:
             return {"data": body, "operations": row["operations"], "backends": row["backends"]}, None
         why = fault
@@ -340,14 +335,14 @@ def _whole(row: dict, body: Sequence[bytes]) -> bool:
             and isinstance(row.get("operations"), int) and isinstance(row.get("backends"), int))
 
 
-def keep_document(cache, key: str, fmt: str, text: str, repo: str, sha: str, profile: Profile,
+def keep_document(cache, key: str, links: tuple[bytes, ...] | None, text: str, repo: str, sha: str, profile: Profile,
                   operations: int, backends: int) -> None:
     """Keep a rendered document for the next identical run, when it passes the checks a served
     one must (one that would not is not kept, rather than warned about at every run)."""
     if cache is None:
         return
     body = text.encode("utf-8")
-    if document_fault(body, fmt, repo, sha, profile) is not None:
+    if document_fault(body, links, repo, sha, profile) is not None:
         return
     line = json.dumps({"operations": operations, "backends": backends, **_facts(body)})
     cache.put_raw_result_soon(key, line.encode() + b"\n" + body)

@@ -20,6 +20,7 @@ from analyzer.sinks.coverage_fold import (
 )
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
+from analyzer.sinks import Options
 
 GLYPH = {HANDLED: "✓", PANICS: "✗", PARTIAL: "◐", NA: "–", UNKNOWN: "?"}
 # A status as a CSS class (`n/a` is not a class name).
@@ -29,7 +30,7 @@ CSS = {HANDLED: "handled", PANICS: "panics", PARTIAL: "partial", NA: "na", UNKNO
 GREEN, LIGHT_RED, DARK_RED, AMBER, EMPTY = (46, 158, 94), (246, 189, 182), (165, 15, 21), (238, 160, 40), "#eceff3"
 
 
-def dumps(matrix: Matrix) -> str:
+def render(matrix: Matrix, options: Options) -> str:
     return environment().get_template("coverage.html.j2").render(**view(matrix))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from analyzer import __version__
 from analyzer.core.jsontext import dumps_indented
 from analyzer.features.coverage.model import STATUSES, Dispatch, Matrix, Site
+from analyzer.sinks import Options
 
 FORMAT_VERSION = 3  # 3: n/a cells left out unless --full (`naCells`), columns carry their dtypes' kinds
 STATUS_MEANING = {
@@ -131,5 +132,5 @@ def _site(s: Site) -> dict:
     return {"id": s.record_id, "path": s.path, "line": s.line, "url": s.url}
 
 
-def dumps(matrix: Matrix, full: bool = False) -> str:
-    return dumps_indented(build(matrix, full)) + "\n"
+def render(matrix: Matrix, options: Options) -> str:
+    return dumps_indented(build(matrix, options.full)) + "\n"

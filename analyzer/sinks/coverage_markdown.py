@@ -12,6 +12,7 @@ from analyzer.features.coverage.settings import setting_tables
 from analyzer.sinks.coverage_fold import delegating, nothing_to_show, stub_line
 from analyzer.core.safe import md_cell, md_code_span, md_link, md_one_line
 from analyzer.core.wording import plural
+from analyzer.sinks import Options
 
 MARK = {HANDLED: "✅", PANICS: "❌", PARTIAL: "🟡", NA: "–", UNKNOWN: "❔"}
 PREEMPTED_MARK = "⏭️"
@@ -22,7 +23,7 @@ LEGEND = (f"{MARK[HANDLED]} handled · {MARK[PANICS]} panics · {MARK[PARTIAL]} 
           f"blank: no dtype panic found")
 
 
-def dumps(matrix: Matrix) -> str:
+def render(matrix: Matrix, options: Options) -> str:
     out: list[str] = []
     where = (f" of {md_code_span(matrix.repo, in_table=False)} at {md_code_span(matrix.sha[:12], in_table=False)}"
              if matrix.sha else "")

@@ -21,6 +21,7 @@ from analyzer.features.coverage.settings import setting_tables
 from analyzer.sinks.coverage_fold import delegating, nothing_to_show, stub_line
 from analyzer.core.safe import rich_text, terminal_text
 from analyzer.core.wording import plural
+from analyzer.sinks import Options
 
 GLYPH = {HANDLED: ("✓", "green"), PANICS: ("✗", "bold red"), PARTIAL: ("◐", "yellow"), NA: ("–", "dim"),
          UNKNOWN: ("?", "magenta")}
@@ -98,6 +99,10 @@ def _folded(folded) -> list:
     return out
 
 
+def draw(matrix: Matrix, options: Options) -> None:
+    print_tables(matrix)
+
+
 def print_tables(matrix: Matrix, console: Console | None = None) -> None:
     if console is None:
         # A terminal says how wide it is; a pipe gets the width the tables are designed for.
@@ -105,6 +110,10 @@ def print_tables(matrix: Matrix, console: Console | None = None) -> None:
         console = Console(highlight=False, soft_wrap=False, width=None if sized else WIDTH)
     for r in renderables(matrix, console.width):
         console.print(r)
+
+
+def render(matrix: Matrix, options: Options) -> str:
+    return dumps(matrix)
 
 
 def dumps(matrix: Matrix, width: int = WIDTH) -> str:

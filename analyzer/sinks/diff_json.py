@@ -11,6 +11,7 @@ import json
 from analyzer import __version__
 from analyzer.features.diff import Change, Contradiction, DiffResult, Side
 from analyzer.records.model import RecordLine
+from analyzer.sinks import Options
 
 
 def site(line: RecordLine) -> dict:
@@ -84,5 +85,5 @@ def build(result: DiffResult, fail_on: list[str]) -> dict:
     return out
 
 
-def dumps(result: DiffResult, fail_on: list[str]) -> str:
-    return json.dumps(build(result, fail_on), indent=2, ensure_ascii=False) + "\n"
+def render(result: DiffResult, options: Options) -> str:
+    return json.dumps(build(result, list(options.fail_on)), indent=2, ensure_ascii=False) + "\n"

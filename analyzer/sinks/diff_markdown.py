@@ -20,6 +20,7 @@ from analyzer.records.model import RecordLine, reach_content
 from analyzer.core.safe import md_cell, md_code_span, md_link
 from analyzer.core.wording import plural
 from analyzer.core.rendering import environment
+from analyzer.sinks import Options
 
 MARKER = "<!-- burn-errors:diff -->"
 MAX_ROWS = 50
@@ -251,9 +252,10 @@ def _pin(repo: str, side: dict | None) -> str:
     return md_link(code(label), current().link("commit", repo=repo, sha=side["sha"]))
 
 
-def render(result: DiffResult, fail_on: list[str], artifacts_url: str | None = None) -> str:
-    """The comment; `artifacts_url` (already checked with `checked_url`) links the full JSON and
-    SARIF, e.g. a workflow run's artifact."""
+def render(result: DiffResult, options: Options) -> str:
+    """The comment; `options.artifacts_url` (already checked with `checked_url`) links the full JSON
+    and SARIF, e.g. a workflow run's artifact."""
+    fail_on, artifacts_url = list(options.fail_on), options.artifacts_url
     template = environment().get_template("diff.md.j2")
     flips = flip_rows(result)
     rows = MAX_ROWS

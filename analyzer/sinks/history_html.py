@@ -14,6 +14,7 @@ from analyzer.features.history.model import FIXED, History, Lineage, State, desc
 from analyzer.profiles import current
 from analyzer.core.safe import https_url
 from analyzer.core.rendering import environment
+from analyzer.sinks import Options
 
 CATEGORIES = tuple(CATEGORY_REGISTRY)
 # The SVG timeline's geometry, in px.
@@ -21,7 +22,7 @@ BAR, GAP, LEFT, TOP, PLOT_HEIGHT, LABELS = 22, 10, 36, 12, 120, 70
 _NOT_ID = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-def dumps(history: History) -> str:
+def render(history: History, options: Options) -> str:
     return environment().get_template("history.html.j2").render(**view(history))
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from analyzer import __version__
 from analyzer.records.model import CONTENT_FIELDS
 from analyzer.features.history.model import FLIP_KINDS, REMOVAL_KINDS, Event, History, Lineage, Removal, State
+from analyzer.sinks import Options
 
 FORMAT_VERSION = 1
 
@@ -99,7 +100,7 @@ def build(history: History) -> dict:
     return out
 
 
-def dumps(history: History) -> str:
+def render(history: History, options: Options) -> str:
     """The document with one line per top-level value and per item of a list (a lineage, a
     release, a cell): readable, easy to grep, and written item by item."""
     chunks = ["{"]

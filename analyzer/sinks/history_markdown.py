@@ -15,6 +15,7 @@ from analyzer.features.history.model import FIXED, REMOVED_FROM_TREE, REWRITTEN,
 from analyzer.core.safe import md_link
 from analyzer.sinks.diff_markdown import code, commit_link, contrast, delta, dtypes, text
 from analyzer.core.rendering import environment
+from analyzer.sinks import Options
 
 MAX_MESSAGE = 100
 
@@ -100,7 +101,7 @@ environment().filters.update(code=code, text=text, state_location=location, stat
                              event_changes=what_changed, how_gone=how_gone, dtypes=dtypes)
 
 
-def dumps(history: History) -> str:
+def render(history: History, options: Options) -> str:
     releases = [release(history, i) for i in reversed(range(len(history.revisions)))]
     regressions = [(history.revisions[i].label, rows) for i in range(1, len(history.revisions))
                    if (rows := flip_rows([f for f in history.flips_at(i) if f.kind == "regressed"]))]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 
-from analyzer.features.lookup import Elsewhere, Lookup, Match, Source
+from analyzer.features.lookup import Answer
+from analyzer.sinks import Options
 
 
-def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False, source: Source | None = None,
-          elsewhere: Elsewhere | None = None) -> str:
+def render(answer: Answer, options: Options) -> str:
+    result, shown, source, elsewhere = answer.result, answer.shown, answer.source, answer.elsewhere
     panic, place = result.panic, result.place
     return json.dumps({
         "query": {"message": panic.message, "path": panic.path, "line": panic.line, "column": panic.column},
@@ -31,4 +32,4 @@ def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False, source:
         "release": ({"crate": result.release[0], "version": result.release[1]} if result.release else None)},
         indent=2,
         # On a terminal, \u escapes: JSON leaves C1 controls (an 8-bit ESC) raw otherwise.
-        ensure_ascii=to_terminal) + "\n"
+        ensure_ascii=options.to_terminal) + "\n"

@@ -4,9 +4,10 @@ escape sequence in them reaches the terminal."""
 
 from __future__ import annotations
 
-from analyzer.features.lookup import Elsewhere, Lookup, Match, Source
+from analyzer.features.lookup import Answer, Elsewhere, Lookup, Source
 from analyzer.core.safe import terminal_text
 from analyzer.core.wording import plural
+from analyzer.sinks import Options
 
 
 def _t(value: object) -> str:
@@ -91,10 +92,10 @@ def _shared(result: Lookup) -> str:
             f"{crates}; only the panic's location (`panicked at FILE:LINE:COL`) tells them apart.")
 
 
-def dumps(result: Lookup, shown: list[Match], to_terminal: bool = False, source: Source | None = None,
-          elsewhere: Elsewhere | None = None) -> str:
+def render(answer: Answer, options: Options) -> str:
     """The text: what was understood and which records were read, then the matches, or when
     none matches another release's record or the nearest records and a hint."""
+    result, shown, source, elsewhere = answer.result, answer.shown, answer.source, answer.elsewhere
     out = _head(result, source)
     n = len(result.matches)
     if not n:

@@ -19,6 +19,7 @@ from analyzer.features.diff import DiffResult
 from analyzer.profiles import current
 from analyzer.records.model import RecordLine
 from analyzer.core.safe import https_url, url_path, visible_values
+from analyzer.sinks import Options
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "burnErrorsId/v1"
@@ -150,7 +151,7 @@ def build(result: DiffResult) -> dict:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def dumps(result: DiffResult) -> str:
+def render(result: DiffResult, options: Options) -> str:
     # Every text of an alert is shown to a person by code scanning: no control character or
     # bidirectional override in any of them (core/safe.py's one policy).
     return json.dumps(visible_values(build(result)), indent=2, ensure_ascii=False) + "\n"

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from analyzer.features.pages import render_all
 from analyzer.records.model import RecordLine
+from analyzer.sinks import Options
 
 EXT = "md"
 
 
-def render(lines: list[RecordLine], issues_url: str | None = None) -> dict[str, str]:
+def render(lines: list[RecordLine], options: Options) -> dict[str, str]:
     """{file name: Markdown text} for every record's page and the index."""
-    return render_all(lines, EXT, issues_url)
+    return render_all(lines, EXT, options.issues_url)
