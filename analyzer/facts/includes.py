@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import re
 
+from analyzer.facts import lexer
+
 _PATH_ATTRIBUTE = re.compile(rb'#\s*\[\s*path\s*=\s*"([^"\\\n]{1,4096})"\s*\]')
+# `#[cfg_attr(feature = "x", path = "other.txt")]`: the same attribute under a build setting.
+_CFG_PATH_ATTRIBUTE = re.compile(rb'#\s*\[\s*cfg_attr\s*\([^\]]{0,4096}?\bpath\s*=\s*"([^"\\\n]{1,4096})"')
 _INCLUDE = re.compile(rb'include!\s*[(\[{]\s*"([^"\\\n]{1,4096})"')
 
 
 def included(source: bytes) -> list[str]:
     """The file names the file's `#[path]` attributes and `include!` calls give, in order, each once."""
     names: dict[str, None] = {}
-    for pattern in (_PATH_ATTRIBUTE, _INCLUDE):
+    for pattern in (_PATH_ATTRIBUTE, _CFG_PATH_ATTRIBUTE, _INCLUDE):
         if pattern is _INCLUDE and b"include!" not in source:
             continue
         for m in pattern.finditer(source):
@@ -36,3 +40,28 @@ def renamed_macros(source: bytes) -> list[tuple[str, str]]:
     if b" as " not in source:
         return []
     return [(m.group(1).decode(), m.group(2).decode()) for m in _RENAMED.finditer(source)]
+
+
+# `include!(concat!(env!("OUT_DIR"), "/x.rs"))`, `include!(some_macro!())`: an include whose file
+# is computed when the crate builds (often written by its build script into OUT_DIR), so no tree
+# file holds what it pulls in. Only a call in code counts (not one a comment or a string names).
+_INCLUDE_CALL = re.compile(rb"\binclude!\s*[(\[{]")
+_SPACE_OR_COMMENT = re.compile(rb"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
+_LITERAL_START = re.compile(rb'r#*"|"')
+
+
+def computed_include(source: bytes) -> bool:
+    """The file calls `include!` with something other than a string literal."""
+    if b"include!" not in source:
+        return False
+    try:
+        for at in lexer.marks(source, _INCLUDE_CALL.pattern):
+            call = _INCLUDE_CALL.match(source, at)
+            if call is None:
+                continue
+            arg = _SPACE_OR_COMMENT.match(source, call.end()).end()  # type: ignore[union-attr]
+            if not _LITERAL_START.match(source, arg):
+                return True
+    except lexer.LexError:
+        pass
+    return False

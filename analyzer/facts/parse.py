@@ -22,7 +22,7 @@ from analyzer.facts import lexer, regions, skeleton
 from analyzer.facts.code import _code_facts
 from analyzer.facts.enums import _enum_items, _enums
 from analyzer.facts.impls import ops_impls
-from analyzer.facts.includes import included, renamed_macros
+from analyzer.facts.includes import computed_include, included, renamed_macros
 from analyzer.facts.inputs import built_from
 from analyzer.facts.model import EnumFacts, FileFacts, SiteFacts
 from analyzer.facts.remaps import remaps
@@ -86,6 +86,10 @@ def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
     if renamed and not facts.partial:
         macro, name = renamed[0]
         facts.partial = (f"it renames {macro}! (`use .. as {name}`); calls under the new name are not read")
+    if not facts.partial and computed_include(source):
+        facts.partial = ("it includes code whose file is computed when the crate builds "
+                         "(`include!(concat!(env!(\"OUT_DIR\"), ..))`); no file of the tree holds it, "
+                         "so it was not read")
     return facts
 
 

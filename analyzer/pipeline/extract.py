@@ -306,7 +306,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     timings: dict[str, float] = {}
     now = now or utc_now()
     profile = current()
-    tree = repo.tree(sha)
+    tree, submodules = repo.tree_and_submodules(sha)
     rust, bad_names = _rust_files(tree, repo, sha)
     crate_roots = sorted(posixpath.dirname(b.path) for b in tree if posixpath.basename(b.path) == "Cargo.toml")
     timings["source"] = time.perf_counter() - t0
@@ -425,7 +425,8 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         skipped=sorted([{"path": b.path, "reason": facts[b.oid].skipped} for b in rust if facts[b.oid].skipped]
                        + [{"path": b.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                            "reason": "its file name is not UTF-8"} for b in bad_names]
-                       + _read_by_rustc_only(tree, repo) + _included_not_rust(tree, rust, facts),
+                       + _read_by_rustc_only(tree, repo) + _included_not_rust(tree, rust, facts)
+                       + _submodules(submodules),
                        key=lambda e: e["path"]),
         partly_read=sorted(({"path": b.path, "reason": facts[b.oid].partial} for b in rust if facts[b.oid].partial),
                            key=lambda e: e["path"]))
@@ -447,6 +448,15 @@ def _included_not_rust(tree: list, rust: list, facts: dict[str, FileFacts]) -> l
                 if path in names and not path.endswith(".rs") and path not in out:
                     out[path] = f"Rust code includes it ({b.path}) but it is not a .rs file; not read"
     return [{"path": p, "reason": why} for p, why in out.items()]
+
+
+def _submodules(paths: list[str]) -> list[dict[str, str]]:
+    """Each git submodule of the tree, listed as skipped: a gitlink names a commit of another
+    repository, whose files (Rust a crate of this tree may build: `path = "vendor/x"`) the tree
+    does not hold, so a site in them is never read."""
+    return [{"path": p.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
+             "reason": "a git submodule (a commit of another repository, whose files this tree does not hold); "
+                       "not read"} for p in paths]
 
 
 def records_at(repo: GitRepository, cache=None) -> Callable[[str], list[RecordLine] | None]:

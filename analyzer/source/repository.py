@@ -246,6 +246,11 @@ class GitRepository:
 
     def tree(self, sha: str) -> list[Blob]:
         """Every file at the revision, as (path, blob id, size)."""
+        return self.tree_and_submodules(sha)[0]
+
+    def tree_and_submodules(self, sha: str) -> tuple[list[Blob], list[str]]:
+        """Every file at the revision, and the paths of its git submodules (gitlinks: a commit of
+        another repository, whose files this tree does not hold)."""
         try:
             out = self._git("ls-tree", "-r", "-z", "--long", "--full-tree", sha)
         except subprocess.CalledProcessError as e:
@@ -257,17 +262,20 @@ class GitRepository:
                                 f"repository is incomplete (a shallow, partial or damaged clone?): fetch it whole "
                                 f"or clone it again") from None
         blobs = []
+        submodules: list[str] = []
         for entry in out.split(b"\0"):
             if not entry:
                 continue
             meta, path = entry.split(b"\t", 1)
             mode, kind, oid, size = meta.split()
+            if kind == b"commit":
+                submodules.append(path.decode("utf-8", "surrogateescape"))
             if kind != b"blob":
                 continue
             # A blob the repository lacks (a partial or size-limited clone) shows its size as BAD.
             blobs.append(Blob(path.decode("utf-8", "surrogateescape"), oid.decode(),
                               int(size) if size.isdigit() else 0, mode == b"120000"))
-        return blobs
+        return blobs, submodules
 
     def read_blobs(self, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
         """Stream blob contents, in the order asked, with one `git cat-file --batch` process.
