@@ -16,7 +16,10 @@ from analyzer.features.coverage.preempted import mark_preempted
 from analyzer.features.coverage.limits import apply_limits, dtype_makes, storage_limits
 from analyzer.features.coverage.matches import build
 from analyzer.features.coverage.paths import Filter, FnPaths, enum_of, read_paths
-from analyzer.features.coverage.settings import QUANTIZED, TupleMatch, apply_schemes, build_settings, tuple_matches
+from analyzer.features.coverage.settings import (
+    QUANTIZED, TupleMatch, apply_schemes, build_settings, decided_matches, tuple_matches,
+)
+from analyzer.features.coverage.created import creates, creation_says, never_created
 from analyzer.features.coverage.model import (
     HANDLED, NA, NOT_IMPLEMENTED, PANICS, PARTIAL, UNKNOWN, Cell, Dispatch, Evidence, Matrix, Operation, Site,
     base_variant, fold, label, qualify, short_path, unique_sites,
@@ -178,8 +181,11 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     _kinds_from_signatures(ex.code, ops, read_files)
     makes = dtype_makes(ops, read_files, ex.code)
     tuples = tuple_matches(ex)
-    settings = build_settings(ex, graph, read_files, tuples)
-    del graph
+    matches = decided_matches(ex, graph, tuples)
+    settings = build_settings(ex, graph, read_files, tuples, matches)
+    creators = {key for key, o in ops.items() if creates(o, QUANTIZED)}
+    never = never_created(settings, creation_says(graph, matches, creators), ops, QUANTIZED, unimplemented)
+    del graph, matches
 
     # A backend's columns: the first enum's, and those of the enums its own dispatches name.
     enums_of: dict[str, set[str]] = {}
@@ -210,7 +216,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                     cells[key] = Cell(crate, op, col, status, unique_sites(panicking + [e.site for e in ev]),
                                       g.enum, ev, reason=reason, decided=parts)
     _apply_tuples(cells, tuples)
-    apply_schemes(cells, settings, ops, base.groups, dtype_kind)
+    apply_schemes(cells, settings, ops, base.groups, dtype_kind, never)
     limits = storage_limits(cells, dtype_kind, base.groups, ops, unfollowed, makes)
     apply_limits(cells, limits, ops, base.groups, dtype_kind)
     position = {d: i for i, d in enumerate(base.dtypes)}

@@ -21,10 +21,13 @@ from analyzer.facts.syntax import LANGUAGE
 from analyzer.features.coverage.callgraph import CallGraph
 from analyzer.profiles import current
 from analyzer.features.coverage.model import (
-    HANDLED, NA, PANICS, PARTIAL, Cell, Evidence, Group, Operation, Site, fold, label, unique_sites,
+    HANDLED, PANICS, PARTIAL, Cell, Evidence, Group, Operation, Preempted, Site, fold, label, unique_sites,
 )
 
 QUANTIZED = "quantized"
+# Each setting match: (its function's index in the call graph, crate, enum, each variant's
+# (status, panicking site or None), the match's first site).
+Matches = list[tuple[int, str, str, dict[str, tuple[str, Site | None]], Site]]
 
 
 @dataclass
@@ -123,11 +126,12 @@ def setting_tables(settings: list[Setting]) -> list[tuple[str, list[str], dict[t
     return [(enum, variants, dict(sorted(rows.items()))) for enum, (variants, rows) in sorted(out.items())]
 
 
-def build_settings(ex, graph: CallGraph, read_files=None, tuples: dict[str, TupleMatch] | None = None) -> list[Setting]:
+def build_settings(ex, graph: CallGraph, read_files=None, tuples: dict[str, TupleMatch] | None = None,
+                   matches: Matches | None = None) -> list[Setting]:
     """Every (crate, operation, enum, variant) an operation's mode match (or a tuple match of a
     setting and a dtype, `tuples`) decides, sorted; with `read_files(paths) -> {path: bytes}`,
     only for the enums a caller passes (argument_enums)."""
-    settings = _all_settings(ex, graph, tuples or {})
+    settings = _all_settings(ex, graph, tuples or {}, matches)
     if read_files is None or not settings:
         return settings
     passed = argument_enums(ex.code, ex.catalog, {st.enum for st in settings}, read_files)
@@ -194,7 +198,10 @@ def _parameter_types(source: bytes, traits: set[str]) -> set[str]:
     return out
 
 
-def _all_settings(ex, graph: CallGraph, tuples: dict[str, TupleMatch]) -> list[Setting]:
+def decided_matches(ex, graph: CallGraph,
+                    tuples: dict[str, TupleMatch]) -> Matches:
+    """Every setting match an operation's call paths may reach: (its function's index in `graph`,
+    its crate, enum, each variant's (status, panicking site or None), the match's first site)."""
     lines = {ln.record.id: ln for ln in ex.lines}
     matches: dict[tuple, list] = {}
     for a in ex.audit:
@@ -202,26 +209,32 @@ def _all_settings(ex, graph: CallGraph, tuples: dict[str, TupleMatch]) -> list[S
             continue
         key = (a.path, a.site.in_macro, a.site.function, tuple(arm.line for arm in a.site.arms))
         matches.setdefault(key, []).append(a)
-    evidence: dict[tuple[str, str, str, str], list[tuple[str, Site]]] = {}
-    reached: dict[int, list[str]] = {}
     by_tuple: dict[int, tuple] = {}  # one entry per tuple match (its records share it)
     for a in ex.audit:
         found = tuples.get(a.id) if a.id is not None else None
         if found is not None and id(found) not in by_tuple:
             by_tuple[id(found)] = ([a], (found.enum, found.statuses, next(iter(found.statuses.values()))[1]))
+    out: Matches = []
     for entries, decided in [*((e, _decide(e, ex.catalog, lines)) for e in matches.values()), *by_tuple.values()]:
         if decided is None:
             continue
         enum, statuses, handled_site = decided
         first = entries[0]
         at = graph.enclosing_fn(first.path, first.site.function, first.site.line) if first.site.function else None
-        if at is None:
-            continue
+        if at is not None:
+            out.append((at, first.crate, enum, statuses, handled_site))
+    return out
+
+
+def _all_settings(ex, graph: CallGraph, tuples: dict[str, TupleMatch], matches: Matches | None = None) -> list[Setting]:
+    evidence: dict[tuple[str, str, str, str], list[tuple[str, Site]]] = {}
+    reached: dict[int, list[str]] = {}
+    for at, crate, enum, statuses, handled_site in (decided_matches(ex, graph, tuples) if matches is None else matches):
         if at not in reached:
             reached[at] = graph.operations_reaching(at)
         for op in dict.fromkeys(reached[at]):
             for variant, (status, site) in statuses.items():
-                evidence.setdefault((first.crate, op, enum, variant), []).append((status, site or handled_site))
+                evidence.setdefault((crate, op, enum, variant), []).append((status, site or handled_site))
     out = []
     for (crate, op, enum, variant), ev in sorted(evidence.items(), key=lambda kv: kv[0][:3]):
         panicking = [s for st, s in ev if st == PANICS]
@@ -279,10 +292,16 @@ def _site(ln) -> Site:
 
 
 def apply_schemes(cells: dict[tuple[str, str, str], Cell], settings: list[Setting],
-                  ops: dict[tuple[str, str], Operation], groups: list[Group], kind_of) -> None:
+                  ops: dict[tuple[str, str], Operation], groups: list[Group], kind_of,
+                  never: dict[tuple[str, str, str], list[tuple[str, Site]]] | None = None) -> None:
     """A quantized operation whose scheme matches (its settings) reject some variants: its
     quantized dtype is partial, naming the variants handled and rejected, unless a dtype match
-    already panics on it."""
+    already panics on it. A variant the backend never creates (`never`, created.py), refused by
+    an operation on an existing tensor, is no panic a user meets: named apart, and an operation
+    refusing only such variants is handled, preempted by the creations that refuse them."""
+    from analyzer.features.coverage.created import creates
+
+    never = never or {}
     by_op: dict[tuple[str, str], list[Setting]] = {}
     for st in settings:
         by_op.setdefault((st.crate, st.operation), []).append(st)
@@ -290,28 +309,63 @@ def apply_schemes(cells: dict[tuple[str, str, str], Cell], settings: list[Settin
         operation = ops.get((crate, op))
         if operation is None or operation.kind != QUANTIZED or not any(st.status != HANDLED for st in sts):
             continue
-        reason = ". ".join(_scheme_reason(enum, [st for st in sts if st.enum == enum])
+        made = creates(operation, QUANTIZED)
+        unmet = {id(st): never[key] for st in sts if st.status != HANDLED and not made
+                 and (key := (crate, st.enum, st.variant)) in never}
+        reason = ". ".join(_scheme_reason(enum, [st for st in sts if st.enum == enum], unmet)
                            for enum in dict.fromkeys(st.enum for st in sts))
-        sites = unique_sites([s for st in sts if st.status != HANDLED for s in st.sites])
+        met = [st for st in sts if st.status != HANDLED and id(st) not in unmet]
+        preempted = [] if met else _refusals(unmet)
+        sites = unique_sites([s for st in met for s in st.sites]) or [next(s for st in sts for s in st.sites)]
         for g in groups:
             for col in g.dtypes:
-                if kind_of(col) != QUANTIZED:
-                    continue
-                cell = cells.get((crate, op, col))
-                if cell is None:
-                    cells[(crate, op, col)] = Cell(crate, op, col, PARTIAL, sites, g.enum,
-                                                   [Evidence(col, PARTIAL, sites[0])], reason=reason)
-                elif cell.status == HANDLED:
-                    cell.status, cell.reason = PARTIAL, reason
-                    cell.sites = unique_sites(sites + cell.sites)
-                    cell.decided = {k: PARTIAL for k in cell.parts}
-                elif cell.status == NA:
-                    continue
+                if kind_of(col) == QUANTIZED:
+                    _put_scheme(cells, (crate, op, col), g.enum, bool(met), reason, sites, preempted)
 
 
-def _scheme_reason(enum: str, sts: list[Setting]) -> str:
-    """`schemes by QuantValue: Q8F, Q8S handled; Q4F panics`."""
+def _refusals(unmet: dict[int, list[tuple[str, Site]]]) -> list[Preempted]:
+    """The creations' refusals of never-created variants, each record once."""
+    from analyzer.features.coverage.created import NEVER_CREATED
+
+    out: dict[str, Preempted] = {}
+    for refused in unmet.values():
+        for _, site in refused:
+            out.setdefault(site.record_id, Preempted(NEVER_CREATED, site))
+    return list(out.values())
+
+
+def _put_scheme(cells: dict[tuple[str, str, str], Cell], key: tuple[str, str, str], enum: str, met: bool,
+                reason: str, sites: list[Site], preempted: list[Preempted]) -> None:
+    """One quantized cell of an operation whose scheme matches refuse variants: partial where a
+    user meets a refusal (`met`), else handled with the refusals that preempt them."""
+    cell = cells.get(key)
+    if cell is None:
+        status = PARTIAL if met else HANDLED
+        cells[key] = Cell(*key, status, sites, enum, [Evidence(key[2], status, sites[0])], reason=reason,
+                          preempted=preempted)
+    elif cell.status == HANDLED and met:
+        cell.status, cell.reason = PARTIAL, reason
+        cell.sites = unique_sites(sites + cell.sites)
+        cell.decided = {k: PARTIAL for k in cell.parts}
+    elif cell.status == HANDLED:
+        cell.reason = f"{cell.reason}; {reason}" if cell.reason else reason
+        cell.preempted = preempted
+
+
+def _scheme_reason(enum: str, sts: list[Setting], unmet: dict[int, list[tuple[str, Site]]] | None = None) -> str:
+    """`schemes by QuantValue: Q8F, Q8S handled; Q4F panics`; a variant never created:
+    `BlockTensor never created (refused by quantize, q_from_data)`."""
+    from analyzer.features.coverage.created import NEVER_CREATED
+
+    unmet = unmet or {}
     ways: dict[str, list[str]] = {}
+    refusing: list[str] = []
     for st in sts:
-        ways.setdefault(st.status, []).append(label(st.variant))
-    return f"schemes by {enum}: " + "; ".join(f"{', '.join(vs)} {status}" for status, vs in ways.items())
+        if id(st) in unmet:
+            ways.setdefault(NEVER_CREATED, []).append(label(st.variant))
+            refusing += [op for op, _ in unmet[id(st)] if op not in refusing]
+        else:
+            ways.setdefault(st.status, []).append(label(st.variant))
+    by = f" (refused by {', '.join(refusing)})" if refusing else ""
+    return f"schemes by {enum}: " + "; ".join(f"{', '.join(vs)} {status}{by if status == NEVER_CREATED else ''}"
+                                             for status, vs in ways.items())
