@@ -9,6 +9,7 @@ from analyzer.decisions.data import rule_data
 from analyzer.decisions.catalog import canonical_dtype
 from analyzer.decisions.reach import _kind, leaves_kind_gap, mixes_kinds
 from analyzer.decisions.rules.base import is_test_path, unimplemented_macro
+from analyzer.decisions.rules.wording import author_words
 from analyzer.decisions.rules.mode import input_kinds, runtime_input
 from analyzer.facts.model import VariantRef
 from analyzer.profiles import current
@@ -84,7 +85,10 @@ def error_handling(c: Call) -> bool:
     # `Some(ClipInput::Runtime(_)) => panic!(..)` takes one inner variant of a value that is there:
     # a dispatch on the inner enum, judged by the rules below, not the None / Err case.
     if arm.error_handling and not (_VALUE_ARM.match(arm.pattern) and _names_inner(arm.refs)):
-        return True
+        # `None => todo!("support unsqueezing a tensor without static shape")`: the missing value
+        # is a form the code does not handle yet (a shape known only at run time, no adapter for
+        # the chosen graphics API), a refusal about support rather than error handling.
+        return not (arm.pattern.lstrip("&").strip() in _MISSING and _refuses_missing(c))
     # (The `else` of a let-else or if-let-else is a catch-all beside its one written pattern, so
     # `let Some(Values::Int64s(v)) = x else { panic!("values must be int64") }` reads as below.)
     # `_ =>` beside `Some(..)` / `Ok(..)` arms only is the None / Err case (R7), unless those
@@ -96,7 +100,9 @@ def error_handling(c: Call) -> bool:
         inner = [o for o in others if _names_inner(o.refs)]
         # A `Some(x)` arm takes every inner value: then the catch-all is the None case alone.
         whole = [o for o in others if o not in inner and _VALUE_ARM.match(o.pattern)]
-        if not inner or whole:
+        if not inner:
+            return not _refuses_missing(c)
+        if whole:
             return True
         inner_refs = {(r.enum, r.variant) for o in inner for r in o.refs if r.variant not in _OPTION_RESULT}
         inner_enums = {e for e, _ in inner_refs}
@@ -110,6 +116,19 @@ def error_handling(c: Call) -> bool:
 
 
 _OPTION_RESULT = {"Some", "None", "Ok", "Err"}
+# The arm of a value that is not there (the `else` of `if let Some(..)` is one too).
+_MISSING = {"None"}
+
+
+def _refuses_missing(c: Call) -> bool:
+    """The author's words for a missing value say it is not supported, or a todo!/unimplemented!
+    says what is left to write (`todo!("support unsqueezing a tensor without shape")`): the
+    value's absence is a form of the input (a shape known only at run time) the code lacks. A bare
+    `todo!()` on a stream that ended says nothing of support."""
+    words = author_words(c)
+    if not words:
+        return False
+    return unimplemented_macro(c) or rule_data().unsupported.search(words) is not None
 _VALUE_ARM = re.compile(r"^&?\s*(?:\w+::)*(?:Some|Ok)\b")
 
 
@@ -132,21 +151,6 @@ def dtype_validation(c: Call) -> bool:
     required = c.body.catch_all and not any(o.error_handling for o in c.others)
     return (pats.validation.search(message) is not None
             or (required and pats.required.search(message) is not None))
-
-
-# What unimplemented!/todo! print before the author's words.
-_MACRO_PREFIX = re.compile(r"^not (?:yet )?implemented(?::\s*|$)")
-
-
-def stated_expectation(c: Call) -> bool:
-    """The message says what should hold or should have happened (`unimplemented!("This should
-    never be called since next_key_seed always returns None")`, `_ => panic!("Bool should be
-    converted first.")`): the author states an expectation of the program's own values, so the
-    call marks a path they hold unused, not a choice the library refuses, whatever the macro, the
-    arms or the scrutinee. Not when the author's own words also say the thing is not supported."""
-    pats = rule_data()
-    words = _MACRO_PREFIX.sub("", c.site.message, count=1)
-    return pats.expectation.search(words) is not None and pats.unsupported.search(words) is None
 
 
 # --- exclusions checked before the unsupported-mode rules ---------------------------------------
@@ -304,14 +308,6 @@ def kernel_author_stub(c: Call) -> bool:
     that cannot be read, a type with no constant form). The kernel's author picks the type and
     meets the stub when writing the kernel; no dtype or setting a model's user picks selects it."""
     return c.crate in current().audience.kernel_api
-
-
-def kernel_constant(c: Call) -> bool:
-    """In a crate kernels are written against (the target's `audience.kernel_api`), the message
-    demands a value known when the kernel is expanded (`index.constant().expect("Index must be
-    constant")`): a rule of the kernel language, broken by the kernel's author in the kernel's code,
-    not a dtype or setting a model's user picks."""
-    return c.crate in current().audience.kernel_api and rule_data().kernel_constant.search(c.site.message) is not None
 
 
 def misuse(c: Call) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analyzer.decisions.categories import DTYPE, MODE, OP
 from analyzer.decisions.reach import kind_fixed_catch_all, mixes_kinds, unreachable
-from analyzer.decisions.rules import dtype, exclusions, mode, op
+from analyzer.decisions.rules import dtype, exclusions, mode, op, wording
 from analyzer.decisions.rules.base import ARM_POSITIONS, BODY, CLOSURE, GUARD, NONE, Rule, unimplemented_macro
 
 # The rule data of the messages that say a thing is not supported or cannot be done (or not yet).
@@ -50,7 +50,7 @@ RULE_ORDER: tuple[Rule, ...] = (
          "the message says what should hold or should have happened: an expectation of the program's own "
          "values, not a choice refused (unless it also says the thing is not supported)",
          "`unimplemented!(\"This should never be called\")`; `_ => panic!(\"Bool should be converted first\")`",
-         exclusions.stated_expectation, (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD),
+         wording.stated_expectation, (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD),
          ("mode.expectation", "mode.unsupported")),
     Rule("exclude/kind-fixed-catch-all", NONE,
          "the catch-all of a dtype match whose arms take every dtype of the one kind the code around it allows "
@@ -140,7 +140,7 @@ RULE_ORDER: tuple[Rule, ...] = (
          "in a crate kernels are written against, the message demands a value known when the kernel is expanded: "
          "a rule of the kernel language its author breaks",
          "`index.constant().expect(\"Index must be constant\")` in the kernel language's crate",
-         exclusions.kernel_constant, (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD),
+         wording.kernel_constant, (*ARM_POSITIONS, *BODY, *CLOSURE, *GUARD),
          ("target.kernel_api", "mode.kernel_constant")),
     Rule("exclude/input-count", NONE,
          "a plain if on how many inputs or outputs a node was given: the operation fixes the count, so a node "
