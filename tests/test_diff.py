@@ -404,7 +404,7 @@ def test_json_shape(cli, history):
     assert res.code == 1, res.stderr
     d = json.loads(res.stdout)
     assert list(d) == ["tool", "repo", "base", "head", "summary", "added", "removed", "changed", "moved",
-                       "nowReachable", "flipped", "claims", "unread", "unverified", "quiet", "failOn", "failed",
+                       "nowReachable", "flipped", "claims", "unread", "unreadUnchanged", "unverified", "quiet", "failOn", "failed",
                        "timings"]
     assert d["claims"] == {"new": [], "fixed": []} and d["quiet"] is False
     assert d["tool"]["name"] == "burn-errors" and d["repo"] == "tracel-ai/burn"

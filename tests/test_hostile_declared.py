@@ -86,3 +86,20 @@ def test_a_git_submodule_is_listed_as_skipped_and_fails_the_check(repo, tmp_path
     assert [(e["path"], e["whole"]) for e in doc["unread"]] == [("crates/burn-x/vendor", True)]
     md = run_cli("diff", "HEAD~1", "HEAD", "--repo", str(repo.path), "--format", "markdown").stdout
     assert "`crates/burn-x/vendor`" in md and "submodule" in md
+
+
+def test_an_unread_file_standing_unchanged_since_the_base_lists_but_does_not_fail(repo):
+    """burn has computed includes at every release: a pull request that changes nothing in their
+    crate is not failed by them (they hide what the base hid), one that changes their crate is."""
+    repo.crate("burn-gen", {"src/lib.rs": 'include!(concat!(env!("OUT_DIR"), "/g.rs"));\n',
+                            "build.rs": "fn main() {}\n"})
+    repo.commit()
+    repo.write("crates/burn-x/src/other.rs", "pub fn other() {}\n", dedent=False)
+    repo.commit()
+    code, doc = gate(repo)
+    assert code == 0 and doc["unread"] == [] and doc["quiet"] is True
+    assert [e["path"] for e in doc["unreadUnchanged"]] == ["crates/burn-gen/src/lib.rs"]
+    repo.write("crates/burn-gen/build.rs", 'fn main() { /* writes a panic into g.rs */ }\n', dedent=False)
+    repo.commit()
+    code, doc = gate(repo)
+    assert code == 1 and doc["failed"] == ["unread"] and doc["unreadUnchanged"] == []

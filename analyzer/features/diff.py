@@ -30,6 +30,7 @@ two records.jsonl files.
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -162,12 +163,17 @@ class DiffResult:
     # Base sites in files the head revision could not read whole: neither removed nor kept, for
     # nobody knows (listed with the unread files, never counted as removed).
     unverified: list[RecordLine] = field(default_factory=list)
+    # Head files not read whole that the base revision left unread for the same reason, in a crate
+    # where no file changed between the two: what they hide is what the base hid (_standing_unread).
+    standing_unread: list[dict] = field(default_factory=list)
 
     @property
     def unread(self) -> list[dict]:
-        """The head revision's files not read whole: sites may hide in them, so the diff is never
-        quiet and fails any --fail-on check while there is one."""
-        return self.head.unread
+        """The head revision's files not read whole, but for those standing unchanged since the
+        base: sites may hide in them, so the diff is never quiet and fails any --fail-on check
+        while there is one."""
+        standing = {(e["path"], e["reason"]) for e in self.standing_unread}
+        return [e for e in self.head.unread if (e["path"], e["reason"]) not in standing]
 
     @property
     def repo(self) -> str | None:
@@ -227,7 +233,9 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
     _check_unique(head_lines, head.label)
     # A base site in a file head could not read whole can be neither followed nor said removed:
     # it is left out of the matching (where it would take another site's place) as unverified.
-    unread_paths = {e["path"] for e in head.unread}
+    standing = _standing_unread(base, head, git_repo)
+    kept = {(e["path"], e["reason"]) for e in standing}
+    unread_paths = {e["path"] for e in head.unread if (e["path"], e["reason"]) not in kept}
     unverified = [x for x in base_lines if x.record.filePath in unread_paths]
     if unverified:
         base_lines = [x for x in base_lines if x.record.filePath not in unread_paths]
@@ -255,7 +263,31 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
                       changed=sorted(changed, key=lambda c: _loc(c.head)),
                       moved=sorted(moved, key=lambda c: _loc(c.head)), unchanged=unchanged,
                       flipped=flips(*matrices), new_contradictions=new, fixed_contradictions=fixed,
-                      unverified=_sorted(unverified))
+                      unverified=_sorted(unverified), standing_unread=standing)
+
+
+def _standing_unread(base: Side, head: Side, git_repo) -> list[dict]:
+    """The head's unread files that hide nothing new: the base lists the same file for the same
+    reason, and no file of its crate (the deepest folder above it with a Cargo.toml; the whole
+    tree when there is none) changed between the two commits, so neither the file nor a build
+    script or input of its crate that writes what it includes did. Without the repository (a diff
+    of records files) or a commit of each side, none: every unread file fails the check."""
+    if git_repo is None or base.sha is None or head.sha is None or not head.unread or not base.unread:
+        return []
+    at_base = {(e["path"], e["reason"]) for e in base.unread}
+    candidates = [e for e in head.unread if (e["path"], e["reason"]) in at_base]
+    if not candidates:
+        return []
+    changed = {p for _, old, new in git_repo.changed_files(base.sha, head.sha) for p in (old, new)}
+    roots = {posixpath.dirname(b.path) for b in git_repo.tree(head.sha) if posixpath.basename(b.path) == "Cargo.toml"}
+    out = []
+    for e in candidates:
+        folder = posixpath.dirname(e["path"])
+        while folder and folder not in roots:
+            folder = posixpath.dirname(folder)
+        if not any(not folder or p.startswith(folder + "/") for p in changed):
+            out.append(e)
+    return out
 
 
 def shown(matrix: Matrix) -> dict[tuple[str, str, str], str]:
@@ -487,6 +519,8 @@ def merged(main: DiffResult, parts: list[tuple[DiffResult, dict]]) -> DiffResult
         new_contradictions=[c for r in results for c in r.new_contradictions],
         fixed_contradictions=[c for r in results for c in r.fixed_contradictions],
         unverified=sorted((x for r in results for x in r.unverified), key=_repo_loc),
+        standing_unread=main.standing_unread + [{**e, "path": f"{r.head.repo}:{e['path']}"}
+                                                for r, _ in parts for e in r.standing_unread],
         timings=dict(main.timings),
         dependencies=[{**about, "summary": r.counts()} for r, about in parts])
     out.timings["total"] = round(sum(r.timings.get("total", 0.0) for r in results), 3)

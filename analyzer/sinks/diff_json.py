@@ -64,6 +64,9 @@ def build(result: DiffResult, fail_on: list[str]) -> dict:
         # The head revision's files not read whole (skipped, or read in part): sites may hide in
         # them. `unverified`: base sites in those files, neither removed nor kept.
         "unread": [{"path": e["path"], "reason": e["reason"], "whole": e["whole"]} for e in result.unread],
+        # Unread at base too, for the same reason, in a crate where nothing changed: listed, never failing.
+        "unreadUnchanged": [{"path": e["path"], "reason": e["reason"], "whole": e["whole"]}
+                            for e in result.standing_unread],
         "unverified": [site(x) for x in result.unverified],
         # Nothing added, removed, changed or flipped, no claim contradiction new or fixed and no
         # head file left unread: a pull-request workflow posts no comment.
