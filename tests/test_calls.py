@@ -15,7 +15,7 @@ pub struct Candle;
 
 impl ModuleOps<Candle> for Candle {
     fn max_pool2d(x: Tensor, options: PoolOptions) -> Tensor {
-        assert!(!options.ceil_mode, "Candle does not support ceil_mode in pooling");
+        assert!(!options.ceil_mode, "Candle has no support for pooling ceil_mode");
         assert_eq!(
             options.dilation, 1,
             "Candle does not support dilation {} in pooling", options.dilation
@@ -41,7 +41,7 @@ def _sites(code: str):
 def test_each_form_prints_its_message_and_stands_at_its_name():
     sites = _sites(CANDLE_OPS)
     assert sorted(sites) == [6, 7, 11, 19]  # debug_assert! and the message-less assert are no sites
-    assert sites[6].message == "Candle does not support ceil_mode in pooling"
+    assert sites[6].message == "Candle has no support for pooling ceil_mode"
     assert sites[7].message == "assertion `left == right` failed: Candle does not support dilation {} in pooling"
     assert sites[11].message == "assertion `left != right` failed: same padding is not supported"
     assert sites[19].message == "Reading back is not supported until this backend has a blocking reader"
@@ -72,7 +72,7 @@ def test_an_expect_of_a_name_reads_the_literal_bound_to_it():
     # A message written once for a chain of expects (`let msg = ".."; ...expect(msg).expect(msg)`).
     code = b'''const LIMIT: &str = "blocking reads are not supported on this platform";
 fn sort(t: T) -> D {
-    let msg = "This operation is not supported until this backend has a GPU sorting implementation.";
+    let msg = "This op is not supported before the backend gains a sorting kernel on the GPU.";
     let data = try_read_sync(t.into_data_async())
         .expect(msg)
         .expect(msg);
@@ -85,7 +85,7 @@ fn sort(t: T) -> D {
     sites = {s.line: s for s in parse_file(code).sites}
     assert sorted(sites) == [5, 6, 7]  # the shadowing `format!` binding is no literal
     assert sites[5].message == sites[6].message == (
-        "This operation is not supported until this backend has a GPU sorting implementation.")
+        "This op is not supported before the backend gains a sorting kernel on the GPU.")
     assert sites[7].message == "blocking reads are not supported on this platform"
     assert sites[6].condition == "try_read_sync(t.into_data_async()) .expect(msg)"
 
@@ -123,7 +123,7 @@ def test_records_of_the_new_forms_carry_the_form_and_a_regex_for_what_rust_print
     assert cli("validate", str(out / "records.jsonl")).code == 0
     # lookup finds each from the message as Rust prints it.
     for message, line in ((text + ": Os { code: 2 }", 19), (printed.split("\n")[0], 7),
-                          ("Candle does not support ceil_mode in pooling", 6)):
+                          ("Candle has no support for pooling ceil_mode", 6)):
         res = cli("lookup", message, "--records", str(out / "records.jsonl"), "--format", "json")
         assert res.code == 0, res.stderr
         found = json.loads(res.stdout)

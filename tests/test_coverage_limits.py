@@ -542,7 +542,7 @@ impl FloatTensorOps<Self> for Maker {
         match data.dtype {
             DType::F64 => from_f64(data),
             DType::F32 => from_f32(data),
-            _ => unimplemented!("Unsupported dtype for `float_from_data`"),
+            _ => unimplemented!("`float_from_data` got an unsupported dtype"),
         }
     }
 

@@ -190,7 +190,7 @@ impl FlexyTensor {
     pub fn to_contiguous(&self) -> FlexyTensor {
         match self.dtype {
             DType::F64 | DType::F32 | DType::I64 | DType::I32 | DType::U8 => self.copy(),
-            _ => panic!("Unsupported dtype for contiguous copy: {:?}", self.dtype),
+            _ => panic!("Contiguous copy of an unsupported dtype: {:?}", self.dtype),
         }
     }
 }

@@ -44,7 +44,7 @@ impl FloatOps for Flex {
     fn reduce(x: Tensor, reduction: Reduction) -> Tensor {
         match reduction {
             Reduction::Mean => mean(x),
-            other => panic!("{other:?} reduction is not supported"),
+            other => panic!("reduction {other:?} is not supported"),
         }
     }
 }
@@ -87,7 +87,7 @@ impl FloatOps for Flex {
     fn reduce(x: Tensor, reduction: Reduction) -> Tensor {
         match reduction {
             Reduction::Mean => mean(x),
-            other => panic!("{other:?} reduction is not supported by the flex backend"),
+            other => panic!("reduction {other:?} is not supported by the flex backend"),
         }
     }
 
@@ -165,7 +165,7 @@ def test_sites_are_added_removed_changed_and_moved(cli, history):
     assert set(by_message(d["added"])) == {"sort: unsupported dtype {:?}"}
     assert set(by_message(d["removed"])) == {"bicubic interpolation is not supported by this backend"}
     assert set(changes_by_message(d["changed"])) == {
-        "cumsum: unsupported dtype {:?}", "{other:?} reduction is not supported by the flex backend"}
+        "cumsum: unsupported dtype {:?}", "reduction {other:?} is not supported by the flex backend"}
     assert [c["head"]["message"] for c in d["moved"]] == ["conv3d: unsupported dtype {:?}"]
 
     added = d["added"][0]
@@ -189,9 +189,9 @@ def test_changed_says_which_fields_differ(cli, history):
     assert cumsum["head"]["handled"] == ["F32", "I64"]
     assert cumsum["base"]["lineNumber"] + 3 == cumsum["head"]["lineNumber"]  # 2 doc lines + 1 arm
 
-    reduce = changed["{other:?} reduction is not supported by the flex backend"]
+    reduce = changed["reduction {other:?} is not supported by the flex backend"]
     assert reduce["fields"] == ["message", "line"]
-    assert reduce["base"]["message"] == "{other:?} reduction is not supported"
+    assert reduce["base"]["message"] == "reduction {other:?} is not supported"
 
 
 def test_moved_is_same_content_at_another_line(cli, history):
@@ -330,7 +330,7 @@ def test_markdown_is_a_pull_request_comment(cli, history):
     cumsum = next(r for r in changed if "cumsum" in r)
     assert "panics for −I64" in cumsum
     reduce = next(r for r in changed if "reduction" in r)
-    assert "message `{other:?} reduction is not supported` → " in reduce
+    assert "message `reduction {other:?} is not supported` → " in reduce
     flips = section("Coverage cells flipped")
     assert "| burn-flex | `cumsum` | I64 | panics | handled |" in flips
     assert "`sort`" not in flips  # a new row, not a flip
@@ -686,7 +686,7 @@ def test_what_keeps_an_id_and_what_gives_a_new_one(cli, git_repo):
     text = (BASE_OPS
             .replace('dtype => panic!("cumsum: unsupported dtype {:?}", dtype)',
                      'other => panic!("cumsum: unsupported dtype {:?}", other)')
-            .replace('other => panic!("{other:?} reduction is not supported")',
+            .replace('other => panic!("reduction {other:?} is not supported")',
                      'other => unimplemented!("{other:?} reduction")')
             .replace("InterpolateMode::Bicubic => panic!",
                      "InterpolateMode::Bicubic | InterpolateMode::Bilinear => panic!"))

@@ -112,9 +112,9 @@ pub fn odd(x: Tensor, mode: OddMode) -> Tensor {
 }
 '''
 
-V1 = {"i64_handled": False, "f16_handled": True, "reduce_msg": "{other:?} reduction is not supported",
+V1 = {"i64_handled": False, "f16_handled": True, "reduce_msg": "reduction {other:?} is not supported",
       "bicubic": False, "legacy": True}
-V2 = dict(V1, i64_handled=True, reduce_msg="{other:?} reduction is not supported by the flex backend", bicubic=True)
+V2 = dict(V1, i64_handled=True, reduce_msg="reduction {other:?} is not supported by the flex backend", bicubic=True)
 PRE = dict(V2, prerelease=True)
 V3 = dict(V2, f16_handled=False, bicubic=False, legacy=False)
 HEAD = dict(V3, sort=True)
@@ -292,13 +292,13 @@ def test_a_panic_added_then_fixed_by_removing_its_arm(cli, releases):
 def test_a_content_change_keeps_the_lineage(cli, releases):
     repo, _ = releases
     doc = history_json(cli, repo)
-    reduce = lineage_of(doc, "{other:?} reduction is not supported by the flex backend")
+    reduce = lineage_of(doc, "reduction {other:?} is not supported by the flex backend")
     assert reduce["removedIn"] is None and reduce["lastSeen"] == "HEAD"
     assert reduce["changedIn"] == ["v0.2.0"]
     (change,) = [e for e in reduce["events"] if e["kind"] == "changed"]
     assert change["fields"] == ["message"] and change["link"] == "id"
-    assert change["before"] == {"message": "{other:?} reduction is not supported"}
-    assert change["after"] == {"message": "{other:?} reduction is not supported by the flex backend"}
+    assert change["before"] == {"message": "reduction {other:?} is not supported"}
+    assert change["after"] == {"message": "reduction {other:?} is not supported by the flex backend"}
     assert reduce["ids"] == [reduce["key"]]
 
 

@@ -33,7 +33,7 @@ pub fn element_size(dtype: DType) -> usize {
 pub trait IntTensorOps<B: Backend> {
     fn int_abs(tensor: B::Int) -> B::Int;
     fn int_scatter_nd(tensor: B::Int, indices: B::Int) -> B::Int {
-        unimplemented!("int_scatter_nd is not implemented for this backend")
+        unimplemented!("int_scatter_nd: this backend does not implement it")
     }
     fn int_gather_nd(tensor: B::Int, indices: B::Int) -> B::Int {
         let _ = indices;

@@ -203,8 +203,8 @@ def test_parse_panic(text, want):
 
 
 @pytest.mark.parametrize("macro,fmt", [
-    ("panic", "conv3d: unsupported dtype {:?}"), ("panic", "{other:?} reduction is not supported"),
-    ("unimplemented", "float_scatter with {other:?} update"), ("todo", None), ("panic", "{}"),
+    ("panic", "conv3d: unsupported dtype {:?}"), ("panic", "reduction {other:?} is not supported"),
+    ("unimplemented", "float_scatter given an {other:?} update"), ("todo", None), ("panic", "{}"),
     ("panic", "braces {{literal}} and a.b*c+d? (x) [y] ^$ \\ {:>8} end"), ("panic", "tab\there"),
 ])
 def test_literal_length_counts_what_the_message_spells_out(macro, fmt):

@@ -267,9 +267,9 @@ def test_a_dependency_path_answers_from_that_repository(cli, releases, tmp_path)
 @pytest.mark.parametrize("text,want", [
     # a logger's line, then cargo's stderr section with the default hook's print of the same panic
     ("  ERROR burn_import::logger: PANIC => panicked at burn-import-0.12.1\\src\\onnx\\dims.rs:311:9:\n"
-     "  Only tensor input is valid\n\n  --- stderr\n  thread 'main' panicked at burn-import-0.12.1\\src\\onnx\\dims.rs"
-     ":311:9:\n  Only tensor input is valid",
-     Panic("Only tensor input is valid", "burn-import-0.12.1/src/onnx/dims.rs", 311, 9)),
+     "  Only a tensor input is valid here\n\n  --- stderr\n  thread 'main' panicked at burn-import-0.12.1\\src\\onnx\\dims.rs"
+     ":311:9:\n  Only a tensor input is valid here",
+     Panic("Only a tensor input is valid here", "burn-import-0.12.1/src/onnx/dims.rs", 311, 9)),
     # an assertion, Rust 1.73 and later: the values' lines are cut, a message over two lines kept
     ("thread 'main' panicked at src/a.rs:4:5:\nassertion `left == right` failed: ranks differ\nsee docs\n"
      "  left: 2\n right: 3\n" + NOTE,

@@ -12,7 +12,7 @@ macro_rules! backward_typed {
             match indices.dtype() {
                 DType::I64 => backward_impl::<$T, i64>(x, indices, $zero),
                 DType::I32 => backward_impl::<$T, i32>(x, indices, $zero),
-                other => panic!("backward: unsupported index dtype {other:?}"),
+                other => panic!("backward: index dtype {other:?} unsupported"),
             }
         }
     };
@@ -114,7 +114,7 @@ ARMS            }
 
 backward_typed!(backward_f32, f32);
 """
-PANIC_ARM = '                other => panic!("backward: unsupported index dtype {other:?}"),\n'
+PANIC_ARM = '                other => panic!("backward: index dtype {other:?} unsupported"),\n'
 
 
 def test_history_judges_a_generated_function_by_its_macro(cli, git_repo):

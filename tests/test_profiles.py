@@ -302,7 +302,7 @@ pub enum SliceInput {
 pub fn steps(input: &Option<SliceInput>) -> &[i64] {
     match input {
         Some(SliceInput::Static(s)) => s,
-        _ => panic!("Steps must be Static for static slice"),
+        _ => panic!("For a static slice the steps must be Static"),
     }
 }
 """

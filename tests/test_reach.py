@@ -74,14 +74,14 @@ fn channels(image: &DynamicImage) -> usize {
     match image.color() {
         ColorType::L8 => 1,
         ColorType::Rgb8 => 3,
-        _ => panic!("Unrecognized image color type"),
+        _ => panic!("Image color type not recognised"),
     }
 }
 fn depth(image: &DynamicImage) -> usize {
     match image.color() {
         ColorType::L8 => 1,
         ColorType::Rgb8 if wide(image) => 3,
-        _ => panic!("Unrecognized image color type"),
+        _ => panic!("Image color type not recognised"),
     }
 }
 """

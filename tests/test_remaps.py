@@ -36,7 +36,7 @@ pub fn read(precision: Precision, pos: u32) -> u32 {
     match precision {
         Precision::F32 => read_f32(pos),
         Precision::I32 => read_i32(pos),
-        _ => panic!("Unsupported precision {precision:?}"),
+        _ => panic!("Precision {precision:?} is unsupported"),
     }
 }
 """
