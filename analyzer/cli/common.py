@@ -304,3 +304,12 @@ class FormatChoice(click.Choice):
 
     def convert(self, value, param, ctx):
         return super().convert(self.aliases.get(value, value), param, ctx)
+
+
+def dependencies_of(git_repo, dependency_repos: tuple[str, ...], no_cache: bool):
+    """The dependencies `--with-dependencies` follows (analyzer/app/dependencies.py), opened and
+    cached as this command opens and caches its own repository."""
+    from analyzer.app.dependencies import Dependencies
+    return Dependencies(git_repo, dependency_repos,
+                        lambda spec, name, want: open_repo(spec, name, no_cache, want=want),
+                        lambda: open_cache(no_cache))

@@ -6,10 +6,9 @@ panicking cells shown beside those backends (analyzer/features/coverage/runtimes
 from __future__ import annotations
 
 from analyzer import profiles
-from analyzer.cli.common import analyse, open_cache
-from analyzer.cli.extract_dependencies import open_dependency
+from analyzer.app.dependencies import LOCKFILE
+from analyzer.cli.common import analyse, dependencies_of
 from analyzer.core.errors import UserError
-from analyzer.pipeline import dependencies
 
 
 def dependency_limits(git_repo, sha: str, dependency_repos: tuple[str, ...], no_cache: bool,
@@ -18,28 +17,22 @@ def dependency_limits(git_repo, sha: str, dependency_repos: tuple[str, ...], no_
     current profile that run on them."""
     from analyzer.features.coverage.runtimes import build_runtimes, runtime_cells, runtime_limits
 
-    overrides = dependencies.parse_overrides(dependency_repos)
+    deps = dependencies_of(git_repo, dependency_repos, no_cache)
     own = profiles.current()
-    targets = [profiles.load(n) for n in profiles.known() if n != own.name]
-    found = [p for p in dependencies.pins(dependencies.read_lock(git_repo, sha), targets) if p.name != git_repo.name]
-    unknown = sorted(set(overrides) - {p.name for p in found})
+    found = deps.pins(sha)
+    unknown = deps.unknown(p.name for p in found)
     if unknown:
         pinned = ", ".join(p.name for p in found) or "none with a target profile"
-        raise UserError(f"--dependency-repo {unknown[0]}: {dependencies.LOCKFILE} at {sha[:12]} pins no "
+        raise UserError(f"--dependency-repo {unknown}: {LOCKFILE} at {sha[:12]} pins no "
                         f"such dependency (it pins: {pinned})")
     crates = [crate for crate, _ in own.runtimes.backends]
     out: list = []
     for pin in found:
         if not pin.profile.runtimes.rows:
             continue
-        dep_repo, dep_sha = open_dependency(pin, overrides, no_cache)
-        with profiles.using(pin.profile):
-            cache = open_cache(no_cache)
-            try:
-                ex = analyse(dep_repo, dep_sha, cache)
-            finally:
-                if cache is not None:
-                    cache.close()
+        dep_repo, dep_sha = deps.open(pin)
+        with deps.under(pin.profile) as cache:
+            ex = analyse(dep_repo, dep_sha, cache)
             cells = runtime_cells(build_runtimes(ex.lines, collapse))
         out += runtime_limits(crates, own.runtimes.backends, pin.name, cells)
     return out

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from analyzer import profiles
-from analyzer.cli.common import analyse, open_cache, open_repo, opened
+from analyzer.app.dependencies import LOCKFILE
+from analyzer.cli.common import analyse, dependencies_of, opened
 from analyzer.cli.extract import annotations_kept
 from analyzer.core.errors import UserError
 from analyzer.pipeline import dependencies
@@ -27,38 +27,31 @@ def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, depende
     from analyzer.core.outputs import write_files
 
     command = ["extract", *sys.argv[2:]]
-    overrides = dependencies.parse_overrides(dependency_repos)
+    dependencies.parse_overrides(dependency_repos)  # a malformed --dependency-repo fails before the work
     prev = None
     if previous:
         from analyzer.records import reader
         prev = reader.read(previous)
         check_previous(previous)
-    own = profiles.current()
-    targets = [profiles.load(n) for n in profiles.known() if n != own.name]
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
-        lock = dependencies.read_lock(git_repo, sha)
-        found = [p for p in dependencies.pins(lock, targets) if p.name != git_repo.name]
-        unknown = sorted(set(overrides) - {p.name for p in found})
+        deps = dependencies_of(git_repo, dependency_repos, no_cache)
+        found = deps.pins(sha)
+        unknown = deps.unknown(p.name for p in found)
         if unknown:
             pinned = ", ".join(p.name for p in found) or "none with a target profile"
-            raise UserError(f"--dependency-repo {unknown[0]}: {dependencies.LOCKFILE} at {sha[:12]} pins no "
+            raise UserError(f"--dependency-repo {unknown}: {LOCKFILE} at {sha[:12]} pins no "
                             f"such dependency (it pins: {pinned})")
         names = [git_repo.name, *(p.name for p in found)]
         if prev is not None:
             check_repositories(previous, prev, names, allow_other_repo)
         # Every dependency is found before any analysis, so one that cannot be fetched fails fast.
-        opened_deps = [(pin, *open_dependency(pin, overrides, no_cache)) for pin in found]
+        opened_deps = [(pin, *deps.open(pin)) for pin in found]
         main = analyse(git_repo, sha, cache, jobs, _own(prev, git_repo.name, names))
         origin = git_repo.origin
     runs = []  # (extraction, manifest entry) per dependency
     for pin, dep_repo, dep_sha in opened_deps:
-        with profiles.using(pin.profile):  # its conventions, links, tags, and its facts cache
-            dep_cache = open_cache(no_cache)
-            try:
-                ex = analyse(dep_repo, dep_sha, dep_cache, jobs, _own(prev, pin.name))
-            finally:
-                if dep_cache is not None:
-                    dep_cache.close()
+        with deps.under(pin.profile) as dep_cache:  # its conventions, links, tags, and its facts cache
+            ex = analyse(dep_repo, dep_sha, dep_cache, jobs, _own(prev, pin.name))
             runs.append((ex, _entry(pin, dep_repo, ex)))
     files, man = _outputs(out, main, origin, runs, all_sites, command, prev is not None, rev)
     write_files(files)
@@ -79,28 +72,6 @@ def _own(prev, name: str, analysed: list[str] | None = None):
         return None
     others = analysed is not None and analysed[0] == name
     return [ln for ln in prev if ln.record.repo == name or (others and ln.record.repo not in (analysed or ()))]
-
-
-def open_dependency(pin: Pin, overrides: dict[str, str], no_cache: bool):
-    """(repository, full sha) of a pinned dependency: from --dependency-repo, else cloned or
-    fetched into the cache from its URL; a one-line error naming --dependency-repo otherwise."""
-    hint = (f"pass --dependency-repo {pin.name}=PATH|URL naming a clone or URL that holds it")
-    if pin.foreign and pin.name not in overrides:
-        raise UserError(f"{dependencies.LOCKFILE} pins {pin.name} from {pin.foreign!r}, not from its profile's "
-                        f"repository {pin.profile.repository.url}; a source a lock file names is never fetched: "
-                        f"{hint} if you trust it")
-    spec = overrides.get(pin.name, pin.url)
-    with profiles.using(pin.profile):
-        try:
-            dep_repo = open_repo(spec, pin.name, no_cache, want=pin.wanted())
-        except UserError as e:
-            reason = str(e).split("; ", 1)[0]
-            raise UserError(f"cannot fetch the dependency {pin.name} ({pin.describe()}): {reason}; {hint}") from None
-    sha = dep_repo.try_resolve(pin.wanted())
-    if sha is None:
-        raise UserError(f"the dependency {pin.name} at {spec} has no {pin.rev[:12] if pin.kind == 'git' else pin.rev} "
-                        f"({pin.describe()}); {hint}")
-    return dep_repo, sha
 
 
 def _entry(pin: Pin, dep_repo, ex) -> dict:
