@@ -30,6 +30,8 @@ from analyzer.pipeline.cache import decode, encode
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.classify import classify
 from analyzer.pipeline.extract import _prefilter, extract
+from analyzer.profiles import DEFAULT, load
+from analyzer.profiles.run import Run
 from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
 
@@ -64,11 +66,12 @@ def main() -> None:
     git_dir = Path(subprocess.run(["git", "-C", args.repo, "rev-parse", "--absolute-git-dir"], check=True,
                                   capture_output=True, text=True).stdout.strip())
     repo = GitRepository(git_dir, "tracel-ai/burn", args.repo)
+    run = Run(load(DEFAULT))
     sha = repo.resolve(args.sha)
     rust = [b for b in repo.tree(sha) if b.path.endswith(".rs")]
     oids = sorted({b.oid for b in rust})
     blobs = dict(repo.read_blobs(oids))
-    prefilter = _prefilter(False)
+    prefilter = _prefilter(False, run.profile)
     verdict = {o: prefilter(blobs[o]) for o in oids}  # (worth parsing, has a call)
     calls = [o for o in oids if all(verdict[o])]
     enum_only = [o for o in oids if verdict[o] == (True, False)]
@@ -112,21 +115,21 @@ def main() -> None:
     enum_items = best(r, lambda: [enums._enum_items(blobs[o]) for o in enum_only])
     rows.append((f"enum items of {len(enum_only)} files with enums only (parse + facts)", enum_items))
     rows.append(("site facts of the files with a call (parse_file: plan + parse + sites + enums)",
-                 best(r, lambda: [P.parse_file(blobs[o]) for o in calls])))
-    facts = {o: P.parse_file(blobs[o]) for o in oids}
+                 best(r, lambda: [P.parse_file(blobs[o], run.profile) for o in calls])))
+    facts = {o: P.parse_file(blobs[o], run.profile) for o in oids}
     rows.append(("cache rows of those files: encode + decode",
                  best(r, lambda: [FileFacts.from_json(decode(encode(facts[o].to_json()))) for o in calls])))
     crate_roots: list[str] = []
     crates = crates_of([b.path for b in rust], crate_roots)
 
     def classify_all() -> None:
-        catalog = DtypeCatalog.build((b.path, crates[b.path], facts[b.oid]) for b in rust)
+        catalog = DtypeCatalog.build(((b.path, crates[b.path], facts[b.oid]) for b in rust), run.profile)
         for b in rust:
             for s in facts[b.oid].sites:
-                classify(s, b.path, crates[b.path], catalog)
+                classify(s, b.path, crates[b.path], catalog, run)
     rows.append(("classify (catalog + every site)", best(r, classify_all)))
     rows.append(("extract() in one process (--jobs 1, no cache), all stages",
-                 best(min(r, 3), lambda: extract(repo, sha, jobs=1))))
+                 best(min(r, 3), lambda: extract(repo, sha, run, jobs=1))))
 
     floor = rows[3][1] + parse_items + enum_items
     width = max(len(label) for label, _ in rows)

@@ -50,10 +50,13 @@ def wide_or_pattern(n: int) -> bytes:
 
 def parse_case(make: Callable[[int], bytes]) -> Callable[[int], Callable[[], object]]:
     from analyzer.facts.parse import parse_file
+    from analyzer.profiles import DEFAULT, load
+
+    profile = load(DEFAULT)
 
     def at(n: int) -> Callable[[], object]:
         source = make(n)
-        return lambda: parse_file(source)
+        return lambda: parse_file(source, profile)
     return at
 
 
@@ -66,6 +69,8 @@ def message_case(n: int) -> Callable[[], object]:
 def _template_line():
     """One real records line, from an extraction of a one-file repository made here."""
     from analyzer.pipeline.extract import extract
+    from analyzer.profiles import DEFAULT, load
+    from analyzer.profiles.run import Run
     from analyzer.source.repository import open_repository
 
     folder = Path(tempfile.mkdtemp(prefix="scaling-"))
@@ -79,7 +84,7 @@ def _template_line():
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "one"]):
         subprocess.run(git + args, check=True)
     repo = open_repository(str(folder), None, "tracel-ai/burn")
-    return extract(repo, repo.resolve("HEAD")).lines[0]
+    return extract(repo, repo.resolve("HEAD"), Run(load(DEFAULT))).lines[0]
 
 
 def crates_case(n: int) -> Callable[[], object]:

@@ -18,6 +18,7 @@ from analyzer.facts.parse import parse_file
 from analyzer.pipeline.ruleset import rules_hash
 from analyzer.source.repository import open_repository
 from analyzer.profiles import load
+from targets import BURN, RUN
 
 DISPATCH_RS = """\
 use burn_std::DType;
@@ -65,8 +66,8 @@ def test_parser_processes_give_what_one_process_gives(many_files, monkeypatch):
     repo, sha = many_files
     monkeypatch.setattr(ex, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(ex, "CHUNK_BYTES", 2_000)  # many chunks, finishing in any order
-    one = extract(repo, sha, jobs=1, now="2026-01-01T00:00:00.000Z")
-    two = extract(repo, sha, jobs=2, now="2026-01-01T00:00:00.000Z")
+    one = extract(repo, sha, RUN, jobs=1, now="2026-01-01T00:00:00.000Z")
+    two = extract(repo, sha, RUN, jobs=2, now="2026-01-01T00:00:00.000Z")
     assert _summary(one) == _summary(two)
     assert len(one.lines) == 120 and one.not_utf8 == ["crates/burn-flex/src/latin1.rs"]
 
@@ -74,10 +75,10 @@ def test_parser_processes_give_what_one_process_gives(many_files, monkeypatch):
 def test_a_cached_run_gives_what_a_cold_run_gives(many_files, tmp_path):
     repo, sha = many_files
     cold_cache = FactsCache(tmp_path / "c", rules_hash(), __version__)
-    cold = extract(repo, sha, cache=cold_cache, jobs=1, now="2026-01-01T00:00:00.000Z")
+    cold = extract(repo, sha, RUN, cache=cold_cache, jobs=1, now="2026-01-01T00:00:00.000Z")
     cold_cache.close()
     warm_cache = FactsCache(tmp_path / "c", rules_hash(), __version__)
-    warm = extract(repo, sha, cache=warm_cache, jobs=1, now="2026-01-01T00:00:00.000Z")
+    warm = extract(repo, sha, RUN, cache=warm_cache, jobs=1, now="2026-01-01T00:00:00.000Z")
     assert (warm.cache_hits, warm.cache_misses) == (cold.cache_misses, 0)
     assert _summary(cold) == _summary(warm)
 
@@ -99,31 +100,31 @@ def test_code_facts_are_a_cache_facet_only_the_coverage_audit_fills(many_files, 
     repo, sha = many_files
     now = "2026-01-01T00:00:00.000Z"
     cache = FactsCache(tmp_path / "c", rules_hash(), __version__)
-    plain = extract(repo, sha, cache=cache, jobs=1, now=now)
+    plain = extract(repo, sha, RUN, cache=cache, jobs=1, now=now)
     blobs = plain.cache_misses
     assert plain.code == [] and plain.cache_hits == 0
     # The site facts are cached; the code facts are not, so every blob is read again, once.
-    with_code = extract(repo, sha, cache=cache, jobs=1, now=now, code=True)
+    with_code = extract(repo, sha, RUN, cache=cache, jobs=1, now=now, code=True)
     assert (with_code.cache_hits, with_code.cache_misses) == (0, blobs)
-    again = extract(repo, sha, cache=cache, jobs=1, now=now, code=True)
+    again = extract(repo, sha, RUN, cache=cache, jobs=1, now=now, code=True)
     assert (again.cache_hits, again.cache_misses) == (blobs, 0)
-    uncached = extract(repo, sha, jobs=1, now=now, code=True)
+    uncached = extract(repo, sha, RUN, jobs=1, now=now, code=True)
     for run in (with_code, again, uncached):
         assert _summary(run)[:2] == _summary(plain)[:2]  # the same sites, decisions and records
         assert run.code == uncached.code
     assert "crates/burn-flex/src/ops.rs" in [path for path, _, _ in uncached.code]
-    assert extract(repo, sha, cache=cache, jobs=1, now=now).cache_hits == blobs
+    assert extract(repo, sha, RUN, cache=cache, jobs=1, now=now).cache_hits == blobs
 
 
 def test_facts_survive_the_json_the_cache_keeps():
     source = DISPATCH_RS.format(n=1).encode()
-    facts = parse_file(source)
+    facts = parse_file(source, BURN)
     assert FileFacts.from_json(facts.to_json()) == facts
 
 
 @pytest.mark.parametrize("change", ["site-extra", "site-missing", "arm-extra", "arm-missing"])
 def test_a_row_whose_sites_or_arms_lack_a_field_or_hold_another_is_refused(change, tmp_path):
-    row = parse_file(DISPATCH_RS.format(n=1).encode()).to_json()
+    row = parse_file(DISPATCH_RS.format(n=1).encode(), BURN).to_json()
     site = row["sites"][0]
     arm = site["arms"][0]
     target = site if change.startswith("site") else arm
@@ -352,7 +353,7 @@ def test_cached_facts_are_exactly_what_dataclasses_give():
         data = tomllib.loads(f.read_text())
         snippets += [c["code"] for kind in ("valid", "invalid") for c in data.get(kind, [])]
     for code in snippets:
-        facts = parse_file(code.encode(), code=True)
+        facts = parse_file(code.encode(), BURN, code=True)
         as_json = json.loads(json.dumps(facts.to_json()))
         assert as_json == json.loads(json.dumps(dataclasses.asdict(facts)))
         assert FileFacts.from_json(as_json) == facts
@@ -382,7 +383,7 @@ fn f() -> std::mem::Discriminant<u8> { todo_not_a_macro() }
     whole = enums._enums(tree.root_node, src)
     assert [(e.name, e.variants, e.line) for e in items] == [(e.name, e.variants, e.line) for e in whole]
     assert [e.name for e in items] == ["DType", "Inner"]
-    assert parse.parse_file(src).enums == items
+    assert parse.parse_file(src, BURN).enums == items
 
 
 def test_a_row_decodes_to_what_the_standard_library_reads():
@@ -401,11 +402,11 @@ def test_a_row_decodes_to_what_the_standard_library_reads():
 _PARSE_CHUNK = ex._parse_chunk
 
 
-def _chunk_without_the_collector(items, code):
+def _chunk_without_the_collector(items, code, profile):
     """A parser process's part, failing when the cycle collector runs there."""
     import gc
     assert not gc.isenabled(), "the cycle collector runs in a parser process"
-    return _PARSE_CHUNK(items, code)
+    return _PARSE_CHUNK(items, code, profile)
 
 
 def test_an_extraction_pauses_the_cycle_collector_and_restores_it(many_files, monkeypatch):
@@ -420,7 +421,7 @@ def test_an_extraction_pauses_the_cycle_collector_and_restores_it(many_files, mo
     seen: list[bool] = []
     assert gc.isenabled()
     gc.unfreeze()
-    result = extract(repo, sha, jobs=2, progress=lambda _: seen.append(gc.isenabled()))
+    result = extract(repo, sha, RUN, jobs=2, progress=lambda _: seen.append(gc.isenabled()))
     assert len(result.lines) == 120
     assert seen and not any(seen) and gc.isenabled()
     # What the extraction left alive is out of the collector's reach, so the caller's next
@@ -429,7 +430,7 @@ def test_an_extraction_pauses_the_cycle_collector_and_restores_it(many_files, mo
     gc.unfreeze()
     monkeypatch.setattr(ex, "_parse_all", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        extract(repo, sha, jobs=2)
+        extract(repo, sha, RUN, jobs=2)
     assert gc.isenabled()
 
 

@@ -9,6 +9,7 @@ import re
 from analyzer.facts.parse import parse_file
 from analyzer.facts.prefilter import has_panic_hint
 from conftest import read_records
+from targets import BURN
 
 CANDLE_OPS = r'''
 pub struct Candle;
@@ -35,7 +36,7 @@ impl ModuleOps<Candle> for Candle {
 
 
 def _sites(code: str):
-    return {s.line: s for s in parse_file(code.encode()).sites}
+    return {s.line: s for s in parse_file(code.encode(), BURN).sites}
 
 
 def test_each_form_prints_its_message_and_stands_at_its_name():
@@ -61,11 +62,11 @@ def test_a_call_that_refuses_nothing_in_words_is_no_site_and_no_reason_to_parse(
     # Assertions and expects check values everywhere; only the refusal wording of the rule data
     # in their message makes one worth reading.
     quiet = b'fn f(x: u32) { assert!(x > 1, "x must be large"); y.expect("a value"); }\n'
-    assert not has_panic_hint(quiet) and parse_file(quiet).sites == []
+    assert not has_panic_hint(quiet) and parse_file(quiet, BURN).sites == []
     loud = b'fn f(x: u32) { assert!(x > 1, "small x is not supported"); }\n'
-    assert has_panic_hint(loud) and [s.line for s in parse_file(loud).sites] == [1]
+    assert has_panic_hint(loud) and [s.line for s in parse_file(loud, BURN).sites] == [1]
     computed = b'fn f(m: &str) { y.expect(m); y.expect(&format!("{m} is not supported")); }\n'
-    assert parse_file(computed).sites == []
+    assert parse_file(computed, BURN).sites == []
 
 
 def test_an_expect_of_a_name_reads_the_literal_bound_to_it():
@@ -82,7 +83,7 @@ fn sort(t: T) -> D {
     data
 }
 '''
-    sites = {s.line: s for s in parse_file(code).sites}
+    sites = {s.line: s for s in parse_file(code, BURN).sites}
     assert sorted(sites) == [5, 6, 7]  # the shadowing `format!` binding is no literal
     assert sites[5].message == sites[6].message == (
         "This op is not supported before the backend gains a sorting kernel on the GPU.")
@@ -97,7 +98,7 @@ def test_a_call_inside_a_macro_rules_body_is_read_from_its_shadow_parse():
     };
 }
 '''
-    (site,) = parse_file(code.encode()).sites
+    (site,) = parse_file(code.encode(), BURN).sites
     assert (site.line, site.macro, site.in_macro) == (3, "expect", "macro_rules! read_sync")
 
 

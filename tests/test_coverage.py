@@ -15,6 +15,7 @@ from analyzer.features.coverage import matches, model
 from analyzer.records.model import RecordLine
 from analyzer.records import reader
 from conftest import DTYPE_RS, GitRepo, read_records
+from targets import BURN
 
 # Every variant of the fixture's DType (conftest.DTYPE_RS), payloads expanded, in declaration order.
 ALL = ["F64", "F32", "F16", "BF16", "I64", "I32", "U8", "Bool(Native)", "Bool(U8)", "Bool(U32)", "QFloat"]
@@ -864,7 +865,7 @@ mod tests {
     fn only_in_tests() { never_reached() }
 }
 '''
-    facts = parse_file(src, code=True)
+    facts = parse_file(src, BURN, code=True)
     assert [(t.name, t.methods) for t in facts.traits] == [("IntTensorOps", ["int_abs"])]
     assert "Backend" in facts.traits[0].header
     assert [(i.trait, i.type, [m for m, _ in i.methods]) for i in facts.impls] == [("IntTensorOps", "Fix", ["int_abs"])]

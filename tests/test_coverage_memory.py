@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.profiles import load
+from targets import RUN
 
 TRAITS_RS = """\
 pub trait Backend {}
@@ -50,7 +51,7 @@ def extracted(git_repo):
     git_repo.crate("burn-tiny", {"src/ops.rs": OPS_RS})
     sha = git_repo.commit("a backend")
     repo = open_repository(str(git_repo.path), None, "acme/tiny")
-    return repo, pipeline.extract(repo, sha, jobs=1, code=True)
+    return repo, pipeline.extract(repo, sha, RUN, jobs=1, code=True)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from analyzer.facts import enums, parse, syntax
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.prefilter import VARIANT_USE, has_panic_hint, plain_aliases, variant_uses
+from targets import BURN
 
 
 def _whole(src: bytes) -> FileFacts:
@@ -18,7 +19,7 @@ def _whole(src: bytes) -> FileFacts:
     has_errors = tree.root_node.has_error
     if has_errors:
         tree = parse._repaired(src, tree)
-    return parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), True)
+    return parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), True, BURN)
 
 
 # Text that could end or open something if a scan misread it.
@@ -117,7 +118,7 @@ def _same_as_whole(src: bytes) -> FileFacts:
     whole = _whole(src)
     assert not whole.parse_errors, src.decode()
     for code in (False, True):
-        facts = parse_file(src, code)
+        facts = parse_file(src, BURN, code)
         assert (facts.sites, facts.enums, facts.aliases) == (whole.sites, whole.enums, whole.aliases)
     return whole
 
@@ -133,7 +134,7 @@ def test_the_planned_items_give_the_facts_of_a_whole_parse(src):
     hits = parse.site_hits(src)
     planned = parse._planned_tree(src, hits)
     assert planned is not None  # valid Rust of these shapes always has a plan that fits
-    alone = parse._site_facts(planned.root_node, src, False, False, plain_aliases(src), True)
+    alone = parse._site_facts(planned.root_node, src, False, False, plain_aliases(src), True, BURN)
     assert (alone.sites, alone.enums) == (whole.sites, whole.enums)
 
 
@@ -215,7 +216,7 @@ def test_facts_read_without_a_parse_are_what_their_rows_decode_to(text, code, la
     cache rows: they must be the values a cached run decodes."""
     from analyzer.pipeline.extract import _parsed, _unparsed
     source = text.encode("latin-1" if latin1 else "utf-8")
-    direct = _unparsed(source, code, {})
+    direct = _unparsed(source, code, {}, BURN)
     assert direct == _parsed(direct.sites_row, direct.code_row)
 
 
@@ -262,7 +263,7 @@ def test_ops_impl_methods_are_the_functions_one_brace_deep(src):
     from analyzer.facts.impls import ops_impls
     lexed = regions.braces(src)
     assert lexed is not None
-    found = ops_impls(src)
+    found = ops_impls(src, BURN)
     heads = [(o, e - 1, src[src.rfind(b"\n", 0, o) + 1:o]) for o, e in zip(lexed.opens, lexed.ends)]
     impls = [(o, c) for o, c, head in heads if b"Ops" in head and b" for " in head]
     assert len(found) == len(impls)
@@ -328,7 +329,7 @@ def test_the_token_trees_around_the_words_are_those_the_query_matches(src):
         if any(body.start_byte <= w < body.end_byte for w in words):
             expected.append((body.start_byte, body.end_byte, caps["macro"][0].id if "macro" in caps else None))
     got = [(b.start_byte, b.end_byte, m.id if m is not None else None)
-           for b, m in sites._token_trees(root, src, 0, len(src), 0)]
+           for b, m in sites._token_trees(root, src, 0, len(src), 0, BURN)]
     assert got == sorted(expected)
 
 
@@ -349,5 +350,5 @@ def test_the_calls_found_on_the_way_to_the_words_are_the_query_matches(src):
     expected = [(caps["call"][0].id, caps["name"][0].id)
                 for _, caps in QueryCursor(syntax.query("panic_calls.scm")).matches(root)
                 if caps["name"][0].start_byte in words]
-    got = [(call.id, name.id) for call, name in sites._word_nodes(root, src, 0, len(src), 0)[0]]
+    got = [(call.id, name.id) for call, name in sites._word_nodes(root, src, 0, len(src), 0, BURN)[0]]
     assert got == expected

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ONE_SITE_RS as SITE
 from conftest import GitRepo, one_record, run_cli
+from targets import BURN
 
 @pytest.fixture(scope="module")
 def base_line(tmp_path_factory) -> dict:
@@ -178,7 +179,7 @@ def test_render_markdown_index_and_pages_escape(base_line, tmp_path):
 
 def test_github_url_percent_encodes_the_path():
     from analyzer.records.model import github_url
-    assert github_url("o/r", "s", "a b/c)#?.rs", 1, 2) == "https://github.com/o/r/blob/s/a%20b/c%29%23%3F.rs#L1-L2"
+    assert github_url(BURN, "o/r", "s", "a b/c)#?.rs", 1, 2) == "https://github.com/o/r/blob/s/a%20b/c%29%23%3F.rs#L1-L2"
 
 
 # --- 9. SARIF artifact URIs ------------------------------------------------------------------
@@ -370,7 +371,7 @@ def test_enum_items_scan_each_byte_a_bounded_number_of_times():
     from analyzer.facts.parse import parse_file
     src = CountingBytes(b"enum A " * 20_000)
     CountingBytes.scanned = 0
-    facts = parse_file(src)
+    facts = parse_file(src, BURN)
     assert facts.enums == [] and not facts.skipped
     # A constant per byte: the prefilter's search for each word a call starts with (the four
     # panic-family words, `assert`, `expect`) scans the file once, the enum reading the rest.
@@ -389,7 +390,7 @@ def test_planned_ranges_on_one_long_line_scan_each_byte_a_bounded_number_of_time
     points = parse._points(counting, plan.ranges)
     assert CountingBytes.scanned <= 4 * len(src), CountingBytes.scanned
     assert points[-1].start_point == (0, plan.ranges[-1][0])
-    assert len(parse.parse_file(src).sites) == 5000
+    assert len(parse.parse_file(src, BURN).sites) == 5000
 
 
 class ScanningBytes(bytes):
@@ -417,7 +418,7 @@ def test_enum_items_are_still_found_after_comments_and_strings():
     from analyzer.facts.parse import parse_file
     src = (b'// enum Fake { A }\nconst S: &str = "enum Quoted { B }";\n'
            b'pub enum Real {\n    X,\n    Y,\n}\nfn f() { let s = "\\""; }\nenum Second { Z }\n')
-    facts = parse_file(src)
+    facts = parse_file(src, BURN)
     assert [(e.name, [v for v, _ in e.variants], e.line) for e in facts.enums] == [
         ("Real", ["X", "Y"], 3), ("Second", ["Z"], 8)]
 
@@ -442,7 +443,7 @@ def test_query_cursors_per_file_are_bounded_by_its_size(monkeypatch):
 
     monkeypatch.setattr(syntax, "QueryCursor", Counting)
     src = b"// panic! todo! panic!\n" * 5000
-    facts = parse.parse_file(src)
+    facts = parse.parse_file(src, BURN)
     assert facts.sites == []
     assert len(made) <= 2 * (len(src) // syntax._WINDOW_GAP + 1), len(made)
 
@@ -457,7 +458,7 @@ def test_the_arms_of_a_match_are_read_once(monkeypatch):
     calls = []
     real = placement._arm_facts
     monkeypatch.setattr(placement, "_arm_facts", lambda block, tx: calls.append(1) or real(block, tx))
-    facts = parse.parse_file(_arms_match(40))
+    facts = parse.parse_file(_arms_match(40), BURN)
     assert len(facts.sites) == 40 and len(calls) == 1
     assert [s.arm_index for s in facts.sites] == list(range(40))
     assert all(len(s.arms) == 40 for s in facts.sites)
@@ -466,7 +467,7 @@ def test_the_arms_of_a_match_are_read_once(monkeypatch):
 def test_columns_on_one_long_line():
     from analyzer.facts.parse import parse_file
     src = b"fn f(x: E) { match x { " + b"E::A => panic!(\"a\"), " * 3 + b"} }\n"
-    cols = [s.column for s in parse_file(src).sites]
+    cols = [s.column for s in parse_file(src, BURN).sites]
     starts = [i + 1 for i in range(len(src)) if src.startswith(b"panic!", i)]
     assert cols == starts
 

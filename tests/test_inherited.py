@@ -10,6 +10,7 @@ import pytest
 
 from analyzer.facts.impls import ops_impls
 from tests.conftest import read_records
+from targets import BURN
 
 TRAITS_RS = """\
 pub trait Backend {}
@@ -119,11 +120,11 @@ def tree(git_repo):
 
 
 def test_the_methods_of_an_impl_are_read_from_its_signatures_only():
-    assert ops_impls(CLAY_RS.encode()) == [
+    assert ops_impls(CLAY_RS.encode(), BURN) == [
         ("IntTensorOps", "Clay", ["int_abs", "int_scatter_nd", "int_gather_nd"]),
         ("SyncOps", "Clay", ["all_reduce"])]
-    assert ops_impls(SAND_RS.encode()) == [("IntTensorOps", "Sand", ["int_abs"])]
-    assert ops_impls(b"impl Display for Stone { fn fmt() {} }") == []
+    assert ops_impls(SAND_RS.encode(), BURN) == [("IntTensorOps", "Sand", ["int_abs"])]
+    assert ops_impls(b"impl Display for Stone { fn fmt() {} }", BURN) == []
 
 
 def test_a_stub_default_is_one_record_listing_the_backends_that_inherit_it(cli, tree, tmp_path):

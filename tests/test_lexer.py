@@ -6,6 +6,7 @@ import pytest
 
 from analyzer.facts import code, enums, lexer, regions, syntax, tokentrees
 from analyzer.facts.parse import parse_file
+from targets import BURN
 
 
 def _marks(src: bytes, pattern: bytes = lexer.DELIMITERS) -> list[tuple[int, bytes]]:
@@ -79,7 +80,7 @@ def test_the_enum_only_path_reads_the_variants_a_whole_parse_reads(src):
     whole = enums._enums(syntax._parser().parse(src).root_node, src)
     assert [v for v, _ in whole[0].variants] == ["F32", "F64", "I64"]
     assert items == whole
-    assert parse_file(src).enums == whole
+    assert parse_file(src, BURN).enums == whole
 
 
 def test_enum_items_fall_back_when_a_body_does_not_close():

@@ -16,6 +16,7 @@ from analyzer.lineage.gitdiff import follow_line, parse_diff
 from analyzer.lineage.link import Lineage, Link
 from analyzer.lineage.link import link
 from analyzer.records.model import RecordLine
+from targets import RUN
 
 OPS_PATH = "crates/burn-ndarray/src/ops/module.rs"
 
@@ -428,7 +429,7 @@ def test_the_key_tiers_look_again_after_the_windows_paired_some():
                _windowed("dddddddddddddddd", 70, ["fn pool2d(input: Tensor, k: usize) -> Tensor {",
                                                   "    let size = k * k;", "    assert_ne!(size, 0);",
                                                   '    panic!("dtype not supported")'])]
-    result = link(previous, current)
+    result = link(previous, current, run=RUN)
     assert {(k.previous, k.current): k.tier for k in result.links} == {(0, 0): "window", (1, 1): "message"}
     assert result.lost == [] and result.new == []
 

@@ -4,6 +4,7 @@ invocations in the file pass for `$fn_name`; its item path (which ids derive fro
 from __future__ import annotations
 
 from analyzer.facts.parse import parse_file
+from targets import BURN
 
 TYPED = b"""
 macro_rules! backward_typed {
@@ -28,7 +29,7 @@ backward_typed!(backward_f16, f16, f16::from_f32(0.0));
 
 
 def _only_site(source: bytes):
-    sites = parse_file(source).sites
+    sites = parse_file(source, BURN).sites
     assert len(sites) == 1
     return sites[0]
 

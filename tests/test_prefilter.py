@@ -7,6 +7,7 @@ import pytest
 from analyzer.pipeline.extract import _prefilter
 from analyzer.facts.parse import parse_file
 from analyzer.facts.prefilter import ENUM_HINT, PANIC_HINT, has_enum_hint, has_panic_hint, plain_aliases, trait_names
+from targets import BURN
 
 HINT_CASES = [
     b"fn f() { panic!(\"no\") }",
@@ -40,12 +41,12 @@ def test_hints_find_a_call_after_a_word_that_is_not_one():
 
 def test_prefilter_keeps_calls_and_enums_and_for_the_coverage_audit_ops_traits():
     for code in (False, True):
-        verdict = _prefilter(code)
+        verdict = _prefilter(code, BURN)
         assert verdict(b"fn f() { unimplemented!() }") == (True, True)  # worth parsing, and for its call
         assert verdict(b"pub enum E { A }") == (True, False)
         assert verdict(b"fn f() { xs.iter().enumerate(); let panicked = true; }\n// todo\n") == (False, False)
     ops_only = b"impl<B: Backend> FloatTensorOps<Self> for Flex<B> {}"
-    assert _prefilter(True)(ops_only) == (True, False) and not _prefilter(False)(ops_only)[0]
+    assert _prefilter(True, BURN)(ops_only) == (True, False) and not _prefilter(False, BURN)(ops_only)[0]
 
 
 def test_plain_aliases_one_per_line_at_the_line_start():
@@ -75,13 +76,13 @@ def test_trait_names_are_the_traits_a_file_defines_at_a_line_start():
     assert trait_names(b"fn f() {}") == []
     assert trait_names(b"trait") == []
     # A file with sites reports them too, so the catalog sees every file's traits.
-    assert parse_file(b"pub trait Keeper {}\nfn f() { todo!() }\n").trait_names == ["Keeper"]
+    assert parse_file(b"pub trait Keeper {}\nfn f() { todo!() }\n", BURN).trait_names == ["Keeper"]
 
 
 def test_columns_are_bytes_from_the_line_start():
     source = "fn f(x: u8) {\n    match x {\n        0 => {}\n        _ => panic!(\"bad\"),\n    }\n}\n" \
              "fn g() { let s = \"é\"; todo!() }\n"
-    sites = parse_file(source.encode()).sites
+    sites = parse_file(source.encode(), BURN).sites
     assert [(s.line, s.column) for s in sites] == [(4, 14), (7, 24)]  # `é` is two bytes
 
 
@@ -94,6 +95,6 @@ def test_a_file_defining_a_procedural_macro_is_told_from_one_naming_proc_macro()
     assert defines_proc_macros(derive)
     assert defines_proc_macros(b"#[ proc_macro_attribute ]\npub fn a() {}\n")
     assert not defines_proc_macros(b"use proc_macro2::TokenStream;\n// a proc_macro crate's helper\nfn f() {}\n")
-    facts = parse_file(derive)
+    facts = parse_file(derive, BURN)
     assert facts.proc_macros and FileFacts.from_json(facts.to_json()).proc_macros
     assert facts.site_part().proc_macros

@@ -11,6 +11,7 @@ import pytest
 
 from analyzer import profiles
 from analyzer.core.errors import UserError
+from analyzer.profiles.run import Run
 from conftest import read_records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,8 +204,8 @@ def test_the_rules_hash_covers_the_target_profile(tmp_path):
 
 
 def test_parser_processes_read_the_parents_target(acme, tmp_path, monkeypatch):
-    """Parser processes parse under the parent's target, also when they are spawned (macOS,
-    Windows), where nothing of the parent's state is inherited."""
+    """Parser processes parse under the run's target, also when they are spawned (macOS,
+    Windows), where nothing of the parent's state is inherited: the profile is handed to them."""
     import multiprocessing
     from analyzer.pipeline import extract as pipeline
     from analyzer.source.repository import open_repository
@@ -213,8 +214,7 @@ def test_parser_processes_read_the_parents_target(acme, tmp_path, monkeypatch):
     monkeypatch.setattr(multiprocessing, "get_context", lambda method=None: spawn)
     monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
     repo = open_repository(str(acme.path), None, "acme/tensors")
-    with profiles.using(profiles.load(str(acme.profile))):
-        ex = pipeline.extract(repo, acme.sha, jobs=2, code=True)
+    ex = pipeline.extract(repo, acme.sha, Run(profiles.load(str(acme.profile))), jobs=2, code=True)
     traits = {t.name for _, _, facts in ex.code for t in facts.traits}
     assert traits == {"FloatKernels"}
 
@@ -367,10 +367,10 @@ def test_what_is_read_under_one_target_does_not_stay_for_the_next(tmp_path):
     acme_impl = b"impl FloatKernels<Self> for Cpu {\n    fn float_exp(x: T) -> T { x }\n}\n"
     for _ in range(2):  # each order: the first target read must not decide for the second
         with profiles.using(acme):
-            assert ops_impls(burn_impl) == []
-            assert [(t, ms) for t, _, ms in ops_impls(acme_impl)] == [("FloatKernels", ["float_exp"])]
+            assert ops_impls(burn_impl, acme) == []
+            assert [(t, ms) for t, _, ms in ops_impls(acme_impl, acme)] == [("FloatKernels", ["float_exp"])]
             assert (dtype_kind("QInt8"), dtype_kind("ZInt8")) == ("", "quantized")
         with profiles.using(burn):
-            assert [(t, ms) for t, _, ms in ops_impls(burn_impl)] == [("FloatTensorOps", ["float_exp"])]
-            assert ops_impls(acme_impl) == []
+            assert [(t, ms) for t, _, ms in ops_impls(burn_impl, burn)] == [("FloatTensorOps", ["float_exp"])]
+            assert ops_impls(acme_impl, burn) == []
             assert (dtype_kind("QInt8"), dtype_kind("ZInt8")) == ("quantized", "")

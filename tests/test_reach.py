@@ -11,6 +11,7 @@ import pytest
 from analyzer.pipeline.extract import extract
 from analyzer.source.repository import open_repository
 from conftest import DTYPE_RS, GitRepo
+from targets import BURN, RUN
 
 REACH_DIR = Path(__file__).parent / "reach"
 # The backend operation traits, in burn's shape: a backend's impl of a trait no file of the tree
@@ -40,7 +41,7 @@ def _extract(tmp_path: Path, files: dict[str, str]):
     for path, text in files.items():
         repo.write(path, text.lstrip("\n"), dedent=False)
     sha = repo.commit()
-    return extract(open_repository(str(repo.path), None), sha, jobs=1).lines
+    return extract(open_repository(str(repo.path), None), sha, RUN, jobs=1).lines
 
 
 @pytest.mark.parametrize("why,case", list(_cases()))
@@ -103,8 +104,8 @@ def test_exhaustive_a_catch_all_after_every_declared_variant():
 
     profile = current()
     profile = replace(profile, dtypes=replace(profile.dtypes, foreign_non_exhaustive=(("ColorType", ("L8", "Rgb8")),)))
-    facts = parse_file(EXHAUSTIVE_RS.encode())
-    catalog = DtypeCatalog.build([])
+    facts = parse_file(EXHAUSTIVE_RS.encode(), BURN)
+    catalog = DtypeCatalog.build([], BURN)
     entries = [SimpleNamespace(id=f"{n:016x}", path="crates/burn-data/src/lib.rs", crate="burn-data", site=s,
                                decision=Decision(True, "dtype-dispatch", "dtype/element-formats", []))
                for n, s in enumerate(facts.sites)]

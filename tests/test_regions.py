@@ -12,6 +12,7 @@ from analyzer.facts import parse, regions, syntax
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.prefilter import has_panic_hint, plain_aliases
+from targets import BURN
 
 RULES = Path(__file__).parent / "rules"
 
@@ -22,8 +23,8 @@ def _whole(src: bytes) -> FileFacts:
     has_errors = tree.root_node.has_error
     if has_errors:
         tree = parse._repaired(src, tree)
-    facts = parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), has_panic_hint(src))
-    return parse.read_off_bytes(facts, src)
+    facts = parse._site_facts(tree.root_node, src, has_errors, False, plain_aliases(src), has_panic_hint(src), BURN)
+    return parse.read_off_bytes(facts, src, BURN)
 
 
 def _planned(src: bytes):
@@ -127,7 +128,7 @@ def test_containers_are_cut_to_header_members_holding_a_word_and_closing_brace()
     assert "#[allow(unused)]\nimpl FloatTensorOps<Self> for Flex {" in cut  # the header, attributes and all
     assert len(plan.containers) == 2
     assert plan.size < len(CONTAINERS) * 0.6
-    facts = parse_file(CONTAINERS)
+    facts = parse_file(CONTAINERS, BURN)
     assert [(s.line, s.function, s.impl, s.item_path, s.in_test) for s in facts.sites] == [
         (16, "float_cast", "impl FloatTensorOps<Self> for Flex", "impl FloatTensorOps<Self> for Flex::fn float_cast",
          False),
@@ -149,7 +150,7 @@ fn big(d: DType) {
 """
     plan, tree = _planned(src)
     assert plan.containers == [] and plan.ranges == [(0, len(src) - 1)]  # all but the last newline
-    assert parse_file(src) == _whole(src)
+    assert parse_file(src, BURN) == _whole(src)
 
 
 def test_an_item_ending_in_a_semicolon_after_braces_stays_whole():
@@ -161,7 +162,7 @@ fn f() { todo!() }
     plan, tree = _planned(src)
     assert tree is not None
     assert _cut(src, plan) == "\nfn f() { todo!() }"
-    assert parse_file(src) == _whole(src)
+    assert parse_file(src, BURN) == _whole(src)
 
 
 # --- when the cut cannot be trusted, the whole file is parsed -------------------------------------
@@ -176,7 +177,7 @@ def test_a_miscut_falls_back_to_the_whole_file(src):
     plan, _ = _planned(src)
     assert plan is not None  # it lexes, and the plan cuts where no item ends
     assert parse._planned_tree(src, [src.index(b"panic")]) is None
-    facts = parse_file(src)
+    facts = parse_file(src, BURN)
     assert facts == _whole(src) and facts.sites
 
 
@@ -194,7 +195,7 @@ def test_ranges_that_parse_cleanly_but_split_an_item_are_refused():
     root = _parse_ranges(src, plan)
     assert len(plan.ranges) == 2 and not root.has_error
     assert not parse._fits(root, plan) and tree is None
-    assert parse_file(src) == _whole(src)
+    assert parse_file(src, BURN) == _whole(src)
 
 
 def test_a_function_taken_for_a_container_is_refused():
@@ -211,15 +212,15 @@ def test_a_function_taken_for_a_container_is_refused():
 
 def test_the_impl_of_a_const_generic_header_is_still_named():
     src = b'impl Foo<{ N }> for Bar {\n    fn a() {}\n    fn f() { panic!("f") }\n}\n'
-    assert [s.impl for s in parse_file(src).sites] == ["impl Foo<{ N }> for Bar"]
+    assert [s.impl for s in parse_file(src, BURN).sites] == ["impl Foo<{ N }> for Bar"]
 
 
 def test_a_parse_error_counts_where_an_item_read_holds_it_only():
     elsewhere = b"fn broken( {\n}\n\nfn f(d: u8) {\n    match d { 0 => {} _ => panic!(\"d\") }\n}\n"
-    facts = parse_file(elsewhere)
+    facts = parse_file(elsewhere, BURN)
     assert [s.line for s in facts.sites] == [5] and not facts.parse_errors
     inside = b"fn f(d: u8) {\n    let x = ;\n    match d { 0 => {} _ => panic!(\"d\") }\n}\n"
-    facts = parse_file(inside)
+    facts = parse_file(inside, BURN)
     assert [s.line for s in facts.sites] == [3] and facts.parse_errors
 
 
@@ -236,7 +237,7 @@ def _snippets() -> list[bytes]:
 def test_planned_facts_are_the_whole_file_facts_for_every_rule_example():
     planned = 0
     for src in _snippets():
-        assert parse_file(src) == _whole(src), src.decode()[:200]
+        assert parse_file(src, BURN) == _whole(src), src.decode()[:200]
         if has_panic_hint(src) and _planned(src)[1] is not None:
             planned += 1
     assert planned > 100  # the plan, not the fallback, is what was compared
@@ -244,13 +245,13 @@ def test_planned_facts_are_the_whole_file_facts_for_every_rule_example():
 
 def test_code_facts_come_with_the_same_site_facts():
     for src in _snippets():
-        with_code = parse_file(src, code=True)
-        assert with_code.site_part() == parse_file(src)
+        with_code = parse_file(src, BURN, code=True)
+        assert with_code.site_part() == parse_file(src, BURN)
 
 
 def test_file_facts_split_into_site_and_code_parts():
-    facts = parse_file(CONTAINERS, code=True)
+    facts = parse_file(CONTAINERS, BURN, code=True)
     assert facts.functions and facts.impls
     assert facts.site_part().functions == [] and facts.site_part().sites == facts.sites
     assert facts.code_part().sites == [] and facts.code_part().impls == facts.impls
-    assert parse_file(CONTAINERS).functions == []  # extract never reads the code facts
+    assert parse_file(CONTAINERS, BURN).functions == []  # extract never reads the code facts

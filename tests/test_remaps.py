@@ -9,6 +9,7 @@ import json
 from analyzer.facts.model import FileFacts
 from analyzer.facts.parse import parse_file
 from analyzer.facts.remaps import remaps
+from targets import BURN
 
 REMAP_RS = """\
 impl Builder {
@@ -57,7 +58,7 @@ def test_a_value_that_is_a_macro_the_same_variant_or_a_catch_all_of_another_valu
 
 
 def test_the_remaps_survive_the_cache_rows():
-    facts = parse_file(ENUM_RS.encode() + REMAP_RS.encode() + READ_RS.encode())
+    facts = parse_file(ENUM_RS.encode() + REMAP_RS.encode() + READ_RS.encode(), BURN)
     assert facts.remaps == [("Precision", "Bool")]
     again = FileFacts.from_json(json.loads(json.dumps(facts.to_json())))
     assert again.remaps == facts.remaps

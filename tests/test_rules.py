@@ -14,10 +14,12 @@ from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.classify import classify
 from analyzer.decisions import registry_docs
 from analyzer.decisions.data import RuleData
-from analyzer.profiles import current, load, using
+from analyzer.profiles import load
 from analyzer.decisions.rules import EVERY_POSITION, RULE_ORDER
 from analyzer.facts.parse import parse_file
 from analyzer.pipeline.ruleset import hashed_files
+from analyzer.profiles.run import Run
+from targets import RUN
 
 RULE_DIR = Path(__file__).parent / "rules"
 CONTEXT = (RULE_DIR / "context.rs").read_bytes()
@@ -36,17 +38,19 @@ def _cases():
 ELSEWHERE = "crates/burn-other/src/lib.rs"
 
 
-def decisions(code: str, path: str = "crates/burn-x/src/lib.rs", elsewhere: str = ""):
+def decisions(code: str, path: str = "crates/burn-x/src/lib.rs", elsewhere: str = "", run: Run = RUN):
     """Parse a snippet with context.rs beside it in the same crate, and users.rs and `elsewhere`
-    (code of other crates) in the tree too; classify every call of the snippet."""
+    (code of other crates) in the tree too; classify every call of the snippet under `run`'s target."""
     crate = path.split("/")[1] if path.startswith("crates/") else ""
-    files = [("crates/burn-x/src/context.rs", crate, parse_file(CONTEXT)), (path, crate, parse_file(code.encode())),
-             ("crates/burn-user/src/lib.rs", "burn-user", parse_file(USERS))]
+    profile = run.profile
+    files = [("crates/burn-x/src/context.rs", crate, parse_file(CONTEXT, profile)),
+             (path, crate, parse_file(code.encode(), profile)),
+             ("crates/burn-user/src/lib.rs", "burn-user", parse_file(USERS, profile))]
     if elsewhere:
-        files.append((ELSEWHERE, "burn-other", parse_file(elsewhere.encode())))
-    catalog = DtypeCatalog.build(files)
+        files.append((ELSEWHERE, "burn-other", parse_file(elsewhere.encode(), profile)))
+    catalog = DtypeCatalog.build(files, profile)
     facts = files[1][2]
-    return [(s, classify(s, path, crate, catalog)) for s in facts.sites]
+    return [(s, classify(s, path, crate, catalog, run)) for s in facts.sites]
 
 
 def _fires(rule: str, site, decision) -> bool:
@@ -113,7 +117,7 @@ def test_every_rule_names_only_positions_and_rule_data_that_exist():
         for key in rule.reads:
             section, name = key.split(".")
             if section == "target":
-                assert hasattr(current().dtypes, name) or hasattr(current().audience, name), \
+                assert hasattr(RUN.profile.dtypes, name) or hasattr(RUN.profile.audience, name), \
                     f"{rule.id} reads {key}, which a target profile lacks"
                 continue
             assert key in read, f"{rule.id} reads {key}, which queries/classifier.toml lacks"
@@ -156,8 +160,8 @@ def test_rule(rule, kind, case):
     """The rule fires on exactly the case's `lines` (none for a valid case), those calls get the
     case's `category`, and the snippet's records are exactly `records` (for an invalid case of a
     record rule, by default its `lines`; otherwise none)."""
-    with using(load(case.get("target", "burn"))):
-        found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"), case.get("elsewhere", ""))
+    found = decisions(case["code"], case.get("path", "crates/burn-x/src/lib.rs"), case.get("elsewhere", ""),
+                      Run(load(case.get("target", "burn"))))
     if kind == "invalid" or rule not in QUERY_RULES:
         assert found, "the snippet holds no panic-family call"
     want = case.get("category")
@@ -239,9 +243,8 @@ def test_each_rule_module_stays_short():
 def test_a_dtype_the_panicking_arm_names_is_rejected_not_handled_though_a_catch_all_takes_the_rest():
     """A catch-all beside the panicking arm handles every dtype of the enum but the ones that arm
     names: those are rejected, and a dtype is never both."""
-    with using(load("burn")):
-        [(_, d)] = decisions("fn size(d: X) -> usize {\n    match d {\n        DType::F32 => 4,\n"
-                             "        DType::QFloat(_) => panic!(\"quantized has no fixed size\"),\n        _ => 8,\n    }\n}\n")
+    [(_, d)] = decisions("fn size(d: X) -> usize {\n    match d {\n        DType::F32 => 4,\n"
+                         "        DType::QFloat(_) => panic!(\"quantized has no fixed size\"),\n        _ => 8,\n    }\n}\n")
     assert d.rejected == ["QFloat"]
     assert "QFloat" not in d.handled and {"F32", "F16", "I64"} <= set(d.handled)
 
@@ -255,7 +258,6 @@ def test_the_input_count_exclusion_stops_where_more_than_one_input_is_allowed(co
     that allows two or more rejects an optional trailing input a valid model may hold: a record."""
     code = (f"fn config(node: &Node) {{\n    if node.inputs.len() {condition} {{\n"
             f"        panic!(\"the extra input is not supported\")\n    }}\n}}\n")
-    with using(load("burn")):
-        [(_, d)] = decisions(code)
+    [(_, d)] = decisions(code)
     assert (d.reason == "exclude/input-count") is excluded, (condition, d.reason)
     assert d.record is not excluded

@@ -13,6 +13,7 @@ from analyzer.facts.code import _code_facts
 from analyzer.facts.model import FileFacts
 from analyzer.facts.prefilter import has_panic_hint, plain_aliases
 from analyzer.profiles import current
+from targets import BURN
 
 RULES = Path(__file__).parent / "rules"
 
@@ -64,13 +65,13 @@ const LIMITS: Flags = Flags { a: 1, b: 2 };
 def _whole_code(src: bytes) -> FileFacts:
     """Code facts read from the whole file's tree, the reference a skeleton must reproduce."""
     facts = FileFacts([], [], False, False, [])
-    _code_facts(parse._whole_tree(src)[0].root_node, src, facts)
+    _code_facts(parse._whole_tree(src)[0].root_node, src, facts, BURN)
     return facts.code_part()
 
 
 def _skeleton_code(src: bytes) -> FileFacts:
     facts = FileFacts([], [], False, False, [])
-    _code_facts(parse._code_tree(src).root_node, src, facts)
+    _code_facts(parse._code_tree(src).root_node, src, facts, BURN)
     return facts.code_part()
 
 
@@ -158,10 +159,10 @@ def test_skeleton_code_facts_are_the_whole_file_facts_for_every_rule_example():
 
 def _two_trees(src: bytes) -> FileFacts:
     """The facts read as the planned tree (site facts) and the skeleton tree (code facts) give them."""
-    facts = parse._site_facts_alone(src, False, plain_aliases(src), has_panic_hint(src), _hits(src))
+    facts = parse._site_facts_alone(src, False, plain_aliases(src), has_panic_hint(src), _hits(src), BURN)
     if has_panic_hint(src) or current().wants_code(src):
-        _code_facts(parse._code_tree(src).root_node, src, facts)
-    return parse.read_off_bytes(facts, src)
+        _code_facts(parse._code_tree(src).root_node, src, facts, BURN)
+    return parse.read_off_bytes(facts, src, BURN)
 
 
 def _hits(src: bytes) -> list[int]:
@@ -175,7 +176,7 @@ def _same_facts(a: FileFacts, b: FileFacts) -> bool:
 def test_one_tree_gives_the_facts_of_the_planned_and_the_skeleton_trees():
     tree = parse._shared_tree(OPS, _hits(OPS))
     assert tree is not None
-    facts = parse.parse_file(OPS, code=True)
+    facts = parse.parse_file(OPS, BURN, code=True)
     assert _same_facts(facts, _two_trees(OPS))
     assert [s.macro for s in facts.sites] == ["panic", "unimplemented"]
     assert {f.name: f.calls for f in facts.functions}["float_add"] == ["add_f32", "dtype"]
@@ -194,7 +195,7 @@ def test_one_tree_gives_the_facts_of_the_planned_and_the_skeleton_trees():
 ])
 def test_one_tree_is_trusted_only_where_both_trees_would_be(src):
     assert parse._shared_tree(src, _hits(src)) is None
-    facts = parse.parse_file(src, code=True)
+    facts = parse.parse_file(src, BURN, code=True)
     assert _same_facts(facts, _two_trees(src))
     assert [s.function for s in facts.sites] == ["f"]
 
@@ -204,7 +205,7 @@ def test_one_tree_gives_the_facts_of_the_two_for_every_rule_example():
     # Each example as written, and with a function whose body holds no call (most examples are
     # one function with a call: nothing to leave out).
     for src in [x for s in _snippets() for x in (s, s + b"\nfn helper() -> u8 { let x = 1; x }\n")]:
-        assert _same_facts(parse.parse_file(src, code=True), _two_trees(src)), src.decode()[:200]
+        assert _same_facts(parse.parse_file(src, BURN, code=True), _two_trees(src)), src.decode()[:200]
         if has_panic_hint(src) and parse._shared_tree(src, _hits(src)) is not None:
             shared += 1
     assert shared > 100  # the one tree, not the fallback, is what was compared

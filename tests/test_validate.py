@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.records.model import github_url, slug
+from targets import BURN
 
 FIXTURE = Path(__file__).parent / "fixtures" / "envelope" / "published.json"
 PUBLISHED = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -41,7 +42,7 @@ def nth_id(n: int) -> str:
 
 def relink(record: dict) -> dict:
     """Make githubUrl agree with the record's other fields again after a test changed them."""
-    record["githubUrl"] = github_url(record["repo"], record["analyzedSha"], record["filePath"],
+    record["githubUrl"] = github_url(BURN, record["repo"], record["analyzedSha"], record["filePath"],
                                      record["sourceCodeStart"], record["sourceCodeEnd"])
     return record
 

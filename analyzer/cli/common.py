@@ -280,9 +280,12 @@ def analyse(git_repo, sha: str, cache, jobs: int | None = None, previous=None, c
     to keep the bytes it parsed (see extract)."""
     from analyzer.pipeline.extract import extract
     from analyzer.core.ui import status
+    from analyzer.profiles import current
+    from analyzer.profiles.run import Run
 
     with status(f"Analysing {git_repo.name}@{sha[:12]}") as say:
-        return extract(git_repo, sha, cache=cache, previous=previous, jobs=jobs, progress=say, code=code,
+        return extract(git_repo, sha, Run(current()), cache=cache, previous=previous, jobs=jobs, progress=say,
+                       code=code,
                        sources=sources)
 
 

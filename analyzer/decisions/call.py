@@ -10,7 +10,8 @@ from typing import Any, Generic, TypeVar, overload
 from analyzer.decisions.catalog import DtypeCatalog, canonical_dtype
 from analyzer.decisions.data import rule_data
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
-from analyzer.profiles import current
+from analyzer.profiles import Profile
+from analyzer.profiles.run import Run
 
 _T = TypeVar("_T")
 
@@ -66,8 +67,8 @@ def scrutinee_is_dtype(scrutinee: str) -> bool:
 
 
 def scrutinee_is_foreign_kind(scrutinee: str, arms: list[ArmFacts], crate: str,
-                               catalog: DtypeCatalog) -> bool:
-    d = current().dtypes
+                               catalog: DtypeCatalog, profile: Profile) -> bool:
+    d = profile.dtypes
     enum = d.foreign_kind_enum
     if catalog.defines(crate, enum):
         return False  # the crate's own Kind enum (a tensor kind), not tch's dtype
@@ -79,8 +80,9 @@ def scrutinee_is_foreign_kind(scrutinee: str, arms: list[ArmFacts], crate: str,
 class Call:
     """One call and what the rules read about it, each fact worked out once, when first asked."""
 
-    def __init__(self, site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog):
-        self.site, self.path, self.crate, self.catalog = site, path, crate, catalog
+    def __init__(self, site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog, run: Run):
+        self.site, self.path, self.crate, self.catalog, self.run = site, path, crate, catalog, run
+        self.profile = run.profile  # the target's conventions, which the rules read
         self.arm, self.others = _site_arms(site)
 
     @property
@@ -111,7 +113,7 @@ class Call:
 
     @cached_fact
     def foreign(self) -> str | None:
-        return _foreign_dtype_enum(self.arms, self.catalog)
+        return _foreign_dtype_enum(self.arms, self.catalog, self.profile)
 
     @cached_fact
     def element_format_enum(self) -> str | None:
@@ -148,7 +150,7 @@ class Call:
 
 
 
-def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog) -> str | None:
+def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog, profile: Profile) -> str | None:
     """An enum from outside the tree whose arms name enough dtype variant names, if any."""
     named: dict[str, set[str]] = {}
     for a in arms:
@@ -159,7 +161,7 @@ def _foreign_dtype_enum(arms: list[ArmFacts], catalog: DtypeCatalog) -> str | No
     for enum, variants in sorted(named.items()):
         if len({canonical_dtype(v) for v in variants} & catalog.dtype_names) >= least:
             return enum
-    known = current().dtypes.foreign_enums
+    known = profile.dtypes.foreign_enums
     enum_name = rule_data().enum_name
     for enum in sorted(named):
         # Named like a dtype enum (a generated protobuf `DataType`), or one of the libraries'.

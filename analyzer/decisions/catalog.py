@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from analyzer.decisions.data import rule_data
 from analyzer.facts.model import FileFacts, SiteFacts, VariantRef
-from analyzer.profiles import current
+from analyzer.profiles import Profile
 
 _SPELLED = re.compile(r"^(b?float|u?int|f|i|u|bf)(\d+)s?$")
 # A number type in canonical spelling: f32, bf16, i64, u8.
@@ -134,7 +134,7 @@ class DtypeCatalog:
         return bool(self.users.get(name, set()) - {crate})
 
     @staticmethod
-    def build(files: Iterable[tuple[str, str, FileFacts]]) -> DtypeCatalog:
+    def build(files: Iterable[tuple[str, str, FileFacts]], profile: Profile) -> DtypeCatalog:
         """The catalog of a tree from (path, crate, facts) of each of its files: their enums,
         plain type aliases, the type names written before `::Variant`, the (type, derive or parse
         trait) pairs, the traits defined, the (enum, variant) pairs remapped and the ops-trait
@@ -195,15 +195,15 @@ class DtypeCatalog:
         derives = set(rule_data().input_derives)
         from_input = {(crate, typ) for crate, pairs in built for typ, how in pairs if how in derives}
         return DtypeCatalog(dict(sorted(enums.items())), local, dtype_names, crates, named, by_name,
-                            _users(uses), from_input, traits, _remapped(remaps), _implementors(impls),
+                            _users(uses), from_input, traits, _remapped(remaps), _implementors(impls, profile),
                             {crate for _, crate, f in files if f.proc_macros})
 
-    def inheriting(self, site: SiteFacts) -> list[str] | None:
+    def inheriting(self, site: SiteFacts, profile: Profile) -> list[str] | None:
         """The crates (sorted) whose impl of the trait lacks the default method `site` is the
         whole body of; None when the site is not a trait's default method, or the trait is no
         ops trait (`...Ops`), whose impls are not read."""
         if self.implementors is None or site.context != "body" or site.fn_kind != "trait-default" \
-                or not site.fn_trait or not site.fn_trait.endswith(current().code.ops_trait_suffix):
+                or not site.fn_trait or not site.fn_trait.endswith(profile.code.ops_trait_suffix):
             return None
         return sorted({crate for crate, methods in self.implementors.get(site.fn_trait, ())
                        if site.function not in methods})
@@ -264,9 +264,9 @@ def _remapped(remaps: list[tuple[str, list[tuple[str, str]]]]) -> dict[str, set[
     return out
 
 
-def _implementors(impls: list[tuple[str, str, list[tuple[str, str, list[str]]]]]
+def _implementors(impls: list[tuple[str, str, list[tuple[str, str, list[str]]]]], profile: Profile
                   ) -> dict[str, list[tuple[str, frozenset[str]]]]:
-    test_path = current().test_path
+    test_path = profile.test_path
     by_trait: dict[str, list[tuple[str, frozenset[str]]]] = {}
     for path, crate, found in impls:
         if found and not test_path.search(path):

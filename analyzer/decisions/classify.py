@@ -10,7 +10,7 @@ from __future__ import annotations
 from analyzer.decisions.call import Call, all_refs
 from analyzer.decisions.catalog import DtypeCatalog
 from analyzer.decisions.categories import DTYPE
-from analyzer.profiles import current
+from analyzer.profiles.run import Run
 from analyzer.decisions.model import Decision
 from analyzer.decisions.rules import EVERY_POSITION, NONE, RULE_ORDER, Rule
 from analyzer.facts.model import ArmFacts, SiteFacts, VariantRef
@@ -31,12 +31,12 @@ _AT: dict[str, tuple[tuple[Rule, int], ...]] = {
     for ctx in EVERY_POSITION}
 
 
-def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> Decision:
-    call = Call(site, path, crate, catalog)
+def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog, run: Run) -> Decision:
+    call = Call(site, path, crate, catalog, run)
     fired: list[Rule] = []
     first_run = -1
-    for rule, run in _AT.get(site.context, ()):
-        if fired and run != first_run:
+    for rule, stretch in _AT.get(site.context, ()):
+        if fired and stretch != first_run:
             break
         if rule.applies(call):
             if rule.decides == NONE:
@@ -46,7 +46,7 @@ def classify(site: SiteFacts, path: str, crate: str, catalog: DtypeCatalog) -> D
                     _dtype_sets(dec, call)
                 return dec
             if not fired:
-                first_run = run
+                first_run = stretch
             fired.append(rule)
     category = fired[0].decides
     if call.arm is None:
@@ -76,8 +76,8 @@ def _dtype_sets(dec: Decision, call: Call) -> None:  # noqa: C901 (the dtype set
         for r in a.refs:
             if r.enum in call.dtype_enums and not catalog.outside(r.root):
                 counts[r.enum] = counts.get(r.enum, 0) + 1
-    foreign = current().dtypes.foreign_kind_enum
-    primary = current().dtypes.primary_enum
+    foreign = call.profile.dtypes.foreign_kind_enum
+    primary = call.profile.dtypes.primary_enum
     enum: str | None
     if counts:
         enum = max(counts, key=lambda n: (counts[n], n == primary))

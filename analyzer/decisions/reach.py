@@ -7,7 +7,7 @@ import re
 
 from analyzer.decisions.call import Call
 from analyzer.decisions.data import rule_data
-from analyzer.profiles import current
+from analyzer.profiles import Profile
 
 
 def unreachable(c: Call) -> bool:
@@ -33,7 +33,7 @@ def _foreign_exhausted(c: Call) -> bool:
     enum = _catch_all_enum(c)
     if enum is None:
         return False
-    variants = dict(current().dtypes.foreign_non_exhaustive).get(enum)
+    variants = dict(c.profile.dtypes.foreign_non_exhaustive).get(enum)
     if variants is None or c.catalog.is_defined_anywhere(enum):
         return False  # not declared, or the tree's own enum of that name
     covered = _covered_whole(others)
@@ -194,11 +194,11 @@ def leaves_kind_gap(c: Call) -> bool:
         if len(named) != 1:
             continue
         enum, variants = named.popitem()
-        kinds = {_kind(v) for v in variants}
+        kinds = {_kind(v, c.profile) for v in variants}
         if len(variants) < 2 or len(kinds) != 1 or None in kinds:
             continue
         kind = kinds.pop()
-        if any(_kind(v) == kind and v not in variants for v in _variants(c, enum)):
+        if any(_kind(v, c.profile) == kind and v not in variants for v in _variants(c, enum)):
             return True
     return False
 
@@ -226,7 +226,7 @@ def mixes_kinds(c: Call) -> bool:
         if len(pairs) != 1:
             return False
         named.update(v for _, v in pairs)
-    kinds = {_kind(v) for v in named}
+    kinds = {_kind(v, c.profile) for v in named}
     return len(kinds) >= 2 and kinds <= set(rule_data().mixed_kinds)
 
 
@@ -237,7 +237,7 @@ def _kind_covered(c: Call) -> bool:
     if places is None:
         return False
     parts, alternatives = places
-    method = _method_kind(c.site.impl) or _name_kind(c.site.function)
+    method = _method_kind(c.site.impl, c.profile) or _name_kind(c.site.function, c.profile)
     wanted: list[list[str]] = []
     for i, expr in enumerate(parts):
         enums = {enum for a in alternatives for enum, _ in _choices(a[i]) or []} - {""}
@@ -245,9 +245,9 @@ def _kind_covered(c: Call) -> bool:
             return False
         enum = enums.pop()
         variants = _variants(c, enum)
-        kinds = {_kind(v) for v in variants}
+        kinds = {_kind(v, c.profile) for v in variants}
         kind = kinds.pop() if len(kinds) == 1 else _fixed_kind(expr, method)
-        wanted.append([v for v in variants if _kind(v) == kind] if kind is not None else [])
+        wanted.append([v for v in variants if _kind(v, c.profile) == kind] if kind is not None else [])
         if not wanted[-1]:
             return False
     return _covers(alternatives, wanted)
@@ -302,21 +302,21 @@ def _variants(c: Call, enum: str) -> list[str]:
     return [v for v, _ in d.variants] if d is not None and enum in c.dtype_enums else []
 
 
-def _kind(variant: str) -> str | None:
+def _kind(variant: str, profile: Profile) -> str | None:
     """float, int, bool or quantized for a dtype variant, by the target's `dtypes.kinds`."""
-    return next((kind for kind, rx in current().dtype_kind_patterns if rx.fullmatch(variant)), None)
+    return next((kind for kind, rx in profile.dtype_kind_patterns if rx.fullmatch(variant)), None)
 
 
-def _method_kind(impl_header: str) -> str | None:
+def _method_kind(impl_header: str, profile: Profile) -> str | None:
     """The tensor kind of the ops trait the enclosing impl implements (`impl FloatTensorOps<Self>
     for B` -> float), by the target's `code.ops_trait_kinds`."""
-    m = current().ops_impl.match(impl_header)
+    m = profile.ops_impl.match(impl_header)
     if m is None:
         return None
-    return next((kind for prefix, kind in current().code.ops_trait_kinds if m.group(1).startswith(prefix)), None)
+    return next((kind for prefix, kind in profile.code.ops_trait_kinds if m.group(1).startswith(prefix)), None)
 
 
-def _name_kind(function: str) -> str | None:
+def _name_kind(function: str, profile: Profile) -> str | None:
     """The tensor kind a function's name gives it the way the ops traits name their methods
     (`int_scalar_op` -> int, `float_predicate` -> float): a backend's helper named after the kind
     of tensor its callers hand it, by the target's `code.ops_trait_kinds` prefixes."""
@@ -325,7 +325,7 @@ def _name_kind(function: str) -> str | None:
         return None
     # Only the traits named after their kind (`Int`, `Q`); `Module` ops are float by their tensors,
     # not by a `module_` prefix on their names.
-    return next((kind for prefix, kind in current().code.ops_trait_kinds
+    return next((kind for prefix, kind in profile.code.ops_trait_kinds
                  if prefix.lower() == head and (kind == head or len(prefix) == 1)), None)
 
 

@@ -9,7 +9,7 @@ from tree_sitter import Node
 from analyzer.facts import lexer
 from analyzer.facts.model import FileFacts, FnFacts, ImplFacts, MacroCall, MacroDefFacts, TraitFacts
 from analyzer.facts.syntax import _has_test_attribute, norm
-from analyzer.profiles import current
+from analyzer.profiles import Profile
 
 # Read by walking items only (source file, mod, impl and trait bodies), never expression trees:
 # a query over a whole tree visits every node, while the items of a file are a few dozen nodes.
@@ -126,9 +126,10 @@ def _method_names(body: Node, source: bytes, kinds: tuple[str, ...]) -> list[tup
     return out
 
 
-def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
+def _code_facts(root: Node, source: bytes, facts: FileFacts, profile: Profile) -> None:
     reversed_source = source[::-1]  # for _CALL_REVERSED
-    suffix = current().code.ops_trait_suffix  # the target's backend operation traits: FloatTensorOps, ModuleOps
+    suffix = profile.code.ops_trait_suffix  # the target's backend operation traits: FloatTensorOps, ModuleOps
+    test_attribute = profile.test_attribute
     stack: list[tuple[Node, str]] = [(root, "")]
     while stack:
         node, trait = stack.pop()
@@ -137,7 +138,7 @@ def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
             if t == "function_item":
                 name = c.child_by_field_name("name")
                 body = c.child_by_field_name("body")
-                if name is None or body is None or _has_test_attribute(c):
+                if name is None or body is None or _has_test_attribute(c, test_attribute):
                     continue
                 calls, macros = _calls_in(source, reversed_source, body.start_byte, body.end_byte,
                                           body.start_point.row + 1)
@@ -165,7 +166,7 @@ def _code_facts(root: Node, source: bytes, facts: FileFacts) -> None:
             elif t == "mod_item":
                 body = c.child_by_field_name("body")
                 # Test modules are never reached from an operation.
-                if body is not None and not _has_test_attribute(c):
+                if body is not None and not _has_test_attribute(c, test_attribute):
                     stack.append((body, ""))
             elif t == "macro_definition":
                 name = c.child_by_field_name("name")

@@ -15,7 +15,7 @@ from functools import cache
 
 from analyzer.facts import lexer, regions
 from analyzer.facts.prefilter import finditer_at_a_word
-from analyzer.profiles import current
+from analyzer.profiles import Profile
 
 # `impl<..> path::NameOps<..> for Type<..> where ..`, after the attributes and `;` items before it.
 _NAME = rb"[A-Za-z_][A-Za-z0-9_]*"
@@ -40,10 +40,10 @@ def _impl_header(ops_suffix: str) -> re.Pattern[bytes]:
                       + rb")\b.*?\bfor\s+(?:" + _NAME + rb"\s*::\s*)*(" + _NAME + rb")", re.S)
 
 
-def ops_impls(source: bytes) -> list[tuple[str, str, list[str]]]:
+def ops_impls(source: bytes, profile: Profile) -> list[tuple[str, str, list[str]]]:
     """(trait, type, method names) of each top-level impl of an ops trait in the file; [] when
     there is none or the file does not lex."""
-    ops_suffix = current().code.ops_trait_suffix
+    ops_suffix = profile.code.ops_trait_suffix
     if _ops_impl_hint(ops_suffix).search(source) is None:
         return []
     lexed = regions.braces(source)

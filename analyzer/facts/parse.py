@@ -30,7 +30,7 @@ from analyzer.facts.prefilter import (defines_proc_macros, file_site_words, has_
                                       plain_aliases, trait_names, variant_uses)
 from analyzer.facts.sites import ShadowBudget, _collect_sites
 from analyzer.facts.syntax import LANGUAGE, _blanked, _parser, _word_spans
-from analyzer.profiles import current
+from analyzer.profiles import Profile
 
 
 # Per-file budgets, the last resort: every step of a parse is linear in the file, but a file far
@@ -44,7 +44,7 @@ MAX_BLOB_BYTES = 64_000_000
 MAX_ARM_FACTS = 200_000
 
 
-def parse_file(source: bytes, code: bool = False, panic_hint: bool | None = None) -> FileFacts:
+def parse_file(source: bytes, profile: Profile, code: bool = False, panic_hint: bool | None = None) -> FileFacts:
     """The facts of one Rust file, or none with `skipped` saying why (see the budgets above; a
     file nested deeper than Python's recursion limit is skipped too).
 
@@ -52,7 +52,8 @@ def parse_file(source: bytes, code: bool = False, panic_hint: bool | None = None
     the items that hold them (analyzer/facts/regions.py). With `code`, also what the coverage audit's call
     graph needs of every function, ops trait and impl (FileFacts.code_part), read from a parse of
     the file less its function bodies (analyzer/facts/skeleton.py); the site facts are the same
-    either way. `panic_hint` is has_panic_hint(source) when the caller has it already (the
+    either way. `profile` is the target's: what its test code and its ops traits look like.
+    `panic_hint` is has_panic_hint(source) when the caller has it already (the
     prefilter asks it of every file)."""
     if len(source) > MAX_BLOB_BYTES:
         return FileFacts([], [], False, False, [], skipped=f"larger than the {MAX_BLOB_BYTES:,}-byte budget per file")
@@ -60,23 +61,23 @@ def parse_file(source: bytes, code: bool = False, panic_hint: bool | None = None
         return FileFacts([], [], False, False, [],
                          skipped=f"more than the {MAX_FILE_BYTES:,}-byte budget of code per file")
     try:
-        facts = _parse_file(source, code, has_panic_hint(source) if panic_hint is None else panic_hint)
+        facts = _parse_file(source, profile, code, has_panic_hint(source) if panic_hint is None else panic_hint)
     except RecursionError:
         return FileFacts([], [], False, False, [], skipped="nested too deep to read")
     if sum(len(s.arms) for s in facts.sites) > MAX_ARM_FACTS:
         return FileFacts([], [], False, facts.not_utf8, [],
                          skipped=f"its matches hold more than {MAX_ARM_FACTS:,} arm facts "
                                  f"(a generated or crafted file)")
-    return read_off_bytes(facts, source)
+    return read_off_bytes(facts, source, profile)
 
 
-def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
+def read_off_bytes(facts: FileFacts, source: bytes, profile: Profile) -> FileFacts:
     """`facts` with what is read off the file's raw bytes, however the file is parsed or whether it
     is: the variant uses, the ops impls' method names, the types built from text and the trait
     names and the variants it remaps, which the catalog and the inherited-default reader need of
     every file."""
     facts.variant_uses = variant_uses(source)
-    facts.ops_impls = ops_impls(source)
+    facts.ops_impls = ops_impls(source, profile)
     facts.built_from = built_from(source)
     facts.trait_names = trait_names(source)
     facts.proc_macros = defines_proc_macros(source)
@@ -93,7 +94,7 @@ def read_off_bytes(facts: FileFacts, source: bytes) -> FileFacts:
     return facts
 
 
-def _parse_file(source: bytes, code: bool, has_panic: bool) -> FileFacts:
+def _parse_file(source: bytes, profile: Profile, code: bool, has_panic: bool) -> FileFacts:
     not_utf8 = False
     try:
         source.decode("utf-8")
@@ -104,12 +105,12 @@ def _parse_file(source: bytes, code: bool, has_panic: bool) -> FileFacts:
     if code and has_panic:
         shared = _shared_tree(source, hits)
         if shared is not None:
-            facts = _site_facts(shared.root_node, source, False, not_utf8, aliases, has_panic)
-            _code_facts(shared.root_node, source, facts)
+            facts = _site_facts(shared.root_node, source, False, not_utf8, aliases, has_panic, profile)
+            _code_facts(shared.root_node, source, facts, profile)
             return facts
-    facts = _site_facts_alone(source, not_utf8, aliases, has_panic, hits)
-    if code and (has_panic or current().wants_code(source)):
-        _code_facts(_code_tree(source).root_node, source, facts)
+    facts = _site_facts_alone(source, not_utf8, aliases, has_panic, hits, profile)
+    if code and (has_panic or profile.wants_code(source)):
+        _code_facts(_code_tree(source).root_node, source, facts, profile)
     return facts
 
 
@@ -180,7 +181,7 @@ def _whole_tree(source: bytes):
 
 
 def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, str]], has_panic: bool,
-                      hits: list[int]) -> FileFacts:
+                      hits: list[int], profile: Profile) -> FileFacts:
     """Site facts from as little parsing as gives them exactly. A file with no panic-family call
     is read only for its enums, each `enum` item parsed on its own; one with calls, as the items
     that hold a call or an enum (`hits`, the offsets of their words; analyzer/facts/regions.py). Either
@@ -193,20 +194,20 @@ def _site_facts_alone(source: bytes, not_utf8: bool, aliases: list[tuple[str, st
     else:
         planned = _planned_tree(source, hits)
         if planned is not None:
-            return _site_facts(planned.root_node, source, False, not_utf8, aliases, has_panic)
+            return _site_facts(planned.root_node, source, False, not_utf8, aliases, has_panic, profile)
     tree, parse_errors = _whole_tree(source)
-    return _site_facts(tree.root_node, source, parse_errors, not_utf8, aliases, has_panic)
+    return _site_facts(tree.root_node, source, parse_errors, not_utf8, aliases, has_panic, profile)
 
 
 def _site_facts(root: Node, source: bytes, parse_errors: bool, not_utf8: bool, aliases: list[tuple[str, str]],
-                has_panic: bool) -> FileFacts:
+                has_panic: bool, profile: Profile) -> FileFacts:
     sites: list[SiteFacts] = []
     enums: list[EnumFacts] = []
     if has_enum_hint(source):
         enums = _enums(root, source)
     budget = ShadowBudget(source)
     if has_panic:
-        _collect_sites(root, source, 0, "", None, sites, 0, budget=budget)
+        _collect_sites(root, source, 0, "", None, sites, 0, profile, budget=budget)
     sites.sort(key=lambda s: (s.start_byte, s.line))
     return FileFacts(sites, enums, parse_errors, not_utf8, aliases, partial=budget.partial)
 

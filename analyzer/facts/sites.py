@@ -4,6 +4,7 @@ a tree and, through shadow parses, from the token trees of macro calls and macro
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 
 from tree_sitter import Node
@@ -15,6 +16,7 @@ from analyzer.facts.placement import _cfg_gate, _is_whole_body, _placement, _Pla
 from analyzer.facts.prefilter import PANIC_HINT, SITE_CALL_WORDS, file_site_words
 from analyzer.facts.syntax import _COMMENTS, NO_NAV, Nav, _has_test_attribute, _parser, _text, norm
 from analyzer.facts.tokentrees import _shadow
+from analyzer.profiles import Profile
 
 # The shadow parses' limits (ShadowBudget): nesting read in full, and the bytes a file's shadows read.
 MAX_SHADOW_DEPTH = 32
@@ -28,13 +30,13 @@ _TOP: Enclosing = ("", "", "", False)
 _ITEMS = frozenset(("function_item", "mod_item", "impl_item", "trait_item", "macro_definition"))
 
 
-def _within(frame: Enclosing, n: Node) -> Enclosing:
+def _within(frame: Enclosing, n: Node, test_attribute: re.Pattern) -> Enclosing:
     """The enclosing facts inside item `n`, whose own enclosing facts are `frame`: the innermost
     function and impl win, the path grows by the item. Found on the walk down, one step per item:
     walking up from each call (each `parent` step costing the depth) was cubic on deep nesting."""
     function, impl, path, in_test = frame
     t = n.type
-    in_test = in_test or _has_test_attribute(n)
+    in_test = in_test or _has_test_attribute(n, test_attribute)
     name = n.child_by_field_name("name")
     label = _text(name).decode("utf-8", "replace") if name is not None else "?"
     if t == "function_item":
@@ -230,7 +232,8 @@ class ShadowBudget:
 
 
 def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer: Node | None,
-                   sites: list[SiteFacts], depth: int, wrapper=None, span: tuple[int, int] | None = None,
+                   sites: list[SiteFacts], depth: int, profile: Profile, wrapper=None,
+                   span: tuple[int, int] | None = None,
                    budget: ShadowBudget | None = None, outer_frame: Enclosing = _TOP) -> None:
     """Sites parsed as Rust, then those hidden in token trees through a shadow parse.
 
@@ -248,7 +251,7 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
     arms_of: dict = {}
     names_of: dict[str, str] = {}
     nav = Nav()
-    calls, token_trees, call_frames, tree_frames = _word_nodes(root, source, lo, hi, offset, nav)
+    calls, token_trees, call_frames, tree_frames = _word_nodes(root, source, lo, hi, offset, profile, nav)
     for (call, name_node), (function, impl, item_path, in_test) in zip(calls, call_frames):
         macro = _text(name_node).decode("utf-8", "replace").removeprefix("r#")
         read = _read_call(call, name_node, macro, source, offset, tx, arms_of, wrapper, nav)
@@ -319,14 +322,15 @@ def _collect_sites(root: Node, source: bytes, offset: int, in_macro: str, outer:
         tree = _parser().parse(shadow)
         inner_wrapper = (body.parent, tx) if macro_node is not None and body.parent is not None else None
         _collect_sites(tree.root_node, source, shadow_offset, name,
-                       body if outer is None else outer, sites, depth + 1, inner_wrapper, (start, end), budget,
+                       body if outer is None else outer, sites, depth + 1, profile, inner_wrapper, (start, end), budget,
                        tree_frame if outer is None else outer_frame)
 
 
-def _token_trees(root: Node, source: bytes, lo: int, hi: int, shift: int) -> list[tuple[Node, Node | None]]:
+def _token_trees(root: Node, source: bytes, lo: int, hi: int, shift: int,
+                 profile: Profile) -> list[tuple[Node, Node | None]]:
     """(token tree, macro name node or None for a macro_rules transcriber) of every token tree
     that holds an occurrence of SITE_CALL_WORDS in source[lo:hi], in order (see _word_nodes)."""
-    return _word_nodes(root, source, lo, hi, shift)[1]
+    return _word_nodes(root, source, lo, hi, shift, profile)[1]
 
 
 _CALL_NAMES = frozenset(w.decode() for w in SITE_CALL_WORDS) - {"expect"}
@@ -378,7 +382,7 @@ def _expect_named(name: Node, field: str | None, parents: list[Node], fields: li
 _NAMES = {"identifier": _call_named, "field_identifier": _expect_named}
 
 
-def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int, nav: Nav | None = None
+def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int, profile: Profile, nav: Nav | None = None
                 ) -> tuple[list[tuple[Node, Node]], list[tuple[Node, Node | None]], list[Enclosing], list[Enclosing]]:
     """What the site facts read around the occurrences of SITE_CALL_WORDS in source[lo:hi], in
     order, found by going down the tree to each word rather than by running queries over the
@@ -405,7 +409,9 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int, nav: Na
         return calls, out, call_frames, tree_frames
     parents = [root]  # the nodes above the cursor's
     fields: list[str | None] = [None]  # the field name of each of them in its parent
-    frames = [_within(_TOP, root) if root.type in _ITEMS else _TOP]  # the enclosing facts inside each of them
+    test_attribute = profile.test_attribute
+    # the enclosing facts inside each of them
+    frames = [_within(_TOP, root, test_attribute) if root.type in _ITEMS else _TOP]
     levels: list[Node | None] = [None]  # last_named of each level above the cursor's, as `parents`
     last_named: Node | None = None  # the last named node passed at the cursor's level
     k = 0  # the first word not passed yet
@@ -436,7 +442,7 @@ def _word_nodes(root: Node, source: bytes, lo: int, hi: int, shift: int, nav: Na
             if cursor.goto_first_child():
                 parents.append(node)
                 fields.append(field)
-                frames.append(_within(frames[-1], node) if t in _ITEMS else frames[-1])
+                frames.append(_within(frames[-1], node, test_attribute) if t in _ITEMS else frames[-1])
                 levels.append(last_named)
                 last_named = None
                 continue

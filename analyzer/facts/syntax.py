@@ -10,7 +10,6 @@ import tree_sitter_rust
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from analyzer.core.queries import queries_root
-from analyzer.profiles import current
 
 LANGUAGE = Language(tree_sitter_rust.language())
 
@@ -92,12 +91,13 @@ NO_NAV = Nav()  # records nothing: every question goes to tree-sitter
 MAX_ATTRIBUTES_READ = 32
 
 
-def _has_test_attribute(item: Node) -> bool:
+def _has_test_attribute(item: Node, test_attribute: re.Pattern) -> bool:
+    """Whether an attribute before `item` is one `test_attribute` (Profile.test_attribute) matches."""
     sib = item.prev_sibling
     for _ in range(MAX_ATTRIBUTES_READ):
         if sib is None or sib.type not in ("attribute_item", "line_comment", "block_comment"):
             return False
-        if sib.type == "attribute_item" and current().test_attribute.search(_attribute_code(sib)):
+        if sib.type == "attribute_item" and test_attribute.search(_attribute_code(sib)):
             return True
         sib = sib.prev_sibling
     return False

@@ -239,8 +239,11 @@ def compare(base_lines: list[RecordLine], head_lines: list[RecordLine], base: Si
     unverified = [x for x in base_lines if x.record.filePath in unread_paths]
     if unverified:
         base_lines = [x for x in base_lines if x.record.filePath not in unread_paths]
-    lineage = link(base_lines, head_lines, repo=git_repo, sha=head.sha,
-                   records_at=records_at(git_repo) if git_repo is not None else None)
+    from analyzer.profiles import current
+    from analyzer.profiles.run import Run
+    run = Run(current())
+    lineage = link(base_lines, head_lines, run=run, repo=git_repo, sha=head.sha,
+                   records_at=records_at(git_repo, run) if git_repo is not None else None)
     changed: list[Change] = []
     moved: list[Change] = []
     unchanged = 0
@@ -435,6 +438,7 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
     from analyzer.pipeline import coverage as audit
     from analyzer.pipeline.extract import extract
     from analyzer.profiles import current
+    from analyzer.profiles.run import Run
     from analyzer.core.timestamps import utc_now
 
     t0 = time.perf_counter()
@@ -447,7 +451,8 @@ def diff_revisions(git_repo, base_rev: str, head_rev: str, cache=None, jobs: int
         say = (lambda text, w=which: progress(w, text)) if progress else None
         key = audit.matrix_key(current().name, git_repo.name, shas[which], collapse=True)
         matrix, _ = audit.kept_matrix(cache, key, git_repo.name, shas[which], current(), warn=warn)
-        ex = extract(git_repo, shas[which], cache=cache, now=now, jobs=jobs, progress=say, code=matrix is None,
+        ex = extract(git_repo, shas[which], Run(current()), cache=cache, now=now, jobs=jobs, progress=say,
+                     code=matrix is None,
                      sources=matrix is None)
         if matrix is None:
             matrix = audit.build_and_keep(cache, key, ex, git_repo)
@@ -471,6 +476,8 @@ def diff_shas(git_repo, base_sha: str | None, head_sha: str | None, cache=None, 
     removed. Records are matched within this repository only."""
     from analyzer.pipeline.extract import extract
     from analyzer.core.timestamps import utc_now
+    from analyzer.profiles import current
+    from analyzer.profiles.run import Run
 
     t0 = time.perf_counter()
     now = utc_now()
@@ -483,7 +490,7 @@ def diff_shas(git_repo, base_sha: str | None, head_sha: str | None, cache=None, 
                                 cache_hits=0, cache_misses=0, files_scanned=0, seconds=0.0)
             continue
         hits0, misses0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
-        ex = extract(git_repo, sha, cache=cache, now=now, jobs=jobs)
+        ex = extract(git_repo, sha, Run(current()), cache=cache, now=now, jobs=jobs)
         lines[which] = ex.lines
         sides[which] = Side(label=label, source="git", repo=git_repo.name, sha=sha, records=len(ex.lines),
                             cache_hits=(cache.hits - hits0) if cache is not None else 0,

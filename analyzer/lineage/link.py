@@ -60,6 +60,7 @@ from analyzer.records.model import RecordLine, function_from_window
 
 if TYPE_CHECKING:
     from analyzer.decisions.classify import DtypeCatalog
+    from analyzer.profiles.run import Run
     from analyzer.source.repository import GitRepository
 
 TIERS = ("id", "history", "function", "message", "window")
@@ -116,14 +117,14 @@ class _State:
         self.links.append(Link(p, c, tier))
 
 
-def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *,
+def link(previous: Sequence[RecordLine], current: Sequence[RecordLine], *, run: Run,
          repo: GitRepository | None = None, sha: str | None = None, records_at: RecordsAt | None = None,
          catalog: DtypeCatalog | None = None) -> Lineage:
     """Match earlier records to new ones, one-to-one, tier by tier (see the module's docstring).
     `repo` and `sha` (the new revision) enable the history tier. Earlier records read without
     analysis first get one derived (published.py: `records_at`, the tool's records at a commit,
-    and `catalog`, the new revision's dtype enums, serve it)."""
-    derived = derive_content(previous, records_at, catalog)
+    and `catalog`, the new revision's dtype enums, serve it, read under `run`'s target)."""
+    derived = derive_content(previous, run, records_at, catalog)
     st = _State(previous, current, set(range(len(previous))), set(range(len(current))))
     _by_id(st)
     if repo is not None and sha is not None and repo.try_resolve(sha) is not None:

@@ -26,6 +26,7 @@ from analyzer.records.model import DERIVED_AT_SHA, DERIVED_FROM_WINDOW, RecordLi
 
 if TYPE_CHECKING:
     from analyzer.decisions.classify import DtypeCatalog
+    from analyzer.profiles.run import Run
 
 # The tool's own records at a commit, or None when the repository does not have it: given by the
 # caller (the pipeline), so the lineage never runs an extraction itself.
@@ -39,7 +40,7 @@ class Derived:
     unknown: list[int] = field(default_factory=list)  # indexes of records whose content is unknown
 
 
-def derive_content(previous: Sequence[RecordLine], records_at: RecordsAt | None = None,
+def derive_content(previous: Sequence[RecordLine], run: Run, records_at: RecordsAt | None = None,
                    catalog: DtypeCatalog | None = None) -> Derived:
     """Give every record of `previous` without analysis a derived one (see the module's docstring)."""
     out = Derived()
@@ -59,7 +60,7 @@ def derive_content(previous: Sequence[RecordLine], records_at: RecordsAt | None 
             else:
                 left.append(i)
     for i in sorted(left):
-        analysis = _from_window(previous[i], catalog)
+        analysis = _from_window(previous[i], catalog, run)
         if analysis is not None:
             previous[i].derive(analysis)
             out.from_window += 1
@@ -84,7 +85,7 @@ def _at_sha(records_at: RecordsAt, sha: str, lines: list[RecordLine]) -> list | 
     return out
 
 
-def _from_window(line: RecordLine, catalog: DtypeCatalog | None):
+def _from_window(line: RecordLine, catalog: DtypeCatalog | None, run: Run):
     """The analysis of the call at the record's line, read from its source window; None when the
     window holds no such call (cut before it, or another message there)."""
     from analyzer.decisions.classify import DtypeCatalog, classify
@@ -92,12 +93,12 @@ def _from_window(line: RecordLine, catalog: DtypeCatalog | None):
 
     r = line.record
     at = r.lineNumber - r.sourceCodeStart + 1
-    found = _window_site(r.sourceCode, at, r.errorMessage, parse_file)
+    found = _window_site(r.sourceCode, at, r.errorMessage, lambda src: parse_file(src, run.profile))
     if found is None:
         return None
     site, wrapped = found
     crate = line.facts.crate
-    decision = classify(site, r.filePath, crate, catalog or DtypeCatalog())
+    decision = classify(site, r.filePath, crate, catalog or DtypeCatalog(), run)
     if not decision.record or decision.category != line.facts.category:
         return None
     known = line.facts

@@ -27,7 +27,8 @@ from analyzer.facts.parse import parse_file, read_off_bytes
 from analyzer.facts.prefilter import has_enum_hint, has_panic_hint, plain_aliases
 from analyzer.records.macro_lists import handed_decisions
 from analyzer.pipeline.workers import start_pool
-from analyzer.profiles import current
+from analyzer.profiles import Profile
+from analyzer.profiles.run import Run
 from analyzer.source.crates import crates_of
 from analyzer.source.repository import GitRepository
 from analyzer.core.timestamps import utc_now
@@ -52,6 +53,7 @@ class AuditEntry:
 class Extraction:
     repo: str
     sha: str
+    run: Run  # the run it was made in: the target whose conventions read the tree
     lines: list[RecordLine]
     audit: list[AuditEntry]
     catalog: DtypeCatalog
@@ -124,7 +126,7 @@ CHUNK_BYTES = 256_000
 CHUNK_FILES = 64
 
 
-def _prefilter(code: bool) -> Callable[[bytes], tuple[bool, bool]]:
+def _prefilter(code: bool, profile: Profile) -> Callable[[bytes], tuple[bool, bool]]:
     """(whether a file may hold a panic-family call or an enum, or (with `code`, for the coverage
     audit) an ops trait or impl or a claims method; whether it may hold a panic-family call, the
     verdict the parse then reuses instead of scanning again). Plain aliases are read without a
@@ -133,7 +135,6 @@ def _prefilter(code: bool) -> Callable[[bytes], tuple[bool, bool]]:
     with a literal, which the regex engine finds by a fast scan."""
     others: Callable[[bytes], bool] = has_enum_hint
     if code:
-        profile = current()
         others = lambda data: has_enum_hint(data) or profile.wants_code(data)  # noqa: E731
 
     def verdict(data: bytes) -> tuple[bool, bool]:
@@ -163,22 +164,24 @@ def _parsed(site_row: bytes, code_row: bytes | None) -> Parsed:
                   FileFacts.from_json(decode(code_row)) if code_row is not None else None, code_row)
 
 
-def _parse_blob(data: bytes, code: bool, panic_hint: bool) -> Parsed:
-    return _parsed(*_rows(parse_file(data, code, panic_hint), code))
+def _parse_blob(data: bytes, code: bool, panic_hint: bool, profile: Profile) -> Parsed:
+    return _parsed(*_rows(parse_file(data, profile, code, panic_hint), code))
 
 
-def _parse_chunk(items: list[tuple[str, bytes, bool]], code: bool) -> list[tuple[str, bytes, bytes | None]]:
+def _parse_chunk(items: list[tuple[str, bytes, bool]], code: bool,
+                 profile: Profile) -> list[tuple[str, bytes, bytes | None]]:
     """A worker's part: the cache rows of each file, which is all it sends back. The parent turns
     the rows into facts as a cached run does; pickling the facts objects instead cost more than
     parsing the rows again (~100 ms against ~60 ms of CPU on burn). Each file comes with the
-    prefilter's has_panic_hint verdict, which the parse would otherwise scan the file for again."""
-    return [(oid, *_rows(parse_file(data, code, panic_hint), code)) for oid, data, panic_hint in items]
+    prefilter's has_panic_hint verdict, which the parse would otherwise scan the file for again.
+    The target's profile comes with each chunk: a worker holds no target of its own."""
+    return [(oid, *_rows(parse_file(data, profile, code, panic_hint), code)) for oid, data, panic_hint in items]
 
 
-def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed]) -> Parsed:
+def _unparsed(data: bytes, code: bool, shared: dict[tuple, Parsed], profile: Profile) -> Parsed:
     """The facts of a file with nothing to parse for: its plain aliases, variant uses, ops impls
     and the types it builds from text, read without a parse. Most such files have none and share one row."""
-    facts = read_off_bytes(FileFacts([], [], False, _not_utf8(data), plain_aliases(data)), data)
+    facts = read_off_bytes(FileFacts([], [], False, _not_utf8(data), plain_aliases(data)), data, profile)
     if facts.ops_impls or facts.built_from or facts.remaps or facts.proc_macros or facts.includes or facts.partial:
         return _direct(facts, code)  # facts of its own, never shared
     key = (facts.not_utf8, tuple(facts.aliases), tuple(facts.variant_uses), tuple(facts.trait_names))
@@ -195,7 +198,7 @@ def _direct(facts: FileFacts, code: bool) -> Parsed:
     return Parsed(facts.site_part(), site_row, facts.code_part() if code else None, code_row)
 
 
-def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int,
+def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs: int, profile: Profile,
                progress: Callable[[str], None] | None = None,
                prefiltered: set[str] | None = None, code: bool = False,
                kept: dict[str, bytes] | None = None, keep_all: bool = False) -> dict[str, Parsed]:
@@ -211,7 +214,7 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
         # the parsers work. Only after the fork: a child forked while a thread holds the import
         # lock would deadlock on its first import.
         threading.Thread(target=_import_record_stage, daemon=True).start()
-    prefilter = _prefilter(code)
+    prefilter = _prefilter(code, profile)
     out: dict[str, Parsed] = {}
     unparsed: dict[tuple, Parsed] = {}
     futures = []
@@ -226,22 +229,22 @@ def _parse_all(repo: GitRepository, oids: list[str], sizes: dict[str, int], jobs
             if not worth_parsing:
                 if prefiltered is not None:
                     prefiltered.add(oid)
-                out[oid] = _unparsed(data, code, unparsed)
+                out[oid] = _unparsed(data, code, unparsed, profile)
                 continue
             n_parse += 1
             if kept is not None and (panic_hint or keep_all):
                 kept[oid] = data
             if pool is None:
-                out[oid] = _parse_blob(data, code, panic_hint)
+                out[oid] = _parse_blob(data, code, panic_hint, profile)
                 continue
             chunk.append((oid, data, panic_hint))
             chunk_bytes += len(data)
             if chunk_bytes >= CHUNK_BYTES or len(chunk) >= CHUNK_FILES:
-                futures.append(pool.submit(_parse_chunk, chunk, code))
+                futures.append(pool.submit(_parse_chunk, chunk, code, profile))
                 chunk, chunk_bytes = [], 0
         if pool is not None:
             if chunk:
-                futures.append(pool.submit(_parse_chunk, chunk, code))
+                futures.append(pool.submit(_parse_chunk, chunk, code, profile))
             if progress:
                 progress(f"parsing {n_parse} files")
             for f in futures:
@@ -287,25 +290,25 @@ def output_budget(input_bytes: int) -> int:
     return OUTPUT_PER_INPUT_BYTE * input_bytes + OUTPUT_FLOOR_BYTES
 
 
-def extract(repo: GitRepository, sha: str, *, cache=None, previous: list[RecordLine] | None = None,
+def extract(repo: GitRepository, sha: str, run: Run, *, cache=None, previous: list[RecordLine] | None = None,
             now: str | None = None, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, code: bool = False, sources: bool = False) -> Extraction:
     """The records at `sha`. With `code`, also the code facts the coverage audit's call graph
     reads (`Extraction.code`), which cost a parse of every file with a panic-family call or an
     ops trait or impl, less its function bodies; extract itself parses only the items that hold
     its sites. With `sources`, the bytes of the files read for a parse are kept
-    (`Extraction.sources`)."""
+    (`Extraction.sources`). `run` says the target whose conventions the tree is read by."""
     with no_cycle_collection():
-        return _extract(repo, sha, cache=cache, previous=previous, now=now, jobs=jobs, progress=progress,
+        return _extract(repo, sha, run, cache=cache, previous=previous, now=now, jobs=jobs, progress=progress,
                         code=code, sources=sources)
 
 
-def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine] | None, now: str | None,
+def _extract(repo: GitRepository, sha: str, run: Run, *, cache, previous: list[RecordLine] | None, now: str | None,
              jobs: int | None, progress: Callable[[str], None] | None, code: bool, sources: bool) -> Extraction:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     now = now or utc_now()
-    profile = current()
+    profile = run.profile
     tree, submodules = repo.tree_and_submodules(sha)
     rust, bad_names = _rust_files(tree, repo, sha)
     crate_roots = sorted(posixpath.dirname(b.path) for b in tree if posixpath.basename(b.path) == "Cargo.toml")
@@ -329,7 +332,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         sizes = {b.oid: b.size for b in rust}
         missing = _within_budget(missing, sizes, facts, code_facts if code else None)
     if missing:
-        fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), progress,
+        fresh = _parse_all(repo, missing, sizes, jobs if jobs is not None else (os.cpu_count() or 1), profile, progress,
                            prefiltered, code, contents, sources)
         facts.update((oid, p.sites) for oid, p in fresh.items())
         if cache is not None:
@@ -345,11 +348,11 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     # -- classify ------------------------------------------------------------------------
     t2 = time.perf_counter()
     crates = crates_of([b.path for b in rust], crate_roots)
-    catalog = DtypeCatalog.build((b.path, crates[b.path], facts[b.oid]) for b in rust)
+    catalog = DtypeCatalog.build(((b.path, crates[b.path], facts[b.oid]) for b in rust), profile)
     audit: list[AuditEntry] = []
     for b in sorted(rust, key=lambda b: b.path):
         for s in facts[b.oid].sites:
-            audit.append(AuditEntry(b.path, s, crates[b.path], classify(s, b.path, crates[b.path], catalog)))
+            audit.append(AuditEntry(b.path, s, crates[b.path], classify(s, b.path, crates[b.path], catalog, run)))
     timings["classify"] = time.perf_counter() - t2
 
     # -- records -------------------------------------------------------------------------
@@ -384,8 +387,8 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         oid = by_path[a.path].oid
         if oid not in text_lines:
             text_lines[oid] = file_lines(contents[oid])
-        line = record_line(repo.name, sha, now, a.path, a.crate, a.site, handed.get(n, a.decision), a.id,
-                           text_lines[oid], alternate, catalog.inheriting(a.site), verdict)
+        line = record_line(profile, repo.name, sha, now, a.path, a.crate, a.site, handed.get(n, a.decision), a.id,
+                           text_lines[oid], alternate, catalog.inheriting(a.site, profile), verdict)
         written += len(line.record.sourceCode) + len(line.record.errorMessage) + RECORD_OVERHEAD
         if written > budget:
             raise UserError(f"the records at {sha[:12]} would pass {budget // 1_000_000:,} MB, more than "
@@ -401,8 +404,8 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
         # and its annotations while the content is unchanged (analyzer/lineage/).
         from analyzer.lineage.carry import carry_over
         from analyzer.lineage.link import link
-        carried = carry_over(previous, lines, link(previous, lines, repo=repo, sha=sha,
-                                                   records_at=records_at(repo, cache), catalog=catalog))
+        carried = carry_over(previous, lines, link(previous, lines, run=run, repo=repo, sha=sha,
+                                                   records_at=records_at(repo, run, cache), catalog=catalog))
         lines, carry, lineage_counts = carried.lines, carried.annotation, carried.lineage
         not_carried = carried.not_carried
     timings["record"] = time.perf_counter() - t3
@@ -412,7 +415,7 @@ def _extract(repo: GitRepository, sha: str, *, cache, previous: list[RecordLine]
     parsed = [b for b in rust if facts[b.oid].sites or facts[b.oid].enums or facts[b.oid].parse_errors
               or (code and _holds_code(code_facts[b.oid]))]
     return Extraction(
-        repo=repo.name, sha=sha, lines=lines, audit=audit, catalog=catalog,
+        repo=repo.name, sha=sha, run=run, lines=lines, audit=audit, catalog=catalog,
         files_scanned=len(rust), files_parsed=len(parsed),
         parse_errors=sorted(b.path for b in rust if facts[b.oid].parse_errors),
         not_utf8=sorted(b.path for b in rust if facts[b.oid].not_utf8),
@@ -459,13 +462,13 @@ def _submodules(paths: list[str]) -> list[dict[str, str]]:
                        "not read"} for p in paths]
 
 
-def records_at(repo: GitRepository, cache=None) -> Callable[[str], list[RecordLine] | None]:
+def records_at(repo: GitRepository, run: Run, cache=None) -> Callable[[str], list[RecordLine] | None]:
     """The tool's records at a commit of `repo` (None when it lacks the commit): how the lineage
     gives a published record, which has no analysis, the one its commit would have."""
     def at(sha: str) -> list[RecordLine] | None:
         if repo.try_resolve(sha) is None:
             return None
-        return extract(repo, sha, cache=cache).lines
+        return extract(repo, sha, run, cache=cache).lines
     return at
 
 

@@ -8,8 +8,6 @@ import sys
 import threading
 import time
 
-from analyzer.profiles import current, select
-
 
 # The tree-sitter queries the site facts run (analyzer/facts/enums.py; sites.py finds the matches
 # of panic_calls.scm on its walk to the words, without the query).
@@ -31,8 +29,8 @@ def start_pool(jobs: int):
         for name in SITE_QUERIES:
             query(name)
         import ctypes  # noqa: F401  (what _exit_with_parent imports in every worker)
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
-                               initargs=(os.getpid(), current()))
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_exit_with_parent,
+                               initargs=(os.getpid(),))
     for _ in range(jobs):
         pool.submit(int)  # with fork, the first submit starts every worker now
     hold = os.environ.get(HOLD_AFTER_POOL)
@@ -52,13 +50,6 @@ def _hold(pool, path: str) -> None:
         f.write(pids)
     os.replace(path + ".tmp", path)
     threading.Event().wait()
-
-
-def _start_worker(parent: int, profile) -> None:
-    """Worker initializer: the parent's target profile current (a spawned worker starts with the
-    default one), and the worker's life tied to the parent's."""
-    select(profile)
-    _exit_with_parent(parent)
 
 
 def _exit_with_parent(parent: int) -> None:

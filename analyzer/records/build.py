@@ -9,7 +9,7 @@ from analyzer.decisions.model import Decision
 from analyzer.decisions.preemption import Reach
 from analyzer.facts.messages import PanicMessage, Segment
 from analyzer.facts.model import SiteFacts
-from analyzer.profiles import current
+from analyzer.profiles import Profile
 from analyzer.records.operation import operation_of
 from analyzer.records.model import (
     Analysis, ErrorRecord, RecordLine, content_hash, github_url, reach_content, slug, window,
@@ -24,21 +24,23 @@ def file_lines(data: bytes) -> list[str]:
     return lines
 
 
-def record_line(repo: str, sha: str, now: str, path: str, crate: str, s: SiteFacts, d: Decision, record_id: str | None,
+def record_line(profile: Profile, repo: str, sha: str, now: str, path: str, crate: str, s: SiteFacts, d: Decision,
+                record_id: str | None,
                 file_lines: list[str], alternate_ids: list[str] | None = None,
                 inherited_by: list[str] | None = None, reach: Reach | None = None) -> RecordLine:
-    """The record line of one site the classifier kept, with its source window from `file_lines`."""
+    """The record line of one site the classifier kept, with its source window from `file_lines`,
+    its tags and link by the target's `profile`."""
     reach = reach or Reach()
     source, start, end = window(file_lines, s.line, WINDOW_RADIUS)
     category = d.category
     assert category is not None and record_id is not None
-    tags = ["rust", repo.split("/")[-1], current().crate_tag(crate), BACKGROUND_TAG[category]]
+    tags = ["rust", repo.split("/")[-1], profile.crate_tag(crate), BACKGROUND_TAG[category]]
     if s.macro != "panic":
         tags.append(s.macro)
     record = ErrorRecord(
         id=record_id, repo=repo, slug=slug(s.message, record_id), errorMessage=s.message, messagePattern=s.message,
         filePath=path, lineNumber=s.line, sourceCode=source, sourceCodeStart=start, sourceCodeEnd=end,
-        githubUrl=github_url(repo, sha, path, start, end), tags=list(dict.fromkeys(tags)),
+        githubUrl=github_url(profile, repo, sha, path, start, end), tags=list(dict.fromkeys(tags)),
         # The stage's plain strings meet the model's closed sets here; pydantic checks them at run time.
         backgroundTag=BACKGROUND_TAG[category], analyzedSha=sha, analyzedAt=now,  # type: ignore[arg-type]
         contentChangedAt=now)

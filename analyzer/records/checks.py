@@ -260,7 +260,8 @@ def _slug_problems(r: ErrorRecord, analysis: Analysis | None) -> list[str]:
 
 
 def _link_problems(r: ErrorRecord) -> list[str]:
-    want = github_url(r.repo, r.analyzedSha, r.filePath, r.sourceCodeStart, r.sourceCodeEnd)
+    from analyzer.profiles import current
+    want = github_url(current(), r.repo, r.analyzedSha, r.filePath, r.sourceCodeStart, r.sourceCodeEnd)
     if r.githubUrl != want:
         return [f"record.githubUrl: must be the window pinned to analyzedSha, {want!r}, is {r.githubUrl!r}"]
     return []

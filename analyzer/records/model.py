@@ -25,6 +25,7 @@ from pydantic import (
 from analyzer.core.config import SCHEMA_VERSION
 from analyzer.decisions.categories import BackgroundTag, CategoryId
 from analyzer.core.jsonlines import dumps_line
+from analyzer.profiles import Profile
 
 ANNOTATION_FIELDS = ("documentation", "triggerScenarios", "commonSituations", "solutions", "exampleFix",
                      "handlingStrategy", "validationCode", "typeGuard", "tryCatchPattern", "preventionTips")
@@ -91,7 +92,8 @@ class ErrorRecord(BaseModel):
         """`githubUrl` when it points into the record's own repository at its own commit, else "":
         what every writer links and shows as the record's source. A records file may come from
         anyone, and a "View on GitHub" link to any other site would be taken on trust."""
-        marked = github_url(self.repo, self.analyzedSha, "\0", 1, 1)
+        from analyzer.profiles import current
+        marked = github_url(current(), self.repo, self.analyzedSha, "\0", 1, 1)
         return self.githubUrl if self.githubUrl.startswith(marked[:marked.index("%00")]) else ""
 
 
@@ -258,12 +260,11 @@ def slug(message: str, record_id: str) -> str:
     return words + "-" + record_id[:6]
 
 
-def github_url(repo: str, sha: str, path: str, start: int, end: int) -> str:
-    """The lines on the target's host, pinned to the commit; the path percent-encoded (a file
-    name may hold spaces, `#`, `?`, `)` or newlines)."""
+def github_url(profile: Profile, repo: str, sha: str, path: str, start: int, end: int) -> str:
+    """The lines on the target's host (its `profile`'s blob link), pinned to the commit; the path
+    percent-encoded (a file name may hold spaces, `#`, `?`, `)` or newlines)."""
     from analyzer.core.safe import url_path
-    from analyzer.profiles import current
-    return current().link("blob", repo=url_path(repo), sha=sha, path=url_path(path), start=start, end=end)
+    return profile.link("blob", repo=url_path(repo), sha=sha, path=url_path(path), start=start, end=end)
 
 
 def window(lines: list[str], line_number: int, radius: int) -> tuple[str, int, int]:

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 from analyzer.decisions.call import Call
 from analyzer.decisions.data import rule_data
-from analyzer.profiles import current
+from analyzer.profiles import Profile
 
 
-def is_test_path(path: str) -> bool:
+def is_test_path(path: str, profile: Profile) -> bool:
     """A file of the target's test code (its profile's `tests.paths`)."""
-    return bool(current().test_path.search(path))
+    return bool(profile.test_path.search(path))
 
 
 # The positions a call can stand in (SiteFacts.context); a rule names those it applies to.

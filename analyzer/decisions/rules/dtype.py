@@ -7,7 +7,6 @@ import re
 from analyzer.decisions.call import Call, scrutinee_is_dtype, scrutinee_is_foreign_kind
 from analyzer.decisions.data import rule_data
 from analyzer.decisions.rules.base import unimplemented_macro
-from analyzer.profiles import current
 
 
 def scrutinee(c: Call) -> bool:
@@ -41,7 +40,7 @@ def arm_variants(c: Call) -> bool:
 
 
 def foreign_kind(c: Call) -> bool:
-    return scrutinee_is_foreign_kind(c.site.scrutinee, c.arms, c.crate, c.catalog)
+    return scrutinee_is_foreign_kind(c.site.scrutinee, c.arms, c.crate, c.catalog, c.profile)
 
 
 def foreign_variants(c: Call) -> bool:
@@ -67,7 +66,7 @@ def _condition_tests_dtype(c: Call) -> bool:
     predicate = rule_data().binding_predicate
     if re.search(rf"\.\s*(?:{predicate})\s*\(\s*\)", cond):
         return True
-    pats, kinds = rule_data(), current().dtype_kinds
+    pats, kinds = rule_data(), c.profile.dtype_kinds
     for enum, variant in re.findall(r"\b([A-Z][A-Za-z0-9]*)\s*::\s*([A-Z][A-Za-z0-9]*)", cond):
         if pats.enum_name.match(enum) or (pats.kind_enum.match(enum) and variant.lower() in kinds):
             return True

@@ -12,13 +12,12 @@ from analyzer.decisions.rules.base import is_test_path, unimplemented_macro
 from analyzer.decisions.rules.wording import author_words
 from analyzer.decisions.rules.mode import input_kinds, runtime_input
 from analyzer.facts.model import VariantRef
-from analyzer.profiles import current
 
 
 # --- exclusions checked before any category ---------------------------------------------------
 
 def in_test_code(c: Call) -> bool:
-    return c.site.in_test or is_test_path(c.path)
+    return c.site.in_test or is_test_path(c.path, c.profile)
 
 
 # The macros a procedural macro writes its output with: the code inside them runs in the crate that
@@ -32,7 +31,7 @@ def compile_time(c: Call) -> bool:
     kernel macro's crate). Its panics fire while the crate using the macro compiles (a derive on
     the wrong item), met by whoever writes that code and fixed there, never by a user running a
     model."""
-    if c.crate in current().audience.compile_time:
+    if c.crate in c.profile.audience.compile_time:
         return True
     return c.crate in c.catalog.proc_macro_crates and c.site.in_macro not in _EMITTED
 
@@ -64,7 +63,7 @@ def kernel_only_dtype(c: Call) -> bool:
     is an element type only kernels hold (the target's `audience.kernel_dtypes`: an index type, a
     compute-only format): no user's tensor has that dtype, so no user's choice takes the arm."""
     arm = c.arm
-    kernel = current().audience.kernel_dtypes
+    kernel = c.profile.audience.kernel_dtypes
     if arm is None or arm.catch_all or not arm.refs or not kernel:
         return False
     leaves: list[str] = []
@@ -194,7 +193,7 @@ def kernel_language_form(c: Call) -> bool:
     kernel language (an opaque or semantic type, a fragment's role, a constant's minifloat kind, a
     tensor-map load's rank) a kernel's author writes. A user's setting handed in from elsewhere (a
     quantization scheme's value) stays."""
-    kernel = current().audience.kernel_api
+    kernel = c.profile.audience.kernel_api
     if c.crate not in kernel or c.dtype_enums:
         return False
     # An arm over no enum at all (`match rank { 1 => .., _ => panic!("only 1D-5D loads") }`, a
@@ -269,7 +268,7 @@ def node_kind_else(c: Call) -> bool:
     m = None if "&&" in cond or "||" in cond else _TYPE_TEST.search(cond)
     if m is None:
         return False
-    kinds = current().dtype_kind_patterns
+    kinds = c.profile.dtype_kind_patterns
     words = re.findall(r"[A-Z][a-z]*\d*|\d+", m.group(1).split("::")[-1])
     return not any(rx.match(w) for w in words for _, rx in kinds)
 
@@ -298,7 +297,7 @@ def overridden_default(c: Call) -> bool:
     """A trait's default method whose whole body is the call, in an ops trait every backend of the
     tree implements with a method of its own (`fn int_scatter_nd(..) { unimplemented!() }` that
     each impl overrides): no backend a user picks runs the default."""
-    inheriting = c.catalog.inheriting(c.site)
+    inheriting = c.catalog.inheriting(c.site, c.profile)
     return inheriting == [] and c.catalog.implemented(c.site.fn_trait)
 
 
@@ -307,7 +306,7 @@ def kernel_author_stub(c: Call) -> bool:
     `audience.kernel_api`): a slot of the kernel language a type leaves empty (a tensor-map view
     that cannot be read, a type with no constant form). The kernel's author picks the type and
     meets the stub when writing the kernel; no dtype or setting a model's user picks selects it."""
-    return c.crate in current().audience.kernel_api
+    return c.crate in c.profile.audience.kernel_api
 
 
 def misuse(c: Call) -> bool:
@@ -337,11 +336,11 @@ def internal_element_kind(c: Call) -> bool:
         return False
     named = {r.variant for o in c.others for r in _leaves(o.refs) if r.enum == enum}
     canon = {canonical_dtype(v) for v in named}
-    kinds = {_kind(v) for v in named}
+    kinds = {_kind(v, c.profile) for v in named}
     if not named or not canon <= set(primary) or len(kinds) != 1 or None in kinds:
         return False
     kind = kinds.pop()
-    return all(name in canon for name, variant in primary.items() if _kind(variant) == kind)
+    return all(name in canon for name, variant in primary.items() if _kind(variant, c.profile) == kind)
 
 
 # `impl From<ElemType> for FuseType`, `impl<T> TryFrom<kind::Elem> for crate::DType`: the target type.
@@ -360,7 +359,7 @@ def _converts_to_tree_dtype(c: Call) -> bool:
 
 def _primary_dtypes(c: Call) -> dict[str, str]:
     """Canonical name -> variant of each dtype of the target's primary dtype enum in the tree."""
-    enum = current().dtypes.primary_enum
+    enum = c.profile.dtypes.primary_enum
     if enum not in c.catalog:
         return {}
     return {canonical_dtype(v.split("(")[0]): v.split("(")[0] for v in c.catalog.expand(enum, c.crate)}

@@ -79,7 +79,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                 continue
             for name, line in impl.methods:
                 ops.setdefault((crate, name), Operation(crate, name, impl.trait, trait_kind(impl.trait), path, line,
-                                                        github_url(ex.repo, ex.sha, path, line, line)))
+                                                        github_url(ex.run.profile, ex.repo, ex.sha, path, line, line)))
 
     if not ops:
         # A tree with no backend ops trait implemented: the matches view (rows by panic message).
@@ -291,7 +291,8 @@ def _kind_fixed_dispatches(ex) -> list[tuple[Dispatch, AuditEntry]]:
             if not handled:
                 continue
         s = a.site
-        site = Site("", a.path, s.line, s.function, github_url(ex.repo, ex.sha, a.path, s.line, s.line), dec.pattern,
+        site = Site("", a.path, s.line, s.function, github_url(ex.run.profile, ex.repo, ex.sha, a.path, s.line, s.line),
+                    dec.pattern,
                     s.message)
         out.append((Dispatch(a.crate, s.function, s.function, a.path, enum, s.scrutinee, s.context,
                              {qualify(enum, v): HANDLED for v in handled}, [], [site]), a))

@@ -53,7 +53,9 @@ def _link(base_lines: list[RecordLine], head_lines: list[RecordLine], *, git_rep
     key = results_cache.key(_LINKS_KIND, git_repo.name if git_repo else "", base_sha, head_sha)
     pairs = _cached_pairs(cache, key, len(base_lines), len(head_lines)) if base_sha and head_sha else None
     if pairs is None:
-        found = link_records(base_lines, head_lines, repo=git_repo, sha=head_sha or None)
+        from analyzer.profiles import current
+        from analyzer.profiles.run import Run
+        found = link_records(base_lines, head_lines, run=Run(current()), repo=git_repo, sha=head_sha or None)
         pairs = [(k.previous, k.current, k.tier) for k in found.links]
         if cache is not None and base_sha and head_sha:
             cache.put_result(key, {"sizes": [len(base_lines), len(head_lines)], "pairs": pairs})

@@ -37,8 +37,10 @@ def records_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None =
         except (KeyError, TypeError, ValueError):
             pass  # a row of another shape: analyse again and overwrite it
     from analyzer.pipeline.extract import extract
+    from analyzer.profiles import current
+    from analyzer.profiles.run import Run
 
-    ex = extract(git_repo, sha, cache=cache, jobs=jobs, progress=progress)
+    ex = extract(git_repo, sha, Run(current()), cache=cache, jobs=jobs, progress=progress)
     _keep_records(cache, git_repo, sha, ex)
     return Analysed(ex.lines, ex.files_scanned, ex.cache_misses, False)
 
@@ -62,8 +64,10 @@ def revision_at(git_repo: GitRepository, sha: str, cache=None, jobs: int | None 
         analysed.cells = table
         return analysed
     from analyzer.pipeline.extract import extract
+    from analyzer.profiles import current
+    from analyzer.profiles.run import Run
 
-    ex = extract(git_repo, sha, cache=cache, jobs=jobs, progress=progress, code=True)
+    ex = extract(git_repo, sha, Run(current()), cache=cache, jobs=jobs, progress=progress, code=True)
     _keep_records(cache, git_repo, sha, ex)
     table = shown_cells.keep(cache, cells_key, shown_cells.built(git_repo, ex))
     return Analysed(ex.lines, ex.files_scanned, ex.cache_misses, False, cells=table)
