@@ -7,7 +7,6 @@ import re
 from analyzer.decisions.call import Call
 from analyzer.decisions.data import rule_data
 from analyzer.decisions.rules.base import unimplemented_macro
-from analyzer.profiles import current
 
 # What unimplemented!/todo! print before the author's words.
 _MACRO_PREFIX = re.compile(r"^not (?:yet )?implemented(?::\s*|$)")
@@ -39,4 +38,4 @@ def kernel_constant(c: Call) -> bool:
     demands a value known when the kernel is expanded (`index.constant().expect("Index must be
     constant")`): a rule of the kernel language, broken by the kernel's author in the kernel's code,
     not a dtype or setting a model's user picks."""
-    return c.crate in current().audience.kernel_api and rule_data().kernel_constant.search(c.site.message) is not None
+    return c.crate in c.profile.audience.kernel_api and rule_data().kernel_constant.search(c.site.message) is not None
