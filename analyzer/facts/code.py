@@ -37,6 +37,10 @@ _STD_MACROS = frozenset(("vec", "format", "format_args", "write", "writeln", "pr
 # An element's leading path; its last segment is the dtype (`F64 => f64`, `DType::F64 => f64`).
 _LIST_ELEMENT = re.compile(rb"\s*((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*[A-Za-z_][A-Za-z0-9_]*)")
 _OPENERS = frozenset(b"([{")
+# The identifier a macro's arguments open with (`float` in `m!(float(x), ..)`, `@int` in
+# `m!(@int x)`): the literal word a rule's matcher may open with to be the rule taken.
+_LEAD = re.compile(rb"\s*(@\s*)?([A-Za-z_][A-Za-z0-9_]*)")
+_LEAD_PUNCT = frozenset(("@",))
 
 
 def _calls_in(source: bytes, reversed_source: bytes, start: int, end: int, start_line: int
@@ -88,21 +92,53 @@ def _scan_invocation(source: bytes, open_at: int, limit: int) -> tuple[int, tupl
     return -1, None
 
 
+def _lead(source: bytes, open_at: int) -> str:
+    m = _LEAD.match(source, open_at + 1)
+    if m is None:
+        return ""
+    return ("@" if m.group(1) else "") + m.group(2).decode("utf-8", "replace")
+
+
+def _rule_leads(definition: Node) -> list[tuple[str, int, int]]:
+    """(lead, first line, last line) of each rule of a `macro_rules!` definition: the lead is the
+    identifier its matcher opens with (after an `@`), "" when it opens with anything else."""
+    out = []
+    for rule in definition.named_children:
+        if rule.type != "macro_rule":
+            continue
+        matcher = rule.child_by_field_name("left")
+        lead = ""
+        punct = ""
+        for c in matcher.children[1:-1] if matcher is not None else ():
+            if c.type in ("line_comment", "block_comment"):
+                continue
+            text = (c.text or b"").decode("utf-8", "replace")
+            if c.type == "identifier" and c.child_count == 0:
+                lead = punct + text
+            elif c.child_count == 0 and not punct and text in _LEAD_PUNCT:
+                punct = text
+                continue
+            break
+        out.append((lead, rule.start_point.row + 1, rule.end_point.row + 1))
+    return out
+
+
 def _macro_call(source: bytes, name: str, open_at: int, limit: int, line: int) -> MacroCall:
     close, last = _scan_invocation(source, open_at, limit)
     if close < 0:
         return MacroCall(name, line, None, True)
+    lead = _lead(source, open_at)
     if last is None:
-        return MacroCall(name, line)
+        return MacroCall(name, line, lead=lead)
     dtypes = []
     for element in source[last[0] + 1:last[1]].split(b","):
         if not element.strip():
             continue
         m = _LIST_ELEMENT.match(element)
         if m is None:
-            return MacroCall(name, line, None, True)
+            return MacroCall(name, line, None, True, lead)
         dtypes.append(m.group(1).decode("utf-8", "replace").split("::")[-1].strip())
-    return MacroCall(name, line, dtypes)
+    return MacroCall(name, line, dtypes, lead=lead)
 
 
 def _node_text(node: Node | None, source: bytes) -> str:
@@ -173,7 +209,8 @@ def _code_facts(root: Node, source: bytes, facts: FileFacts, profile: Profile) -
                 if name is None:
                     continue
                 calls, macros = _calls_in(source, reversed_source, c.start_byte, c.end_byte, c.start_point.row + 1)
-                facts.macro_defs.append(MacroDefFacts(_node_text(name, source), c.start_point.row + 1, calls, macros))
+                facts.macro_defs.append(MacroDefFacts(_node_text(name, source), c.start_point.row + 1, calls, macros,
+                                                      _rule_leads(c)))
 
 
 def macro_invocations(source: bytes, names: set[str]) -> list[MacroCall]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 
 # Bumped whenever the facts a file yields change shape or content, so cached rows of an older
 # shape are never reused (the cache tag hashes this module's text, see ruleset.HASHED_MODULES).
-FACTS_VERSION = 15
+FACTS_VERSION = 16
 
 
 @dataclass
@@ -101,19 +101,23 @@ class MacroCall:
     dtype list it passes, read as the leading path of each element of its last top-level `[...]`
     argument, last segment (`[F64 => f64, DType::F32 => f32]` -> F64, F32). `dtypes` is None when there is no
     such list; `unreadable` when there is one whose elements do not start with an identifier
-    (a metavariable, an expression)."""
+    (a metavariable, an expression). `lead` is the identifier its arguments open with
+    (`float` in `m!(float(x), ..)`), which picks among a macro's rules; "" when they open with
+    anything else or cannot be read."""
 
     name: str
     line: int
     dtypes: list[str] | None = None
     unreadable: bool = False
+    lead: str = ""
 
     def to_json(self) -> dict:
-        return {"name": self.name, "line": self.line, "dtypes": self.dtypes, "unreadable": self.unreadable}
+        return {"name": self.name, "line": self.line, "dtypes": self.dtypes, "unreadable": self.unreadable,
+                "lead": self.lead}
 
     @staticmethod
     def from_json(d: dict) -> MacroCall:
-        return MacroCall(d["name"], d["line"], d["dtypes"], d["unreadable"])
+        return MacroCall(d["name"], d["line"], d["dtypes"], d["unreadable"], d["lead"])
 
 
 @dataclass
@@ -141,19 +145,39 @@ class FnFacts:
 
 @dataclass
 class MacroDefFacts:
-    """A `macro_rules!` definition: the functions it calls and the macros it invokes."""
+    """A `macro_rules!` definition: the functions it calls and the macros it invokes, and its
+    rules as (lead, first line, last line): `lead` the identifier the rule's matcher opens with
+    (`float` in `(float($d:expr), ..) => ..`), "" when it opens with a metavariable or anything
+    else (the rule may take any invocation)."""
 
     name: str
     line: int
     calls: list[str]
     macros: list[MacroCall]
+    rules: list[tuple[str, int, int]] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "line": self.line, "calls": self.calls, "macros": [m.to_json() for m in self.macros]}
+        return {"name": self.name, "line": self.line, "calls": self.calls, "macros": [m.to_json() for m in self.macros],
+                "rules": [list(r) for r in self.rules]}
 
     @staticmethod
     def from_json(d: dict) -> MacroDefFacts:
-        return MacroDefFacts(d["name"], d["line"], d["calls"], [MacroCall.from_json(m) for m in d["macros"]])
+        return MacroDefFacts(d["name"], d["line"], d["calls"], [MacroCall.from_json(m) for m in d["macros"]],
+                             [(r[0], r[1], r[2]) for r in d["rules"]])
+
+    def rule_at(self, line: int) -> int:
+        """The index of the one rule spanning `line`; -1 when none or several do."""
+        at = [i for i, (_, first, last) in enumerate(self.rules) if first <= line <= last]
+        return at[0] if len(at) == 1 else -1
+
+    def rules_taking(self, lead: str) -> set[int]:
+        """The rules an invocation opening with `lead` may take, tried in order: those whose
+        matcher opens with that word, and those opening with no word that come before the last
+        of them (after it, a rule opening with no word is reached only by an invocation no rule
+        of that word takes)."""
+        worded = [i for i, (w, _, _) in enumerate(self.rules) if w == lead]
+        last = worded[-1] if worded else len(self.rules)
+        return set(worded) | {i for i, (w, _, _) in enumerate(self.rules) if not w and i < last}
 
 
 @dataclass

@@ -91,6 +91,10 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
     instances: list[tuple[int, Dispatch]] = []
     helpers: list[Dispatch] = []
     fixed = _kind_fixed_dispatches(ex)
+    macro_defs: dict[tuple[str, str], list] = {}
+    for path, _crate, facts in ex.code:
+        for m in facts.macro_defs:
+            macro_defs.setdefault((path, m.name), []).append(m)
     for d, entry in [*((d, audit_by_id.get(d.sites[0].record_id)) for d in base.dispatches), *fixed]:
         site = entry.site if entry is not None else None
         in_macro = site.in_macro if site is not None else ""
@@ -98,10 +102,21 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
             macro = in_macro.removeprefix("macro_rules! ")
             metavars = {m for arm in site.arms for m in _METAVARIABLE_VARIANT.findall(arm.pattern)} if site else set()
             reach = graph.reaching_macros(d.crate, macro)
+            # The rule each of the match's records sits in: an invocation opening with a rule's
+            # word takes that rule, and the records of the others are not its panics.
+            defs = macro_defs.get((d.path, macro), [])
+            rule_def = next((m for m in defs if any(m.rule_at(s.line) >= 0 for s in d.sites)), None)
+            rules = {s.record_id: rule_def.rule_at(s.line) for s in d.sites} if rule_def is not None else {}
+            every_rule = d
             memo: dict = {}
             placed = False
             for name in sorted(reach):
                 for i, inv in graph.invocations(d.crate, name):
+                    taken = (every_rule if rule_def is None or inv.name != macro or not inv.lead else
+                             _of_rules(every_rule, rules, rule_def.rules_taking(inv.lead), audit_by_id))
+                    if taken is None:
+                        continue
+                    d = taken
                     f = graph.fns[i]
                     where = f"{short_path(f.path, f.crate)}:{inv.line}"
                     if not metavars:
@@ -118,6 +133,7 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                         inst.invoked_at = inv.line
                     instances.append((i, inst))
                     placed = True
+            d = every_rule
             if not placed:
                 helpers.append(_instance(d, f"{macro}! is invoked in no function"))
             continue
@@ -597,6 +613,24 @@ def _fold_known(statuses: list[str]) -> str:
         return UNKNOWN
     folded = fold(known)
     return UNKNOWN if folded == HANDLED and len(known) < len(statuses) else folded
+
+
+def _of_rules(d: Dispatch, rule_of: dict[str, int], taken: set[int], audit_by_id) -> Dispatch | None:
+    """The match of a macro's body as an invocation taking the rules `taken` makes it: only the
+    records in those rules (or in no rule read); None when none is."""
+    kept = [s for s in d.sites if rule_of.get(s.record_id, -1) < 0 or rule_of[s.record_id] in taken]
+    if len(kept) == len(d.sites):
+        return d
+    if not kept:
+        return None
+    rejected_by = {s.record_id: d.rejected_by.get(s.record_id, []) for s in kept}
+    rejected = {k for ks in rejected_by.values() for k in ks}
+    handled = {qualify(d.enum, v) for s in kept if (e := audit_by_id.get(s.record_id)) is not None
+               for v in e.decision.handled}
+    statuses = {k: (PANICS if k in rejected else HANDLED) for k in d.statuses if k in rejected or k in handled}
+    partial = [b for b in d.partial if len({st for k, st in statuses.items() if base_variant(k) == b}) > 1]
+    return Dispatch(d.crate, d.operation, d.function, d.path, d.enum, d.scrutinee, d.context, statuses, partial,
+                    kept, rejected_by, d.via, d.unknown, d.invoked_at)
 
 
 def _instance(d: Dispatch, via: str) -> Dispatch:
