@@ -238,6 +238,14 @@ def one_site_repo(path: Path) -> GitRepo:
     return repo
 
 
+def extract_head(repo: GitRepo, out: Path) -> tuple[list[dict], dict]:
+    """`extract` of the repository's HEAD into `out`: its record lines and its manifest."""
+    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out))
+    assert res.code == 0, res.stderr
+    lines = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    return lines, json.loads((out / "manifest.json").read_text())
+
+
 def one_record(root: Path) -> Path:
     """The records.jsonl of a small repository holding one dtype-dispatch site, extracted under
     `root` (for tests that then tamper with the records or the paths they are written to)."""

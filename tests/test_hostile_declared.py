@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import GitRepo, one_site_repo, run_cli
+from conftest import extract_head, GitRepo, one_site_repo, run_cli
 
 DISPATCH = ('use burn_std::DType;\n\npub fn {name}(x: Tensor) {{\n    match x.dtype() {{\n'
             '        DType::F32 => 1,\n        d => panic!("{name}: unsupported dtype {{d:?}}"),\n    }};\n}}\n')
@@ -23,11 +23,7 @@ def repo(tmp_path) -> GitRepo:
     return one_site_repo(tmp_path / "repo")
 
 
-def extract(repo: GitRepo, out) -> tuple[list[dict], dict]:
-    res = run_cli("extract", "--repo", str(repo.path), "--sha", "HEAD", "--out", str(out))
-    assert res.code == 0, res.stderr
-    lines = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
-    return lines, json.loads((out / "manifest.json").read_text())
+extract = extract_head
 
 
 def gate(repo: GitRepo) -> tuple[int, dict]:
