@@ -107,20 +107,23 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
             defs = macro_defs.get((d.path, macro), [])
             rule_def = next((m for m in defs if any(m.rule_at(s.line) >= 0 for s in d.sites)), None)
             rules = {s.record_id: rule_def.rule_at(s.line) for s in d.sites} if rule_def is not None else {}
-            every_rule = d
+            by_lead: dict[str, Dispatch | None] = {}  # the match as the invocations opening with a word take it
             memo: dict = {}
             placed = False
             for name in sorted(reach):
                 for i, inv in graph.invocations(d.crate, name):
-                    taken = (every_rule if rule_def is None or inv.name != macro or not inv.lead else
-                             _of_rules(every_rule, rules, rule_def.rules_taking(inv.lead), audit_by_id))
+                    if rule_def is None or inv.name != macro or not inv.lead:
+                        taken: Dispatch | None = d
+                    else:
+                        if inv.lead not in by_lead:
+                            by_lead[inv.lead] = _of_rules(d, rules, rule_def.rules_taking(inv.lead), audit_by_id)
+                        taken = by_lead[inv.lead]
                     if taken is None:
                         continue
-                    d = taken
                     f = graph.fns[i]
                     where = f"{short_path(f.path, f.crate)}:{inv.line}"
                     if not metavars:
-                        inst = _instance(d, f"via {inv.name}! at {where}")
+                        inst = _instance(taken, f"via {inv.name}! at {where}")
                         inst.invoked_at = inv.line
                     else:
                         if inv.name == macro:
@@ -129,11 +132,10 @@ def _build_operations(ex, collapse: bool, read_files) -> Matrix:  # noqa: C901 (
                                      graph.default_lists(d.crate, macro, macro, reach, memo))
                         else:
                             lists = graph.default_lists(d.crate, inv.name, macro, reach, memo)
-                        inst = _resolved(d, macro, inv.name, where, lists)
+                        inst = _resolved(taken, macro, inv.name, where, lists)
                         inst.invoked_at = inv.line
                     instances.append((i, inst))
                     placed = True
-            d = every_rule
             if not placed:
                 helpers.append(_instance(d, f"{macro}! is invoked in no function"))
             continue
