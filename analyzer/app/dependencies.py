@@ -38,6 +38,16 @@ class Dependencies:
         return [p for p in dependencies.pins(dependencies.read_lock(self.git_repo, sha), self.targets)
                 if p.name != self.git_repo.name]
 
+    def pins_named(self, sha: str) -> list[Pin]:
+        """`pins(sha)`, refused in one line when a --dependency-repo names none of them."""
+        found = self.pins(sha)
+        unknown = self.unknown(p.name for p in found)
+        if unknown:
+            pinned = ", ".join(p.name for p in found) or "none with a target profile"
+            raise UserError(f"--dependency-repo {unknown}: {LOCKFILE} at {sha[:12]} pins no "
+                            f"such dependency (it pins: {pinned})")
+        return found
+
     def has_lock(self, sha: str) -> bool:
         return LOCKFILE in self.git_repo.read_files(sha, [LOCKFILE])
 

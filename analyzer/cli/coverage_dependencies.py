@@ -6,9 +6,7 @@ panicking cells shown beside those backends (analyzer/features/coverage/runtimes
 from __future__ import annotations
 
 from analyzer import profiles
-from analyzer.app.dependencies import LOCKFILE
 from analyzer.cli.common import analyse, dependencies_of
-from analyzer.core.errors import UserError
 
 
 def dependency_limits(git_repo, sha: str, dependency_repos: tuple[str, ...], no_cache: bool,
@@ -19,12 +17,7 @@ def dependency_limits(git_repo, sha: str, dependency_repos: tuple[str, ...], no_
 
     deps = dependencies_of(git_repo, dependency_repos, no_cache)
     own = profiles.current()
-    found = deps.pins(sha)
-    unknown = deps.unknown(p.name for p in found)
-    if unknown:
-        pinned = ", ".join(p.name for p in found) or "none with a target profile"
-        raise UserError(f"--dependency-repo {unknown}: {LOCKFILE} at {sha[:12]} pins no "
-                        f"such dependency (it pins: {pinned})")
+    found = deps.pins_named(sha)
     crates = [crate for crate, _ in own.runtimes.backends]
     out: list = []
     for pin in found:

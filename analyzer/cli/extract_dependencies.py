@@ -10,10 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from analyzer.app.dependencies import LOCKFILE
 from analyzer.cli.common import analyse, dependencies_of, opened
 from analyzer.cli.extract import annotations_kept
-from analyzer.core.errors import UserError
 from analyzer.pipeline import dependencies
 from analyzer.pipeline.dependencies import Pin
 
@@ -35,12 +33,7 @@ def extract_with_dependencies(out: Path, repo, rev, previous, all_sites, depende
         check_previous(previous)
     with opened(repo, rev, repo_name, no_cache) as (git_repo, sha, cache):
         deps = dependencies_of(git_repo, dependency_repos, no_cache)
-        found = deps.pins(sha)
-        unknown = deps.unknown(p.name for p in found)
-        if unknown:
-            pinned = ", ".join(p.name for p in found) or "none with a target profile"
-            raise UserError(f"--dependency-repo {unknown}: {LOCKFILE} at {sha[:12]} pins no "
-                            f"such dependency (it pins: {pinned})")
+        found = deps.pins_named(sha)
         names = [git_repo.name, *(p.name for p in found)]
         if prev is not None:
             check_repositories(previous, prev, names, allow_other_repo)
